@@ -1,0 +1,310 @@
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { Logger } from '../logger.js';
+import type { Llm } from '../llm/llm.js';
+import type { Prompts } from '../prompts/prompts.js';
+import type { Action } from '../protocol/actions.js';
+import type {
+  AssistantSpeakEvent,
+  SessionEndEvent,
+  SessionStartEvent,
+  UserSpeakEvent,
+  VoiceEvent,
+} from '../protocol/events.js';
+import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import { DuplicateFilter } from './duplicate-filter.js';
+import { Playback } from './playback.js';
+import { Reply } from './reply.js';
+import { parseTransferTarget } from './tools.js';
+import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
+
+/** Where a call's actions go: a WebSocket, or a webhook answer. */
+export interface ActionSink {
+  send(action: Action): void;
+}
+
+export interface CallDeps {
+  llm: Llm;
+  prompts: Prompts;
+  tools: ChatCompletionTool[];
+  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  llmTimeoutMs: number;
+  playbackGraceMs: number;
+  logger: Logger;
+  transcript: TranscriptWriter;
+}
+
+type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
+
+/**
+ * One phone call: its conversation, what the caller heard, and the turn in
+ * flight. Transport-agnostic: events come in through `handle`, actions leave
+ * through the sink.
+ */
+export class Call {
+  readonly id: string;
+  private readonly log: Logger;
+  private readonly history: HistoryEntry[] = [];
+  private readonly playback = new Playback();
+  private readonly duplicates = new DuplicateFilter();
+  private turn: Turn | undefined;
+  private turnCount = 0;
+  /** The last reply not yet written to the transcript: it may still be cut by a barge-in. */
+  private unsettled: Reply | undefined;
+  private pendingFinal: { action: FinalAction; timer: NodeJS.Timeout } | undefined;
+  private started = false;
+  private hungUp = false;
+  private ended = false;
+
+  constructor(
+    id: string,
+    private sink: ActionSink,
+    private readonly deps: CallDeps,
+  ) {
+    this.id = id;
+    this.log = deps.logger;
+  }
+
+  /** The latest connection to carry this call's events receives its actions. */
+  attach(sink: ActionSink): void {
+    this.sink = sink;
+  }
+
+  /** Handles every event but session_end, which ends the call through end(). */
+  handle(event: Exclude<VoiceEvent, SessionEndEvent>): void {
+    if (this.ended) return;
+    switch (event.type) {
+      case 'session_start':
+        return this.onSessionStart(event);
+      case 'user_speak':
+        return this.onUserSpeak(event);
+      case 'assistant_speak':
+        return this.onAssistantSpeak(event);
+      case 'assistant_speech_ended':
+        return this.onSpeechEnded();
+    }
+  }
+
+  /** Ends the call: generation stops, nothing more is sent, the transcript is closed. */
+  end(reason: string, origin: 'service' | 'hotline'): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.turn?.abort('ended');
+    this.settleTurn();
+    this.cancelFinal('the call ended first');
+    this.settleReply();
+    this.ended = true;
+    this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
+    this.log.info({ reason, turns: this.turnCount }, 'call ended');
+    return this.deps.transcript.close();
+  }
+
+  /** The conversation as the next LLM request will see it. */
+  messages(): ChatCompletionMessageParam[] {
+    const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: this.deps.prompts.system }];
+    for (const entry of this.history) {
+      if (entry.role === 'user') messages.push({ role: 'user', content: entry.text });
+      else messages.push(...entry.reply.toMessages());
+    }
+    return messages;
+  }
+
+  private onSessionStart(event: SessionStartEvent): void {
+    if (this.duplicates.isDuplicate(event)) return this.log.debug('duplicate session_start ignored');
+    const { session } = event;
+    if (this.started) {
+      // The same session starting again is the call coming back from a transfer nobody answered.
+      this.log.info('session_start again: call is back from an unanswered transfer');
+      this.deps.transcript.append({ role: 'event', text: 'session_restart' });
+      this.hungUp = false;
+      this.interrupt(false);
+      this.speakLine(this.deps.prompts.transferFailed);
+      return;
+    }
+    this.started = true;
+    this.log.info(
+      { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number },
+      'call started',
+    );
+    this.deps.transcript.append({
+      role: 'event',
+      text: 'session_start',
+      direction: session.direction,
+      from: session.from_phone_number,
+      to: session.to_phone_number,
+    });
+    this.speakLine(this.deps.prompts.greeting);
+  }
+
+  private onUserSpeak(event: UserSpeakEvent): void {
+    if (this.duplicates.isDuplicate(event)) return this.log.debug('duplicate user_speak ignored');
+    const text = event.text.trim();
+    if (this.hungUp) return this.log.info('caller spoke after hangup was sent; ignored');
+    this.interrupt(event.barged_in);
+    if (text === '') return this.log.debug('empty user_speak ignored');
+    this.log.debug({ text, bargedIn: event.barged_in }, 'caller said');
+    this.settleReply();
+    this.history.push({ role: 'user', text });
+    this.deps.transcript.append({ role: 'user', text, ...(event.barged_in ? { barged_in: true } : {}) });
+    this.startTurn();
+  }
+
+  private onAssistantSpeak(event: AssistantSpeakEvent): void {
+    this.playback.started(event.text, event.duration_ms);
+  }
+
+  private onSpeechEnded(): void {
+    const drained = this.playback.ended();
+    if (drained) this.firePendingFinal();
+  }
+
+  /**
+   * The caller spoke: stop generating, cancel a pending hangup or transfer,
+   * and cut what was playing down to what the caller heard.
+   */
+  private interrupt(bargedIn: boolean): void {
+    if (this.turn) {
+      this.turn.abort('superseded');
+      this.turn.reply.interrupted = true;
+      this.settleTurn();
+    }
+    this.cancelFinal('the caller spoke before it happened');
+    for (const reply of this.playback.interrupt(bargedIn)) reply.interrupted = true;
+  }
+
+  private startTurn(): void {
+    const id = ++this.turnCount;
+    const turn = new Turn({
+      id,
+      llm: this.deps.llm,
+      messages: this.messages(),
+      tools: this.deps.tools,
+      firstTokenTimeoutMs: this.deps.llmTimeoutMs,
+      speak: (t, text) => this.speakFromTurn(t, text),
+    });
+    this.turn = turn;
+    turn.run().then(
+      (outcome) => this.onTurnDone(turn, outcome),
+      // run() reports failures as outcomes; this is only a safety net.
+      (error: unknown) => this.onTurnDone(turn, { status: 'failed', error }),
+    );
+  }
+
+  /** The single gate every streamed chunk passes: a superseded turn can never speak. */
+  private speakFromTurn(turn: Turn, text: string): void {
+    if (this.ended || this.hungUp || turn !== this.turn || turn.aborted) return;
+    const chunk = turn.reply.addChunk(text);
+    this.send({ type: 'speak', session_id: this.id, text });
+    this.playback.sent(chunk);
+  }
+
+  private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
+    if (turn !== this.turn) return; // superseded: already settled by interrupt()
+    this.settleTurn();
+    if (this.ended) return;
+    if (outcome.status === 'failed') {
+      this.log.error({ err: outcome.error, turn: turn.id }, 'LLM turn failed; apologising');
+      this.speakLine(this.deps.prompts.error);
+      return;
+    }
+    if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
+  }
+
+  /** Moves the turn's reply into history (as far as it was sent) and forgets the turn. */
+  private settleTurn(): void {
+    const turn = this.turn;
+    if (!turn) return;
+    this.turn = undefined;
+    this.history.push({ role: 'assistant', reply: turn.reply });
+    this.unsettled = turn.reply;
+  }
+
+  /** Writes the last reply to the transcript once it can no longer change. */
+  private settleReply(): void {
+    const reply = this.unsettled;
+    if (!reply) return;
+    this.unsettled = undefined;
+    const text = reply.heardText();
+    if (text !== '' || reply.interrupted) {
+      this.deps.transcript.append({ role: 'assistant', text, ...(reply.interrupted ? { interrupted: true } : {}) });
+    }
+    for (const call of reply.toolCalls) {
+      this.deps.transcript.append({ role: 'tool', text: call.result, name: call.name, arguments: call.arguments });
+    }
+  }
+
+  /** Speaks a fixed line (greeting, apology) as a reply of its own. */
+  private speakLine(text: string): void {
+    this.settleReply();
+    const reply = new Reply();
+    reply.beginContent();
+    const chunk = reply.addChunk(text);
+    this.history.push({ role: 'assistant', reply });
+    this.unsettled = reply;
+    this.send({ type: 'speak', session_id: this.id, text });
+    this.playback.sent(chunk);
+  }
+
+  /** Transfer and hangup wait until the speech before them has played. */
+  private scheduleFinal(action: FinalAction): void {
+    if (action.name === 'transfer') {
+      const target = this.resolveTransferTarget(action.record.arguments);
+      if (!target) {
+        action.record.result = 'not done: no transfer destination is configured';
+        this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
+        this.speakLine(this.deps.prompts.transferFailed);
+        return;
+      }
+      action.record.result = `transferring the call to ${target}`;
+    } else {
+      action.record.result = 'the call is ending';
+    }
+    if (!this.playback.pending) return this.sendFinal(action);
+    // assistant_speech_ended may never come: an estimate of the playback time stands in for it.
+    const timer = setTimeout(() => {
+      this.log.info('no assistant_speech_ended in time; sending the final action anyway');
+      this.firePendingFinal();
+    }, this.playback.remainingMs() + this.deps.playbackGraceMs);
+    this.pendingFinal = { action, timer };
+  }
+
+  private firePendingFinal(): void {
+    const pending = this.pendingFinal;
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.pendingFinal = undefined;
+    this.sendFinal(pending.action);
+  }
+
+  private sendFinal(action: FinalAction): void {
+    if (this.ended) return;
+    if (action.name === 'hangup') {
+      this.hungUp = true;
+      this.send({ type: 'hangup', session_id: this.id });
+    } else {
+      const target = this.resolveTransferTarget(action.record.arguments) ?? '';
+      this.send({ type: 'transfer', session_id: this.id, target });
+    }
+    this.log.info({ action: action.name }, 'call-ending action sent');
+    this.settleReply();
+  }
+
+  private cancelFinal(why: string): void {
+    const pending = this.pendingFinal;
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.pendingFinal = undefined;
+    pending.action.record.result = `not done: ${why}`;
+    this.log.info({ action: pending.action.name }, 'call-ending action cancelled: the caller spoke');
+  }
+
+  private resolveTransferTarget(argumentsJson: string): string | undefined {
+    const named = parseTransferTarget(argumentsJson);
+    const { targets, defaultTarget } = this.deps.transfer;
+    if (named && Object.hasOwn(targets, named)) return targets[named];
+    return defaultTarget;
+  }
+
+  private send(action: Action): void {
+    if (this.ended) return;
+    this.sink.send(action);
+  }
+}

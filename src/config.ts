@@ -1,0 +1,113 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+const projectRoot = path.resolve(import.meta.dirname, '..');
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+// "sales=4930111,support=4940222" → { sales: '4930111', support: '4940222' }
+const namedTargets = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const targets: Record<string, string> = {};
+    for (const pair of (raw ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+      const [name, target] = pair.split('=').map((p) => p.trim());
+      if (!name || !target) {
+        ctx.addIssue({ code: 'custom', message: `"${pair}" is not name=target` });
+        continue;
+      }
+      targets[name] = target;
+    }
+    return targets;
+  });
+
+const EnvSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_URL: optionalText,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  OPENAI_API_KEY: optionalText,
+  OPENAI_BASE_URL: optionalText,
+  LLM_MODEL: z.string().trim().min(1).default('gpt-4o-mini'),
+  LLM_TEMPERATURE: z.coerce.number().min(0).max(2).optional(),
+  LLM_TIMEOUT_MS: positiveInt(8000),
+  PROMPTS_DIR: z.string().default(path.join(projectRoot, 'prompts')),
+  TRANSCRIPTS_DIR: z.string().default(path.join(projectRoot, 'data', 'transcripts')),
+  TRANSFER_TARGET: optionalText,
+  TRANSFER_TARGETS: namedTargets,
+  WS_MAX_BYTES: positiveInt(64 * 1024),
+  PLAYBACK_GRACE_MS: z.coerce.number().int().min(0).default(1500),
+  DEMO_TTFT_MS: z.coerce.number().int().min(0).default(350),
+  DEMO_TOKEN_DELAY_MS: z.coerce.number().int().min(0).default(25),
+});
+
+export interface Config {
+  env: string;
+  port: number;
+  host: string;
+  publicUrl: string | undefined;
+  logLevel: string;
+  llm: {
+    /** 'demo' runs the built-in scripted model through the same SDK code path. */
+    mode: 'remote' | 'demo';
+    apiKey: string | undefined;
+    baseURL: string | undefined;
+    model: string;
+    temperature: number | undefined;
+    timeoutMs: number;
+  };
+  demo: { ttftMs: number; tokenDelayMs: number };
+  promptsDir: string;
+  transcriptsDir: string;
+  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  wsMaxBytes: number;
+  /** How long past the estimated end of playback a hangup or transfer waits for assistant_speech_ended. */
+  playbackGraceMs: number;
+}
+
+/** Reads the configuration; throws a ConfigError naming every bad variable and how to fix it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable.`);
+  }
+  const e = parsed.data;
+  const mode = e.OPENAI_API_KEY || e.OPENAI_BASE_URL ? 'remote' : 'demo';
+  if (mode === 'demo' && e.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'No LLM configured: set OPENAI_API_KEY (OpenAI) and/or OPENAI_BASE_URL (Azure, Ollama, vLLM or any ' +
+        'OpenAI-compatible endpoint), and LLM_MODEL. The built-in demo model is refused when NODE_ENV=production.',
+    );
+  }
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: e.PUBLIC_URL,
+    logLevel: e.LOG_LEVEL,
+    llm: {
+      mode,
+      apiKey: e.OPENAI_API_KEY,
+      baseURL: e.OPENAI_BASE_URL,
+      model: mode === 'demo' ? 'hotline-demo' : e.LLM_MODEL,
+      temperature: e.LLM_TEMPERATURE,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+    },
+    demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
+    promptsDir: path.resolve(e.PROMPTS_DIR),
+    transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),
+    transfer: { defaultTarget: e.TRANSFER_TARGET, targets: e.TRANSFER_TARGETS },
+    wsMaxBytes: e.WS_MAX_BYTES,
+    playbackGraceMs: e.PLAYBACK_GRACE_MS,
+  };
+}

@@ -1,0 +1,29 @@
+/** Base of Hotline's own errors: a stable `code` callers can branch on. */
+export abstract class HotlineError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Misconfiguration: the message says what to set. */
+export class ConfigError extends HotlineError {
+  readonly code = 'config_invalid';
+}
+
+/** The LLM sent no first token in time. */
+export class LlmTimeoutError extends HotlineError {
+  readonly code = 'llm_timeout';
+  constructor(readonly timeoutMs: number) {
+    super(`LLM sent no first token within ${timeoutMs} ms`);
+  }
+}
+
+/** The LLM answered with nothing to say and nothing to do. */
+export class LlmEmptyReplyError extends HotlineError {
+  readonly code = 'llm_empty_reply';
+  constructor() {
+    super('LLM reply had no speech and no action');
+  }
+}

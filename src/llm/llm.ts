@@ -1,0 +1,59 @@
+import OpenAI from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+
+export interface LlmRequest {
+  messages: ChatCompletionMessageParam[];
+  tools: ChatCompletionTool[];
+}
+
+/** A streaming chat model. The one real implementation is the OpenAI SDK; the demo model is served to it over HTTP. */
+export interface Llm {
+  readonly model: string;
+  stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>>;
+}
+
+export interface OpenAiLlmOptions {
+  apiKey: string | undefined;
+  baseURL: string | undefined;
+  model: string;
+  temperature?: number | undefined;
+}
+
+export class OpenAiLlm implements Llm {
+  private readonly client: OpenAI;
+  readonly model: string;
+  private readonly temperature: number | undefined;
+
+  constructor(options: OpenAiLlmOptions) {
+    this.client = new OpenAI({
+      // Self-hosted endpoints (Ollama, vLLM) need no key, but the SDK insists on one.
+      apiKey: options.apiKey ?? 'not-needed',
+      baseURL: options.baseURL ?? null,
+      // Retrying costs the caller seconds of silence; failures are handled per turn.
+      maxRetries: 0,
+    });
+    this.model = options.model;
+    this.temperature = options.temperature;
+  }
+
+  get baseURL(): string {
+    return this.client.baseURL;
+  }
+
+  async stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
+    return this.client.chat.completions.create(
+      {
+        model: this.model,
+        messages: request.messages,
+        tools: request.tools,
+        stream: true,
+        ...(this.temperature === undefined ? {} : { temperature: this.temperature }),
+      },
+      { signal },
+    );
+  }
+}

@@ -1,0 +1,981 @@
+/**
+ * A scripted, OpenAI-compatible Chat Completions server.
+ *
+ * Hotline's demo model, the tests, the terminal simulator and the benchmark all talk to it through
+ * the real `openai` SDK, so everything above the HTTP boundary runs exactly as in production. It is
+ * deliberately built on bare `node:http`: as a benchmark fixture it must cost next to nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Request schemas, loosely modelled on the Chat Completions API. Objects are loose because the
+// real API accepts many optional fields we do not care about (name, audio, prediction, …).
+// ---------------------------------------------------------------------------------------------
+
+export const TextPartSchema = z.looseObject({ type: z.literal('text'), text: z.string() });
+export const RefusalPartSchema = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
+export const UserContentPartSchema = z.discriminatedUnion('type', [
+  TextPartSchema,
+  z.looseObject({ type: z.literal('image_url'), image_url: z.looseObject({ url: z.string() }) }),
+  z.looseObject({
+    type: z.literal('input_audio'),
+    input_audio: z.looseObject({ data: z.string(), format: z.string() }),
+  }),
+  z.looseObject({ type: z.literal('file'), file: z.looseObject({}) }),
+]);
+
+const textContent = z.union([z.string(), z.array(TextPartSchema).min(1)]);
+
+export const ToolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+export const SystemMessageSchema = z.looseObject({
+  role: z.literal('system'),
+  content: textContent,
+  name: z.string().optional(),
+});
+export const DeveloperMessageSchema = z.looseObject({
+  role: z.literal('developer'),
+  content: textContent,
+  name: z.string().optional(),
+});
+export const UserMessageSchema = z.looseObject({
+  role: z.literal('user'),
+  content: z.union([z.string(), z.array(UserContentPartSchema).min(1)]),
+  name: z.string().optional(),
+});
+export const AssistantMessageSchema = z.looseObject({
+  role: z.literal('assistant'),
+  content: z
+    .union([z.string(), z.array(z.discriminatedUnion('type', [TextPartSchema, RefusalPartSchema]))])
+    .nullish(),
+  refusal: z.string().nullish(),
+  tool_calls: z.array(ToolCallSchema).min(1).optional(),
+  name: z.string().optional(),
+});
+export const ToolMessageSchema = z.looseObject({
+  role: z.literal('tool'),
+  tool_call_id: z.string(),
+  content: textContent,
+});
+
+export const ChatMessageSchema = z.discriminatedUnion('role', [
+  SystemMessageSchema,
+  DeveloperMessageSchema,
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ToolMessageSchema,
+]);
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+export type ChatToolCall = z.infer<typeof ToolCallSchema>;
+
+export const ChatToolSchema = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z
+      .string()
+      .max(64)
+      .regex(/^[a-zA-Z0-9_-]+$/),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+export type ChatTool = z.infer<typeof ChatToolSchema>;
+
+export const ChatRequestBodySchema = z.looseObject({
+  model: z.string(),
+  messages: z.array(ChatMessageSchema),
+  tools: z.array(ChatToolSchema).min(1).optional(),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+});
+export type ChatRequestBody = z.infer<typeof ChatRequestBodySchema>;
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------------------------
+
+export interface ScriptedToolCall {
+  name: string;
+  /** JSON text, streamed in tokenize() pieces. Not validated, so scripts can emit broken JSON. */
+  arguments: string;
+}
+
+export interface ScriptedReply {
+  /** Assistant text, streamed as tokenize() pieces. */
+  content?: string;
+  /** Streamed after the content, each in argument pieces. */
+  toolCalls?: ScriptedToolCall[];
+  /** Delay before the first token; defaults to the server option. For `status` replies it delays the error. */
+  ttftMs?: number;
+  /** Delay between tokens; defaults to the server option. */
+  tokenDelayMs?: number;
+  /** Answer with this HTTP error status and an OpenAI-style error body instead of streaming. */
+  status?: number;
+  errorMessage?: string;
+  /** Send 200 and the headers, then nothing, until the client goes away. */
+  hang?: boolean;
+  /**
+   * Destroy the socket right after the n-th token (content tokens and argument pieces both count;
+   * 0 cuts right after the role chunk). If the reply has fewer tokens it completes normally.
+   */
+  breakAfterTokens?: number;
+}
+
+export interface ScriptContext {
+  /** Arrival order of the request, starting at 0; equals RecordedRequest.index. */
+  index: number;
+  /** Aborted when the client goes away before the response is finished, for scripts that wait on something. */
+  signal: AbortSignal;
+}
+
+export type Script = (request: ChatRequestBody, context: ScriptContext) => ScriptedReply | Promise<ScriptedReply>;
+
+export type RequestOutcome = 'completed' | 'aborted' | 'broken';
+
+export interface RecordedToken {
+  text: string;
+  /** performance.timeOrigin + performance.now() right after the write. */
+  at: number;
+  /** Set for tool-call argument pieces; undefined for content tokens. */
+  toolCallIndex?: number;
+}
+
+export interface RecordedRequest {
+  index: number;
+  /**
+   * The validated request. When validationError is set the request did not conform, and this holds
+   * only the model (or '') and no messages; see rawBody for what was actually sent.
+   */
+  body: ChatRequestBody;
+  /** The parsed JSON exactly as sent; undefined if it was not valid JSON. */
+  rawBody: unknown;
+  receivedAt: number;
+  /** HTTP status answered; 0 while an async script is still deciding. */
+  status: number;
+  /** Set when the request was rejected with 400. */
+  validationError?: string;
+  /** Message of the error a throwing script raised (answered with 500). */
+  scriptError?: string;
+  tokens: RecordedToken[];
+  /** 'completed' if the server finished the response, 'aborted' if the client left first, 'broken' if breakAfterTokens cut it. */
+  ended: Promise<RequestOutcome>;
+}
+
+export interface ScriptedLlmServer {
+  /** e.g. http://127.0.0.1:PORT/v1 — give this to `new OpenAI({ baseURL, apiKey })`. */
+  readonly baseURL: string;
+  readonly port: number;
+  /** Chat completion requests in arrival order (rejected ones included). */
+  readonly requests: RecordedRequest[];
+  /**
+   * Without an argument: the next request not yet handed out by an earlier nextRequest() call,
+   * waiting for it to arrive if need be (a cursor, so no request is missed by a late call).
+   * With n: the request whose index is n, counted from 0 over the server's lifetime.
+   */
+  nextRequest(n?: number): Promise<RecordedRequest>;
+  /** Closes the server and every open connection; in-flight responses end as 'aborted'. */
+  close(): Promise<void>;
+}
+
+export interface ScriptedLlmServerOptions {
+  script: Script;
+  host?: string;
+  port?: number;
+  ttftMs?: number;
+  tokenDelayMs?: number;
+  onToken?: (request: RecordedRequest, token: string, at: number) => void;
+}
+
+export const DEMO_MODEL_ID = 'hotline-demo';
+
+// ---------------------------------------------------------------------------------------------
+// tokenize
+// ---------------------------------------------------------------------------------------------
+
+// Order matters: contractions before words so "don't" gives "don" + "'t"; the whitespace rule
+// leaves the last space of a run to the word that follows, like GPT-style pre-tokenizers.
+const TOKEN_PATTERN =
+  /['’](?:s|t|re|ve|m|ll|d)(?!\p{L})| ?\p{L}[\p{L}\p{M}]*| ?\p{N}{1,3}| ?(?:\.\.\.|[^\s\p{L}\p{N}])|[\r\n]+|[^\S\r\n]+(?!\S)|[^\S\r\n]+|[\s\S]/giu;
+const LONG_WORD = 10;
+const WORD_PIECE = 6;
+
+/**
+ * Splits text into LLM-like pieces: words carry their leading space, long words break into
+ * sub-word pieces, numbers into groups of up to three digits, punctuation and newlines stand alone.
+ * Joining the pieces gives back the text exactly.
+ */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  for (const match of text.matchAll(TOKEN_PATTERN)) {
+    const piece = match[0];
+    const codePoints = piece.length > LONG_WORD && /\p{L}/u.test(piece) ? Array.from(piece) : undefined;
+    if (codePoints === undefined || codePoints.length <= LONG_WORD) {
+      out.push(piece);
+      continue;
+    }
+    // Real tokenizers rarely keep long words whole; splitting them exercises consumers that must
+    // cope with a word arriving in parts.
+    let start = 0;
+    while (start < codePoints.length) {
+      let end = start + WORD_PIECE + (start === 0 && codePoints[0] === ' ' ? 1 : 0);
+      if (codePoints.length - end < 3) end = codePoints.length;
+      out.push(codePoints.slice(start, end).join(''));
+      start = end;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+interface ApiError {
+  message: string;
+  type: string;
+  param: string | null;
+  code: string | null;
+}
+
+type Validation = { ok: true; body: ChatRequestBody } | { ok: false; error: ApiError };
+
+const JSON_PARSE_MESSAGE =
+  "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)";
+
+function invalid(message: string, param: string | null = null, code: string | null = null): Validation {
+  return { ok: false, error: { message, type: 'invalid_request_error', param, code } };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a decimal';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'boolean') return 'a boolean';
+  return typeof value;
+}
+
+function describeExpected(expected: string): string {
+  switch (expected) {
+    case 'array':
+      return 'an array of objects';
+    case 'object':
+      return 'an object';
+    case 'integer':
+      return 'an integer';
+    default:
+      return `a ${expected}`;
+  }
+}
+
+function listValues(values: readonly unknown[]): string {
+  const quoted = values.map((v) => `'${String(v)}'`);
+  if (quoted.length <= 1) return quoted.join('');
+  if (quoted.length === 2) return `${quoted[0]} and ${quoted[1]}`;
+  return `${quoted.slice(0, -1).join(', ')}, and ${quoted[quoted.length - 1]}`;
+}
+
+type Path = readonly PropertyKey[];
+
+function formatParam(path: Path): string {
+  let out = '';
+  for (const key of path) {
+    out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+function valueAt(root: unknown, path: Path): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** Turns the first zod issue into the wording the real API uses for the same mistake. */
+function issueToError(issue: z.core.$ZodIssue, root: unknown, base: Path): Validation {
+  const path = [...base, ...issue.path];
+  const param = formatParam(path);
+  const value = valueAt(root, path);
+  switch (issue.code) {
+    case 'invalid_type':
+      if (value === undefined) return invalid(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+      return invalid(
+        `Invalid type for '${param}': expected ${describeExpected(issue.expected)}, but got ${describeType(value)} instead.`,
+        param,
+        'invalid_type',
+      );
+    case 'invalid_value':
+      return invalid(
+        `Invalid value: '${String(value)}'. Supported values are: ${listValues(issue.values)}.`,
+        param,
+        'invalid_value',
+      );
+    case 'invalid_union': {
+      if (issue.errors.length === 0) {
+        const options = 'options' in issue && Array.isArray(issue.options) ? issue.options : [];
+        const discriminator = valueAt(root, path);
+        if (discriminator === undefined) return invalid(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+        return invalid(`Invalid value: '${String(discriminator)}'. Supported values are: ${listValues(options)}.`, param, 'invalid_value');
+      }
+      // The branch that got past the top-level type check tells what the client meant.
+      const deeper = issue.errors.find((branch) => branch.some((i) => i.path.length > 0 || i.code !== 'invalid_type'));
+      const first = deeper?.[0];
+      if (first) return issueToError(first, root, path);
+      if (value === undefined) return invalid(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+      const expected = issue.errors
+        .map((branch) => branch[0])
+        .map((i) => (i?.code === 'invalid_type' ? describeExpected(i.expected) : 'a valid value'));
+      return invalid(
+        `Invalid type for '${param}': expected one of ${expected.join(' or ')}, but got ${describeType(value)} instead.`,
+        param,
+        'invalid_type',
+      );
+    }
+    case 'too_small':
+      if (issue.origin === 'array' && Number(issue.minimum) === 1) {
+        return invalid(
+          `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+          param,
+          'empty_array',
+        );
+      }
+      return invalid(`Invalid '${param}': ${issue.message}.`, param, null);
+    case 'too_big':
+      if (issue.origin === 'string' && typeof value === 'string') {
+        return invalid(
+          `Invalid '${param}': string too long. Expected a string with maximum length ${String(issue.maximum)}, but got a string with length ${value.length} instead.`,
+          param,
+          'string_above_max_length',
+        );
+      }
+      return invalid(`Invalid '${param}': ${issue.message}.`, param, null);
+    case 'invalid_format':
+      if (issue.format === 'regex' && 'pattern' in issue && typeof issue.pattern === 'string') {
+        const pattern = issue.pattern.replace(/^\/|\/[a-z]*$/g, '');
+        return invalid(
+          `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '${pattern}'.`,
+          param,
+          'invalid_value',
+        );
+      }
+      return invalid(`Invalid '${param}': ${issue.message}.`, param, null);
+    default:
+      return invalid(`Invalid '${param}': ${issue.message}.`, param, null);
+  }
+}
+
+function firstIssue(error: z.ZodError, root: unknown, base: Path): Validation {
+  const issue = error.issues[0];
+  return issue ? issueToError(issue, root, base) : invalid(`Invalid '${formatParam(base)}'.`, formatParam(base));
+}
+
+const TopLevelSchema = ChatRequestBodySchema.omit({ messages: true });
+
+/** Validates a parsed request body the way the Chat Completions API does, with its error wording. */
+export function validateChatRequest(raw: unknown): Validation {
+  if (!isRecord(raw)) return invalid(JSON_PARSE_MESSAGE);
+  if (raw['model'] === undefined || raw['model'] === null || raw['model'] === '') {
+    return invalid('you must provide a model parameter');
+  }
+  if (typeof raw['model'] !== 'string') {
+    return invalid(`Invalid type for 'model': expected a string, but got ${describeType(raw['model'])} instead.`, 'model', 'invalid_type');
+  }
+  const messages = raw['messages'];
+  if (messages === undefined) return invalid("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
+  if (!Array.isArray(messages)) {
+    return invalid(`Invalid type for 'messages': expected an array, but got ${describeType(messages)} instead.`, 'messages', 'invalid_type');
+  }
+  if (messages.length === 0) {
+    return invalid(
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'messages',
+      'empty_array',
+    );
+  }
+
+  // Roles first, so an unknown role is reported as such rather than as a schema mismatch.
+  for (const [i, message] of messages.entries()) {
+    const param = `messages[${i}]`;
+    if (!isRecord(message)) {
+      return invalid(`Invalid type for '${param}': expected an object, but got ${describeType(message)} instead.`, param, 'invalid_type');
+    }
+    const role = message['role'];
+    if (role === undefined) return invalid(`Missing required parameter: '${param}.role'.`, `${param}.role`, 'missing_required_parameter');
+    if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
+      return invalid(`Invalid value: '${String(role)}'. Supported values are: ${listValues(ROLES)}.`, `${param}.role`, 'invalid_value');
+    }
+  }
+
+  const topLevel = TopLevelSchema.safeParse(raw);
+  if (!topLevel.success) return firstIssue(topLevel.error, raw, []);
+  if (raw['stream_options'] != null && raw['stream'] !== true) {
+    return invalid("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', null);
+  }
+  if (raw['tool_choice'] != null && raw['tools'] == null) {
+    return invalid("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", 'tool_choice', null);
+  }
+
+  const parsed: ChatMessage[] = [];
+  for (const [i, message] of messages.entries()) {
+    const result = ChatMessageSchema.safeParse(message);
+    if (!result.success) return firstIssue(result.error, raw, ['messages', i]);
+    const m = result.data;
+    if (m.role === 'assistant') {
+      if (m.content == null && m.tool_calls === undefined) {
+        return invalid("Invalid value for 'content': expected a string, got null.", `messages.[${i}].content`, null);
+      }
+      for (const [j, call] of (m.tool_calls ?? []).entries()) {
+        try {
+          JSON.parse(call.function.arguments);
+        } catch {
+          const param = `messages[${i}].tool_calls[${j}].function.arguments`;
+          return invalid(`Invalid value for '${param}': the arguments must be a valid JSON string.`, param, 'invalid_value');
+        }
+      }
+    }
+    parsed.push(m);
+  }
+
+  for (const [i, m] of parsed.entries()) {
+    if (m.role === 'tool') {
+      let j = i - 1;
+      while (j >= 0 && parsed[j]?.role === 'tool') j--;
+      const owner = parsed[j];
+      const answers = owner?.role === 'assistant' && (owner.tool_calls ?? []).some((call) => call.id === m.tool_call_id);
+      if (!answers) {
+        // "preceeding" is OpenAI's spelling; kept so messages match what production logs show.
+        return invalid(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${i}].role`,
+          null,
+        );
+      }
+    }
+    if (m.role === 'assistant' && m.tool_calls) {
+      const answered = new Set<string>();
+      for (let k = i + 1; k < parsed.length; k++) {
+        const next = parsed[k];
+        if (next?.role !== 'tool') break;
+        answered.add(next.tool_call_id);
+      }
+      const missing = m.tool_calls.map((call) => call.id).filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return invalid(
+          `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`,
+          `messages.[${i}].role`,
+          null,
+        );
+      }
+    }
+  }
+
+  return { ok: true, body: { ...topLevel.data, messages: parsed } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------------------------
+
+const DEFAULT_ERRORS: Record<number, { message: string; type: string; code: string | null }> = {
+  400: { message: 'Bad request.', type: 'invalid_request_error', code: null },
+  401: {
+    message: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+  },
+  403: { message: 'You are not allowed to sample from this model.', type: 'invalid_request_error', code: null },
+  404: { message: 'The model does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' },
+  408: { message: 'Request timed out.', type: 'server_error', code: null },
+  409: { message: 'The request conflicted with another request.', type: 'invalid_request_error', code: null },
+  422: { message: 'Unprocessable entity.', type: 'invalid_request_error', code: null },
+  429: {
+    message: 'Rate limit reached for requests. Please try again later.',
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+  },
+  500: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', code: null },
+  502: { message: 'Bad gateway.', type: 'server_error', code: null },
+  503: { message: 'The engine is currently overloaded, please try again later.', type: 'server_error', code: null },
+  504: { message: 'Gateway timeout.', type: 'server_error', code: null },
+};
+
+function errorFor(status: number, message?: string): ApiError {
+  const known = DEFAULT_ERRORS[status];
+  const fallbackType = status >= 500 ? 'server_error' : 'invalid_request_error';
+  return {
+    message: message ?? known?.message ?? `Request failed with status ${status}.`,
+    type: known?.type ?? fallbackType,
+    param: null,
+    code: known?.code ?? null,
+  };
+}
+
+const ALPHANUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function randomId(prefix: string, length: number): string {
+  const bytes = randomBytes(length);
+  let out = prefix;
+  for (const byte of bytes) out += ALPHANUM[byte % ALPHANUM.length];
+  return out;
+}
+
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function messageText(message: ChatMessage): string {
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number; audio_tokens: number };
+  completion_tokens_details: {
+    reasoning_tokens: number;
+    audio_tokens: number;
+    accepted_prediction_tokens: number;
+    rejected_prediction_tokens: number;
+  };
+}
+
+function usageFor(body: ChatRequestBody, completionTokens: number): Usage {
+  // Per-message overhead mirrors the cl100k chat format; precision does not matter, plausibility does.
+  const promptTokens = body.messages.reduce((sum, m) => sum + 4 + tokenize(messageText(m)).length, 3);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}
+
+interface Step {
+  data: string;
+  delayMs: number;
+  token?: Omit<RecordedToken, 'at'>;
+}
+
+interface Plan {
+  steps: Step[];
+  completionTokens: number;
+  content: string | null;
+  toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+}
+
+function sse(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+function planReply(body: ChatRequestBody, reply: ScriptedReply, ttftMs: number, tokenDelayMs: number): Plan {
+  const id = randomId('chatcmpl-', 29);
+  const created = Math.floor(Date.now() / 1000);
+  const includeUsage = body.stream_options?.include_usage === true;
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): string =>
+    sse({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      system_fingerprint: 'fp_hotline',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
+
+  const steps: Step[] = [{ data: chunk({ role: 'assistant', content: '', refusal: null }), delayMs: 0 }];
+  let generated = 0;
+  const nextDelay = (): number => (generated++ === 0 ? ttftMs : tokenDelayMs);
+  let completionTokens = 0;
+
+  const content = reply.content ?? '';
+  for (const text of tokenize(content)) {
+    steps.push({ data: chunk({ content: text }), delayMs: nextDelay(), token: { text } });
+    completionTokens++;
+  }
+
+  const toolCalls: Plan['toolCalls'] = [];
+  for (const [index, call] of (reply.toolCalls ?? []).entries()) {
+    const callId = randomId('call_', 24);
+    toolCalls.push({ id: callId, type: 'function', function: { name: call.name, arguments: call.arguments } });
+    steps.push({
+      data: chunk({
+        tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: '' } }],
+      }),
+      delayMs: nextDelay(),
+    });
+    completionTokens += 1 + tokenize(call.name).length;
+    for (const text of tokenize(call.arguments)) {
+      steps.push({
+        data: chunk({ tool_calls: [{ index, function: { arguments: text } }] }),
+        delayMs: nextDelay(),
+        token: { text, toolCallIndex: index },
+      });
+      completionTokens++;
+    }
+  }
+
+  const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
+  steps.push({ data: chunk({}, finishReason), delayMs: generated === 0 ? ttftMs : 0 });
+  if (includeUsage) {
+    steps.push({
+      data: sse({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        system_fingerprint: 'fp_hotline',
+        choices: [],
+        usage: usageFor(body, completionTokens),
+      }),
+      delayMs: 0,
+    });
+  }
+  steps.push({ data: 'data: [DONE]\n\n', delayMs: 0 });
+  return { steps, completionTokens, content: reply.content ?? (toolCalls.length > 0 ? null : ''), toolCalls };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------------------------
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown, requestId: string): void {
+  const body = JSON.stringify(payload);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+  });
+  res.end(body);
+}
+
+const MODELS_CREATED = 1_700_000_000;
+
+export async function startScriptedLlmServer(options: ScriptedLlmServerOptions): Promise<ScriptedLlmServer> {
+  const requests: RecordedRequest[] = [];
+  const waiters = new Map<number, ((request: RecordedRequest) => void)[]>();
+  let cursor = 0;
+  let arrivals = 0;
+
+  const publish = (record: RecordedRequest): void => {
+    requests.push(record);
+    const pending = waiters.get(record.index);
+    if (!pending) return;
+    waiters.delete(record.index);
+    for (const resolve of pending) resolve(record);
+  };
+
+  const handleChat = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    const receivedAt = now();
+    const text = await readBody(req);
+    const index = arrivals++;
+
+    let settle: (outcome: RequestOutcome) => void = () => undefined;
+    const ended = new Promise<RequestOutcome>((resolve) => {
+      settle = (outcome) => {
+        settle = () => undefined;
+        resolve(outcome);
+      };
+    });
+
+    // Everything that may still write checks `stopped`; the first of finish/close wins.
+    let stopped = false;
+    let breaking = false;
+    let timer: NodeJS.Timeout | undefined;
+    const abort = new AbortController();
+    const stop = (): void => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    };
+    res.on('finish', () => {
+      stop();
+      settle('completed');
+    });
+    res.on('close', () => {
+      stop();
+      if (!res.writableFinished) abort.abort();
+      settle(breaking ? 'broken' : res.writableFinished ? 'completed' : 'aborted');
+    });
+
+    let raw: unknown;
+    let validation: Validation;
+    try {
+      raw = JSON.parse(text);
+      validation = validateChatRequest(raw);
+    } catch {
+      raw = undefined;
+      validation = invalid(JSON_PARSE_MESSAGE);
+    }
+
+    const record: RecordedRequest = {
+      index,
+      body: validation.ok
+        ? validation.body
+        : { model: isRecord(raw) && typeof raw['model'] === 'string' ? raw['model'] : '', messages: [] },
+      rawBody: raw,
+      receivedAt,
+      status: 0,
+      tokens: [],
+      ended,
+    };
+
+    if (!validation.ok) {
+      record.status = 400;
+      record.validationError = validation.error.message;
+      publish(record);
+      sendJson(res, 400, { error: validation.error }, requestId);
+      return;
+    }
+    publish(record);
+    const body = validation.body;
+
+    let reply: ScriptedReply;
+    try {
+      reply = await options.script(body, { index, signal: abort.signal });
+    } catch (error) {
+      if (stopped) return;
+      record.status = 500;
+      record.scriptError = error instanceof Error ? error.message : String(error);
+      sendJson(res, 500, { error: errorFor(500) }, requestId);
+      return;
+    }
+    if (stopped) return;
+
+    if (reply.status !== undefined && reply.status !== 200) {
+      const status = reply.status;
+      record.status = status;
+      const send = (): void => {
+        timer = undefined;
+        if (!stopped) sendJson(res, status, { error: errorFor(status, reply.errorMessage) }, requestId);
+      };
+      if (reply.ttftMs) timer = setTimeout(send, reply.ttftMs);
+      else send();
+      return;
+    }
+
+    record.status = 200;
+    const streaming = body.stream === true;
+    const ttftMs = reply.ttftMs ?? options.ttftMs ?? 0;
+    const tokenDelayMs = reply.tokenDelayMs ?? options.tokenDelayMs ?? 0;
+    const plan = planReply(body, reply, ttftMs, tokenDelayMs);
+
+    if (streaming) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-request-id': requestId,
+      });
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': requestId });
+    }
+    if (reply.hang) {
+      res.flushHeaders();
+      return;
+    }
+
+    const breakAfter = reply.breakAfterTokens;
+    const cut = (): void => {
+      stop();
+      breaking = true;
+      res.socket?.destroy();
+    };
+    const recordToken = (token: Omit<RecordedToken, 'at'>): void => {
+      const at = now();
+      const entry: RecordedToken = token.toolCallIndex === undefined ? { text: token.text, at } : { ...token, at };
+      record.tokens.push(entry);
+      options.onToken?.(record, token.text, at);
+    };
+
+    if (!streaming) {
+      const tokenSteps = plan.steps.filter((step) => step.token !== undefined);
+      const generationMs = tokenSteps.length === 0 ? ttftMs : ttftMs + tokenDelayMs * (tokenSteps.length - 1);
+      const finish = (): void => {
+        timer = undefined;
+        if (stopped) return;
+        if (breakAfter !== undefined && breakAfter <= tokenSteps.length) {
+          cut();
+          return;
+        }
+        const message = {
+          role: 'assistant',
+          content: plan.content,
+          refusal: null,
+          annotations: [],
+          ...(plan.toolCalls.length > 0 ? { tool_calls: plan.toolCalls } : {}),
+        };
+        res.end(
+          JSON.stringify({
+            id: randomId('chatcmpl-', 29),
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model: body.model,
+            choices: [
+              { index: 0, message, logprobs: null, finish_reason: plan.toolCalls.length > 0 ? 'tool_calls' : 'stop' },
+            ],
+            usage: usageFor(body, plan.completionTokens),
+            service_tier: 'default',
+            system_fingerprint: 'fp_hotline',
+          }),
+        );
+        for (const step of tokenSteps) if (step.token) recordToken(step.token);
+      };
+      if (generationMs > 0) timer = setTimeout(finish, generationMs);
+      else finish();
+      return;
+    }
+
+    let next = 0;
+    let tokensWritten = 0;
+    const run = (): void => {
+      timer = undefined;
+      while (!stopped && next < plan.steps.length) {
+        const step = plan.steps[next++];
+        if (!step) break;
+        if (step.token) tokensWritten++;
+        if (breakAfter !== undefined && tokensWritten >= breakAfter && (step.token || next === 1)) {
+          // Mark the break before writing so a close racing the write still counts as 'broken';
+          // cut only once the chunk has left, or the client would never see the last token.
+          stop();
+          breaking = true;
+          res.write(step.data, () => cut());
+          if (step.token) recordToken(step.token);
+          return;
+        }
+        res.write(step.data);
+        if (step.token) recordToken(step.token);
+        if (stopped) return;
+        const following = plan.steps[next];
+        if (following && following.delayMs > 0) {
+          timer = setTimeout(run, following.delayMs);
+          return;
+        }
+      }
+      if (!stopped) res.end();
+    };
+    run();
+  };
+
+  const server = createServer((req, res) => {
+    const requestId = randomId('req_', 32);
+    // Sockets can die at any moment (client aborts, our own breakAfterTokens); none of that may
+    // surface as an unhandled error.
+    req.on('error', () => undefined);
+    res.on('error', () => undefined);
+    const path = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
+    const route = path.startsWith('/v1/') ? path.slice(3) : path;
+
+    if (req.method === 'POST' && route === '/chat/completions') {
+      handleChat(req, res, requestId).catch(() => {
+        if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: errorFor(500) }, requestId);
+        else res.destroy();
+      });
+      return;
+    }
+    req.resume();
+    if (req.method === 'GET' && route === '/models') {
+      sendJson(
+        res,
+        200,
+        { object: 'list', data: [{ id: DEMO_MODEL_ID, object: 'model', created: MODELS_CREATED, owned_by: 'hotline' }] },
+        requestId,
+      );
+      return;
+    }
+    if (req.method === 'GET' && route.startsWith('/models/')) {
+      const id = decodeURIComponent(route.slice('/models/'.length));
+      if (id === DEMO_MODEL_ID) {
+        sendJson(res, 200, { id, object: 'model', created: MODELS_CREATED, owned_by: 'hotline' }, requestId);
+      } else {
+        sendJson(
+          res,
+          404,
+          { error: { ...errorFor(404, `The model '${id}' does not exist`), param: 'model' } },
+          requestId,
+        );
+      }
+      return;
+    }
+    sendJson(
+      res,
+      404,
+      { error: { message: `Invalid URL (${req.method ?? 'GET'} ${req.url ?? '/'})`, type: 'invalid_request_error', param: null, code: null } },
+      requestId,
+    );
+  });
+  server.on('clientError', (_error, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', () => undefined);
+
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+
+  return {
+    baseURL: `http://${host}:${address.port}/v1`,
+    port: address.port,
+    requests,
+    nextRequest(n?: number): Promise<RecordedRequest> {
+      const index = n ?? cursor++;
+      // publish() runs in arrival order, so a request's index is its position in the array.
+      const existing = requests[index];
+      if (existing) return Promise.resolve(existing);
+      return new Promise((resolve) => {
+        const list = waiters.get(index) ?? [];
+        list.push(resolve);
+        waiters.set(index, list);
+      });
+    },
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

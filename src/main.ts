@@ -1,0 +1,56 @@
+import { config as loadDotenv } from 'dotenv';
+import { loadConfig, type Config } from './config.js';
+import { HotlineError } from './errors.js';
+import { createLogger } from './logger.js';
+import { startHotline } from './server.js';
+
+loadDotenv({ quiet: true });
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  console.error(error instanceof HotlineError ? error.message : error);
+  process.exit(1);
+}
+
+const logger = createLogger({ level: config.logLevel, env: config.env });
+
+// Last line of defence: log, never crash a process that carries live calls.
+process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+
+const hotline = await startHotline(config, logger);
+const base = config.publicUrl?.replace(/\/+$/, '') ?? hotline.url;
+logger.info(
+  {
+    websocketUrl: `${base.replace(/^http/, 'ws')}/ws`,
+    webhookUrl: `${base}/webhook`,
+    llmEndpoint: hotline.llmEndpoint,
+    model: config.llm.model,
+    promptsDir: config.promptsDir,
+    transcriptsDir: config.transcriptsDir,
+  },
+  `Hotline is listening on ${config.host}:${hotline.port}. Configure the AI flow's WebSocket URL as ${base.replace(/^http/, 'ws')}/ws`,
+);
+if (config.llm.mode === 'demo') {
+  logger.warn(
+    '\n' +
+      '  ************************************************************************\n' +
+      '  *  DEMO MODE: no LLM is configured, replies come from a scripted model. *\n' +
+      '  *  Set OPENAI_API_KEY (and OPENAI_BASE_URL for other endpoints) and    *\n' +
+      '  *  LLM_MODEL to talk to a real LLM.                                    *\n' +
+      '  ************************************************************************',
+  );
+}
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  await hotline.close();
+  logger.flush();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

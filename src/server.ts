@@ -1,0 +1,98 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CallRegistry } from './call/call-registry.js';
+import type { Config } from './config.js';
+import { demoScript } from './llm/demo-script.js';
+import { OpenAiLlm } from './llm/llm.js';
+import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-server.js';
+import type { Logger } from './logger.js';
+import { loadPrompts } from './prompts/prompts.js';
+import { TranscriptStore } from './transcripts/transcript-store.js';
+import { createHttpApp } from './transport/http-app.js';
+import { attachWebSocketTransport } from './transport/ws-server.js';
+
+export interface RunningHotline {
+  /** http://host:port of the bound server. */
+  readonly url: string;
+  readonly wsUrl: string;
+  readonly port: number;
+  readonly registry: CallRegistry;
+  readonly llmEndpoint: string;
+  /** Stops accepting, ends every call, flushes transcripts. */
+  close(): Promise<void>;
+}
+
+/** Wires configuration into a listening server. Used by main.ts, the tests and the tools alike. */
+export async function startHotline(config: Config, logger: Logger): Promise<RunningHotline> {
+  const prompts = await loadPrompts(config.promptsDir, logger);
+  const transcripts = new TranscriptStore(config.transcriptsDir);
+  await transcripts.init();
+
+  let demo: ScriptedLlmServer | undefined;
+  let { apiKey, baseURL } = config.llm;
+  if (config.llm.mode === 'demo') {
+    // The demo model is served over loopback HTTP, so it runs through the same SDK path as a real LLM.
+    demo = await startScriptedLlmServer({
+      script: demoScript,
+      host: '127.0.0.1',
+      ttftMs: config.demo.ttftMs,
+      tokenDelayMs: config.demo.tokenDelayMs,
+    });
+    apiKey = 'demo';
+    baseURL = demo.baseURL;
+  }
+  const llm = new OpenAiLlm({ apiKey, baseURL, model: config.llm.model, temperature: config.llm.temperature });
+
+  const transfer =
+    config.llm.mode === 'demo' && !config.transfer.defaultTarget
+      ? { ...config.transfer, defaultTarget: 'demo-operator' }
+      : config.transfer;
+  const registry = new CallRegistry({
+    llm,
+    prompts,
+    transcripts,
+    transfer,
+    llmTimeoutMs: config.llm.timeoutMs,
+    playbackGraceMs: config.playbackGraceMs,
+    logger,
+  });
+
+  const app = createHttpApp({
+    registry,
+    logger,
+    llm: { mode: config.llm.mode, model: config.llm.model, endpoint: llm.baseURL },
+  });
+  const server = createServer(app);
+  const wss = attachWebSocketTransport(server, { registry, logger, path: '/ws', maxPayload: config.wsMaxBytes });
+
+  await listen(server, config.port, config.host);
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const url = `http://${host}:${port}`;
+
+  return {
+    url,
+    wsUrl: `ws://${host}:${port}/ws`,
+    port,
+    registry,
+    llmEndpoint: llm.baseURL,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await registry.endAll('shutdown');
+      for (const client of wss.clients) client.terminate();
+      server.closeAllConnections();
+      await closed;
+      await demo?.close();
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

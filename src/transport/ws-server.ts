@@ -1,0 +1,97 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { ActionSink } from '../call/call.js';
+import type { CallRegistry } from '../call/call-registry.js';
+import type { Logger } from '../logger.js';
+import { ActionSchema, type Action } from '../protocol/actions.js';
+import { describeIssues, parseEvent } from '../protocol/parse-event.js';
+
+export interface WebSocketTransportOptions {
+  registry: CallRegistry;
+  logger: Logger;
+  path: string;
+  maxPayload: number;
+}
+
+/**
+ * The voice service's WebSocket: one connection per call, events in, actions
+ * out. No conversation logic lives here.
+ */
+export function attachWebSocketTransport(server: Server, options: WebSocketTransportOptions): WebSocketServer {
+  // Oversized frames close the socket with 1009, as ws does by itself with maxPayload.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+
+  server.on('upgrade', function upgradeToVoiceSocket(req: IncomingMessage, socket: Duplex, head: Buffer) {
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (pathname !== options.path) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
+    handleConnection(ws, req, options);
+  });
+  return wss;
+}
+
+function handleConnection(ws: WebSocket, req: IncomingMessage, options: WebSocketTransportOptions): void {
+  const { registry } = options;
+  const log = options.logger.child({ remote: req.socket.remoteAddress });
+  const sessions = new Set<string>();
+  log.debug('voice service connected');
+
+  const sink: ActionSink = {
+    send(action: Action) {
+      const checked = ActionSchema.safeParse(action);
+      if (!checked.success) {
+        log.error({ type: action.type, problem: describeIssues(checked.error) }, 'invalid action not sent');
+        return;
+      }
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(checked.data));
+    },
+  };
+
+  ws.on('message', (data: RawData) => {
+    const parsed = parseEvent(rawToString(data));
+    if (parsed.kind === 'invalid') {
+      log.warn({ reason: parsed.reason, sessionId: parsed.sessionId }, 'malformed event dropped');
+      return;
+    }
+    if (parsed.kind === 'unknown') {
+      log.info({ type: parsed.type, sessionId: parsed.sessionId }, 'unknown event type ignored');
+      return;
+    }
+    const { event } = parsed;
+    try {
+      const call = registry.dispatch(event, sink);
+      if (!call) {
+        log.warn({ type: event.type, sessionId: event.session.id }, 'event for an unknown session dropped');
+      } else if (event.type === 'session_end') {
+        sessions.delete(event.session.id);
+      } else {
+        sessions.add(event.session.id);
+      }
+    } catch (error) {
+      // A bug in one event's handling must not take the socket or the other calls down.
+      log.error({ err: error, type: event.type, sessionId: event.session.id }, 'event handling failed');
+    }
+  });
+
+  ws.on('close', (code: number) => {
+    log.debug({ code }, 'voice service disconnected');
+    // The service closes the socket when the call ends; a call never outlives its socket.
+    for (const id of sessions) void registry.end(id, 'socket_closed');
+    sessions.clear();
+  });
+
+  ws.on('error', (error: Error) => log.warn({ err: error }, 'WebSocket error'));
+}
+
+function rawToString(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}

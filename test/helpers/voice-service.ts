@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { WebSocket } from 'ws';
+
+/** An action as received, with the time it arrived. */
+export interface ReceivedAction {
+  type: string;
+  session_id: string;
+  text?: string;
+  target?: string;
+  receivedAt: number;
+  [field: string]: unknown;
+}
+
+export type PlaybackMode =
+  /** Like the service: assistant_speak, then assistant_speech_ended after a speaking time. */
+  | { kind: 'auto'; msPerChar?: number }
+  /** The test ends each speech itself with finishSpeech(). */
+  | { kind: 'manual' }
+  /** Like a TTS voice that reports nothing. */
+  | { kind: 'none' };
+
+type Waiter = { predicate: (a: ReceivedAction) => boolean; resolve: (a: ReceivedAction) => void; from: number };
+
+/**
+ * Plays the voice service over a real WebSocket: sends events, records the
+ * actions Hotline sends, and plays speech the way the service reports it.
+ */
+export class FakeVoiceService {
+  readonly actions: ReceivedAction[] = [];
+  readonly sessionId: string;
+  private waiters: Waiter[] = [];
+  private cursor = 0;
+  private readonly queue: ReceivedAction[] = [];
+  private playing: ReceivedAction | undefined;
+  private playTimer: NodeJS.Timeout | undefined;
+  readonly closed: Promise<number>;
+
+  private constructor(
+    private readonly ws: WebSocket,
+    private readonly playback: PlaybackMode,
+    sessionId: string,
+  ) {
+    this.sessionId = sessionId;
+    this.closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.on('message', (data) => this.onMessage(String(data)));
+  }
+
+  static async connect(
+    url: string,
+    options: { playback?: PlaybackMode; sessionId?: string } = {},
+  ): Promise<FakeVoiceService> {
+    const ws = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return new FakeVoiceService(ws, options.playback ?? { kind: 'auto', msPerChar: 2 }, options.sessionId ?? randomUUID());
+  }
+
+  get socket(): WebSocket {
+    return this.ws;
+  }
+
+  send(event: unknown): void {
+    this.ws.send(typeof event === 'string' ? event : JSON.stringify(event));
+  }
+
+  start(session: Record<string, unknown> = {}): void {
+    this.send({
+      type: 'session_start',
+      session: {
+        id: this.sessionId,
+        account_id: 'acc-1',
+        phone_number: '4930123456',
+        direction: 'inbound',
+        from_phone_number: '4915112345678',
+        to_phone_number: '4930123456',
+        ...session,
+      },
+    });
+  }
+
+  say(text: string, options: { bargedIn?: boolean } = {}): void {
+    // A barge-in stops playback on the service's side.
+    if (options.bargedIn) this.stopPlayback();
+    this.send({ type: 'user_speak', session: { id: this.sessionId }, text, barged_in: options.bargedIn ?? false });
+  }
+
+  end(reason = 'hangup'): void {
+    this.stopPlayback();
+    this.send({ type: 'session_end', session: { id: this.sessionId }, reason });
+  }
+
+  /** Resolves with the next action (after those already taken) that matches. */
+  next(predicate: (a: ReceivedAction) => boolean = () => true): Promise<ReceivedAction> {
+    for (let i = this.cursor; i < this.actions.length; i++) {
+      const action = this.actions[i]!;
+      if (predicate(action)) {
+        this.cursor = i + 1;
+        return Promise.resolve(action);
+      }
+    }
+    return new Promise((resolve) => {
+      this.waiters.push({ predicate, resolve, from: this.cursor });
+    });
+  }
+
+  nextOfType(type: string): Promise<ReceivedAction> {
+    return this.next((a) => a.type === type);
+  }
+
+  /** Manual playback: the speech playing now ends (assistant_speech_ended). */
+  finishSpeech(): void {
+    const current = this.playing;
+    if (!current) throw new Error('nothing is playing');
+    this.playing = undefined;
+    this.send({ type: 'assistant_speech_ended', session: { id: this.sessionId } });
+    this.playNext();
+  }
+
+  get isPlaying(): boolean {
+    return this.playing !== undefined;
+  }
+
+  close(): Promise<number> {
+    this.stopPlayback();
+    this.ws.close();
+    return this.closed;
+  }
+
+  private onMessage(raw: string): void {
+    const action = { ...(JSON.parse(raw) as Omit<ReceivedAction, 'receivedAt'>), receivedAt: performance.now() } as ReceivedAction;
+    this.actions.push(action);
+    const index = this.actions.length - 1;
+    const waiter = this.waiters.find((w) => w.from <= index && w.predicate(action));
+    if (waiter) {
+      this.waiters = this.waiters.filter((w) => w !== waiter);
+      this.cursor = index + 1;
+      waiter.resolve(action);
+    }
+    if (action.type === 'speak' && this.playback.kind !== 'none') {
+      this.queue.push(action);
+      if (!this.playing) this.playNext();
+    }
+  }
+
+  private playNext(): void {
+    const action = this.queue.shift();
+    if (!action) return;
+    this.playing = action;
+    const durationMs = (action.text?.length ?? 0) * (this.playback.kind === 'auto' ? (this.playback.msPerChar ?? 2) : 60);
+    this.send({
+      type: 'assistant_speak',
+      session: { id: this.sessionId },
+      text: action.text,
+      duration_ms: durationMs,
+      speech_started_at: Date.now(),
+    });
+    if (this.playback.kind === 'auto') {
+      this.playTimer = setTimeout(() => {
+        if (this.ws.readyState !== WebSocket.OPEN) return;
+        this.finishSpeech();
+      }, durationMs);
+    }
+  }
+
+  private stopPlayback(): void {
+    clearTimeout(this.playTimer);
+    this.queue.length = 0;
+    this.playing = undefined;
+  }
+}
