@@ -16,6 +16,9 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   if (/\b(bye|goodbye|that's all|that is all|nothing else|no thanks|tschüss|auf wiederhören)\b/.test(said)) {
     return { content: 'Thanks for calling, and have a lovely day. Goodbye!', toolCalls: [{ name: 'hangup', arguments: '{}' }] };
   }
+  if (/^(wait|stop|sorry|hold on|one moment)\b/.test(said)) {
+    return { content: "Sure, I'm listening." };
+  }
   if (/\b(hours|open|close|closing|opening)\b/.test(said)) {
     return {
       content:
