@@ -138,8 +138,9 @@ export class Call {
     if (this.duplicates.isDuplicate(event)) return this.log.debug('duplicate user_speak ignored');
     const text = event.text.trim();
     if (this.hungUp) return this.log.info('caller spoke after hangup was sent; ignored');
-    this.interrupt(event.barged_in);
+    // Recognition noise must not cancel a reply and leave the caller in silence.
     if (text === '') return this.log.debug('empty user_speak ignored');
+    this.interrupt(event.barged_in);
     this.log.debug({ text, bargedIn: event.barged_in }, 'caller said');
     this.settleReply();
     this.history.push({ role: 'user', text });
@@ -181,11 +182,12 @@ export class Call {
       speak: (t, text) => this.speakFromTurn(t, text),
     });
     this.turn = turn;
-    turn.run().then(
-      (outcome) => this.onTurnDone(turn, outcome),
-      // run() reports failures as outcomes; this is only a safety net.
-      (error: unknown) => this.onTurnDone(turn, { status: 'failed', error }),
-    );
+    turn
+      .run()
+      // run() reports failures as outcomes; the catches are only safety nets.
+      .catch((error: unknown): TurnOutcome => ({ status: 'failed', error }))
+      .then((outcome) => this.onTurnDone(turn, outcome))
+      .catch((error: unknown) => this.log.error({ err: error, turn: id }, 'turn completion failed'));
   }
 
   /** The single gate every streamed chunk passes: a superseded turn can never speak. */
