@@ -12,10 +12,19 @@ import {
 const LONG_CHUNK = 250;
 /** Past this, with no such separator at all, it is cut at its last space so speech never stalls. */
 const HARD_CHUNK = 500;
+/**
+ * Scanned text kept addressable behind the scan position. Every look back
+ * (a guard cut, the word or two before a `.`) reaches at most about
+ * HARD_CHUNK + 3 × MAX_LOOKAHEAD characters, so text of a sentence that never
+ * ends (a huge blob without spaces) is parked in `held` instead of being
+ * re-copied on every push.
+ */
+const WINDOW = 1024;
 
 const TERMINALS = '.!?…';
 // `*`, `_` and `` ` `` close markdown emphasis/code the way quotes close speech: "**Done.** Next".
-const CLOSERS = '"”’\')]»*_`';
+// “ ‘ « also close German quotes („so.“ ‚so.‘ »so.«).
+const CLOSERS = '"”’“‘\')]»«*_`';
 const OPENERS = /^["“‘'(\[«„‚¿¡*_`]+/u;
 const SEPARATORS = ',;:';
 const DASHES = '–—-';
@@ -76,8 +85,12 @@ function continuesAsCode(word: string, at: number): boolean {
  * State is kept between pushes so every character is examined about once.
  */
 export class SentenceChunker {
+  /** Recent text; `buf` starts at absolute index `base`. All other indices are absolute. */
   private buf = '';
-  /** Start of the pending chunk in `buf`. */
+  private base = 0;
+  /** Pending-chunk text from `pos` up to `base`, when the chunk began before `buf`. */
+  private held: string[] = [];
+  /** Start of the pending chunk. */
   private pos = 0;
   /** Next index to examine; never passes an undecided cluster. */
   private scan = 0;
@@ -87,8 +100,8 @@ export class SentenceChunker {
   private lastSep = -1;
   /** Cut index at the last space following a word, or -1. */
   private lastSpace = -1;
-  /** The cluster we stopped at, its rule and how far the following spaces were skipped. */
-  private waiting: { at: number; rule: Rule; look: number } | undefined;
+  /** The cluster we stopped at and the rule its next word must settle. */
+  private waiting: { at: number; rule: Rule } | undefined;
 
   /** Feed the next streamed LLM text delta; returns the chunks that became complete (trimmed, non-empty, in order). */
   push(delta: string): string[] {
@@ -103,19 +116,28 @@ export class SentenceChunker {
   flush(): string[] {
     const out: string[] = [];
     this.run(out, true);
-    this.emit(out, this.buf.length);
+    this.emit(out, this.end);
     this.buf = '';
-    this.pos = 0;
+    this.base = 0;
+    this.held = [];
     this.scan = 0;
     this.startChunk(0);
     return out;
   }
 
+  private at(i: number): string {
+    return this.buf.charAt(i - this.base);
+  }
+
+  private get end(): number {
+    return this.base + this.buf.length;
+  }
+
   private run(out: string[], final: boolean): void {
-    const buf = this.buf;
-    while (this.scan < buf.length) {
+    const length = this.end;
+    while (this.scan < length) {
       const i = this.scan;
-      const c = buf.charAt(i);
+      const c = this.at(i);
       if (isLineBreak(c)) {
         this.emit(out, i);
         this.startChunk(i + 1);
@@ -145,48 +167,52 @@ export class SentenceChunker {
 
   /** Decides the terminal cluster starting at `start`; a boundary lies right after it. */
   private cluster(start: number, final: boolean): Step {
-    const buf = this.buf;
+    const length = this.end;
+    // Runs are capped so a flood of dots costs no rescans; a capped run is no boundary.
     let termEnd = start;
-    while (termEnd < buf.length && TERMINALS.includes(buf.charAt(termEnd))) termEnd++;
+    while (termEnd < length && termEnd - start < MAX_LOOKAHEAD && TERMINALS.includes(this.at(termEnd))) termEnd++;
+    if (termEnd - start === MAX_LOOKAHEAD) return { kind: 'keep', end: termEnd };
     let end = termEnd;
-    while (end < buf.length && CLOSERS.includes(buf.charAt(end))) end++;
-    if (end === buf.length) return final ? { kind: 'keep', end } : WAIT;
+    while (end < length && end - termEnd < MAX_LOOKAHEAD && CLOSERS.includes(this.at(end))) end++;
+    if (end - termEnd === MAX_LOOKAHEAD) return { kind: 'keep', end };
+    if (end === length) return final ? { kind: 'keep', end } : WAIT;
     // 3.50, example.com, v2.0.1, "Really?", she…
-    if (!isSpace(buf.charAt(end))) return { kind: 'keep', end };
+    if (!isSpace(this.at(end))) return { kind: 'keep', end };
 
     const cached = this.waiting?.at === start ? this.waiting : undefined;
     const rule = cached ? cached.rule : this.classify(start, termEnd, end);
     if (rule === 'split' || rule === 'keep') return { kind: rule, end };
 
-    let look = cached ? cached.look : end;
-    while (look < buf.length && isSpace(buf.charAt(look)) && !isLineBreak(buf.charAt(look))) look++;
-    if (look === buf.length && !final) {
-      this.waiting = { at: start, rule, look };
+    let look = end;
+    while (look < length && look - end < MAX_LOOKAHEAD && isSpace(this.at(look)) && !isLineBreak(this.at(look))) look++;
+    // A gap this wide is a layout break, and capping it keeps each retry cheap.
+    if (look - end === MAX_LOOKAHEAD) return { kind: 'split', end };
+    if (look === length && !final) {
+      this.waiting = { at: start, rule };
       return WAIT;
     }
-    if (look === buf.length || isLineBreak(buf.charAt(look))) return { kind: 'split', end };
+    if (look === length || isLineBreak(this.at(look))) return { kind: 'split', end };
 
     let tokenEnd = look;
-    while (tokenEnd < buf.length && tokenEnd - look < MAX_LOOKAHEAD && !isSpace(buf.charAt(tokenEnd))) tokenEnd++;
-    if (tokenEnd === buf.length && tokenEnd - look < MAX_LOOKAHEAD && !final) {
-      this.waiting = { at: start, rule, look };
+    while (tokenEnd < length && tokenEnd - look < MAX_LOOKAHEAD && !isSpace(this.at(tokenEnd))) tokenEnd++;
+    if (tokenEnd === length && tokenEnd - look < MAX_LOOKAHEAD && !final) {
+      this.waiting = { at: start, rule };
       return WAIT;
     }
     this.waiting = undefined;
-    return { kind: judge(rule, buf.slice(look, tokenEnd)) ? 'split' : 'keep', end };
+    return { kind: judge(rule, this.slice(look, tokenEnd)) ? 'split' : 'keep', end };
   }
 
   /** What the cluster itself and the word before it say; a Rule when the next word must decide. */
   private classify(start: number, termEnd: number, end: number): Rule | 'split' | 'keep' {
-    const buf = this.buf;
-    const terminals = buf.slice(start, termEnd);
+    const terminals = this.slice(start, termEnd);
     const closed = end > termEnd;
     if (terminals.includes('!') || terminals.includes('?')) return closed ? 'lowercase' : 'split';
     if (terminals !== '.') return 'lowercase'; // an ellipsis: "Communication... again"
 
-    let wordStart = start;
-    while (wordStart > this.pos && !isSpace(buf.charAt(wordStart - 1))) wordStart--;
-    const word = buf.slice(wordStart, start).replace(OPENERS, '');
+    const wordStart = this.wordStart(start);
+    if (wordStart === undefined) return 'split'; // too long for any abbreviation or list marker
+    const word = this.slice(wordStart, start).replace(OPENERS, '');
     if (word === '') return 'spaced'; // "a sentence . . ."
     const lower = word.toLowerCase();
     if (NEVER_FINAL.has(lower)) return 'keep';
@@ -200,22 +226,34 @@ export class SentenceChunker {
     return 'split';
   }
 
-  private afterOrdinalContext(wordStart: number): boolean {
-    const buf = this.buf;
-    let end = wordStart;
-    while (end > this.pos && isSpace(buf.charAt(end - 1))) end--;
+  /** Start of the word ending at `end`, looking back at most MAX_LOOKAHEAD characters. */
+  private wordStart(end: number): number | undefined {
+    const limit = Math.max(this.pos, end - MAX_LOOKAHEAD);
     let start = end;
-    while (start > this.pos && !isSpace(buf.charAt(start - 1))) start--;
-    return start < end && ORDINAL_CONTEXT.has(buf.slice(start, end).toLowerCase());
+    while (start > limit && !isSpace(this.at(start - 1))) start--;
+    return start > this.pos && !isSpace(this.at(start - 1)) ? undefined : start;
+  }
+
+  private afterOrdinalContext(wordStart: number): boolean {
+    let end = wordStart;
+    const limit = Math.max(this.pos, wordStart - MAX_LOOKAHEAD);
+    while (end > limit && isSpace(this.at(end - 1))) end--;
+    if (end === wordStart || end === limit) return false;
+    const start = this.wordStart(end);
+    return start !== undefined && ORDINAL_CONTEXT.has(this.slice(start, end).toLowerCase());
+  }
+
+  private slice(from: number, to: number): string {
+    return this.buf.slice(from - this.base, to - this.base);
   }
 
   private noteSpace(i: number): void {
     if (this.content < 0) return;
-    const prev = this.buf.charAt(i - 1);
+    const prev = this.at(i - 1);
     if (isSpace(prev)) return;
     this.lastSpace = i;
     if (SEPARATORS.includes(prev)) this.lastSep = i;
-    else if (DASHES.includes(prev) && i - 2 > this.content && isSpace(this.buf.charAt(i - 2))) this.lastSep = i;
+    else if (DASHES.includes(prev) && i - 2 > this.content && isSpace(this.at(i - 2))) this.lastSep = i;
   }
 
   /** The long-sentence guard; runs after every step, so where it cuts depends on the text alone. */
@@ -228,12 +266,13 @@ export class SentenceChunker {
     this.lastSep = -1;
     if (this.lastSpace <= cut) this.lastSpace = -1;
     let first = cut;
-    while (first < this.scan && isSpace(this.buf.charAt(first))) first++;
+    while (first < this.scan && isSpace(this.at(first))) first++;
     this.content = first < this.scan ? first : -1;
   }
 
   private emit(out: string[], end: number): void {
-    const text = this.buf.slice(this.pos, end).trim();
+    const text = (this.held.join('') + this.slice(Math.max(this.pos, this.base), end)).trim();
+    this.held = [];
     if (text !== '') out.push(text);
   }
 
@@ -245,16 +284,16 @@ export class SentenceChunker {
     this.waiting = undefined;
   }
 
-  /** Drops emitted text so the buffer stays about one sentence long. */
+  /** Drops emitted text and parks old pending text, so pushes copy about a window, not the whole chunk. */
   private compact(): void {
-    const n = this.pos;
-    if (n === 0) return;
-    this.buf = this.buf.slice(n);
-    this.pos = 0;
-    this.scan -= n;
-    if (this.content >= 0) this.content -= n;
-    if (this.lastSep >= 0) this.lastSep -= n;
-    if (this.lastSpace >= 0) this.lastSpace -= n;
-    if (this.waiting) this.waiting = { ...this.waiting, at: this.waiting.at - n, look: this.waiting.look - n };
+    const target = Math.max(this.pos, this.scan - WINDOW);
+    if (target <= this.base) return;
+    if (this.pos < target) {
+      // Parking in batches copies each character into `held` once.
+      if (target - this.base < WINDOW) return;
+      this.held.push(this.slice(Math.max(this.pos, this.base), target));
+    }
+    this.buf = this.buf.slice(target - this.base);
+    this.base = target;
   }
 }

@@ -22,8 +22,7 @@ const EMOJI =
   /\s*(?:[\p{Extended_Pictographic}\p{Regional_Indicator}\uFE0E\uFE0F\u20E3\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}])(?:[\p{Extended_Pictographic}\p{Regional_Indicator}\uFE0E\uFE0F\u200D\u20E3\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}])*\s*/gu;
 const HUGS_PUNCTUATION_AFTER = /^[.,!?;:…)\]}"”’»]/u;
 const HUGS_PUNCTUATION_BEFORE = /[(\[{"“‘«„]$/u;
-const SPEAKABLE = /[\p{L}\p{N}]/u;
-const ALNUM = /[\p{L}\p{N}]/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
 /** Strips markdown and emoji from a chunk and normalises whitespace; returns '' when nothing speakable is left. */
 export function toSpeech(chunk: string): string {
@@ -34,7 +33,7 @@ export function toSpeech(chunk: string): string {
   text = stripLinePrefixes(text.trim()).replace(CLOSING_HASHES, '');
   text = text.replace(BACKTICKS, '').replace(STRIKE, '$1').replace(EMPHASIS_RUN, stripEmphasis);
   text = text.replace(PIPES, ' ').replace(/\s+/gu, ' ').trim();
-  return SPEAKABLE.test(text) ? text : '';
+  return LETTER_OR_DIGIT.test(text) ? text : '';
 }
 
 function stripTag(tag: string, name: string): string {
@@ -71,6 +70,6 @@ function stripEmphasis(run: string, offset: number, whole: string): string {
   const after = whole.charAt(offset + run.length);
   const blank = (c: string): boolean => c === '' || /\s/u.test(c);
   if (blank(before) && blank(after)) return run;
-  if (ALNUM.test(before) && ALNUM.test(after)) return run;
+  if (LETTER_OR_DIGIT.test(before) && LETTER_OR_DIGIT.test(after)) return run;
   return '';
 }
