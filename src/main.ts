@@ -33,14 +33,14 @@ logger.info(
   `Hotline is listening on ${config.host}:${hotline.port}. Configure the AI flow's WebSocket URL as ${base.replace(/^http/, 'ws')}/ws`,
 );
 if (config.llm.mode === 'demo') {
-  logger.warn(
-    '\n' +
-      '  ************************************************************************\n' +
-      '  *  DEMO MODE: no LLM is configured, replies come from a scripted model. *\n' +
-      '  *  Set OPENAI_API_KEY (and OPENAI_BASE_URL for other endpoints) and    *\n' +
-      '  *  LLM_MODEL to talk to a real LLM.                                    *\n' +
-      '  ************************************************************************',
-  );
+  const lines = [
+    'DEMO MODE: no LLM is configured; replies come from a scripted model.',
+    'Set OPENAI_API_KEY (and OPENAI_BASE_URL for endpoints other than OpenAI)',
+    'and LLM_MODEL to talk to a real LLM. See .env.example.',
+  ];
+  const width = Math.max(...lines.map((l) => l.length));
+  const rule = `  ${'*'.repeat(width + 6)}`;
+  logger.warn(['', rule, ...lines.map((l) => `  *  ${l.padEnd(width)}  *`), rule].join('\n'));
 }
 
 let stopping = false;

@@ -352,6 +352,21 @@ describe('robustness', () => {
     expect(await env.llm.requests[0]!.ended).toBe('aborted');
   });
 
+  test('LLM_TIMEOUT_MS bounds the wait for the first token only, not a long answer', async () => {
+    const text = 'This answer takes longer than the timeout. But its first token came quickly. So it is fine.';
+    env = await startTestHotline(scriptByUserText({ Slow: { content: text, ttftMs: 10, tokenDelayMs: 15 } }), {
+      LLM_TIMEOUT_MS: '100',
+    });
+    const service = await connect();
+    service.start();
+    await service.next();
+    service.say('Slow');
+    const said = [];
+    for (let i = 0; i < 3; i++) said.push((await service.nextOfType('speak')).text);
+    expect(said.join(' ')).toBe(text);
+    expect(await env.llm.requests[0]!.ended).toBe('completed');
+  });
+
   test('a stream that breaks mid-sentence: complete sentences are spoken, the fragment dropped, then the apology', async () => {
     env = await startTestHotline(
       scriptByUserText({ Go: { content: 'This part is complete. This part is cut off in the mid', breakAfterTokens: 9 } }),

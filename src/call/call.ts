@@ -225,7 +225,7 @@ export class Call {
     if (!reply) return;
     this.unsettled = undefined;
     const text = reply.heardText();
-    if (text !== '' || reply.interrupted) {
+    if (reply.spokenChunks > 0) {
       this.deps.transcript.append({ role: 'assistant', text, ...(reply.interrupted ? { interrupted: true } : {}) });
     }
     for (const call of reply.toolCalls) {

@@ -37,8 +37,6 @@ export interface TurnOptions {
    * speak; the turn records the chunk only when it was sent.
    */
   speak: (turn: Turn, text: string) => void;
-  /** Called once with the first token of the reply, for latency metrics. */
-  onFirstToken?: (turn: Turn) => void;
 }
 
 /**
@@ -54,7 +52,7 @@ export class Turn {
   private readonly chunker = new SentenceChunker();
   private source: 'content' | ToolCallStream | undefined;
   private readonly toolCalls: ToolCallStream[] = [];
-  private firstTokenSeen = false;
+  private firstTokenTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: TurnOptions) {
     this.id = options.id;
@@ -73,7 +71,7 @@ export class Turn {
 
   async run(): Promise<TurnOutcome> {
     const { llm, messages, tools, firstTokenTimeoutMs } = this.options;
-    const timer = setTimeout(() => this.abort('timeout'), firstTokenTimeoutMs);
+    this.firstTokenTimer = setTimeout(() => this.abort('timeout'), firstTokenTimeoutMs);
     try {
       const stream = await llm.stream({ messages, tools }, this.controller.signal);
       for await (const chunk of stream) {
@@ -88,7 +86,7 @@ export class Turn {
       // A broken stream: complete sentences went out, the fragment is dropped.
       return { status: 'failed', error };
     } finally {
-      clearTimeout(timer);
+      clearTimeout(this.firstTokenTimer);
     }
   }
 
@@ -102,9 +100,10 @@ export class Turn {
   private consume(chunk: ChatCompletionChunk): void {
     const delta = chunk.choices[0]?.delta;
     if (!delta) return;
-    if (!this.firstTokenSeen && (delta.content || delta.tool_calls?.length)) {
-      this.firstTokenSeen = true;
-      this.options.onFirstToken?.(this);
+    if (this.firstTokenTimer && (delta.content || delta.tool_calls?.length)) {
+      // The timeout guards the wait for the first token only; a long answer may take its time.
+      clearTimeout(this.firstTokenTimer);
+      this.firstTokenTimer = undefined;
     }
     if (delta.content) {
       if (this.source !== 'content') {
