@@ -215,6 +215,7 @@ export class Call {
     const turn = this.turn;
     if (!turn) return;
     this.turn = undefined;
+    this.settleReply();
     this.history.push({ role: 'assistant', reply: turn.reply });
     this.unsettled = turn.reply;
   }
