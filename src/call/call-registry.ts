@@ -4,7 +4,7 @@ import type { Llm } from '../llm/llm.js';
 import type { Prompts } from '../prompts/prompts.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
-import { Call, type ActionSink } from './call.js';
+import { Call, type ActionSink, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
 
 export interface CallRegistryOptions {
@@ -38,12 +38,12 @@ export class CallRegistry {
    * Routes one event to its call; session_start creates the call. Returns the
    * call, or undefined when the event names a session that does not exist.
    */
-  dispatch(event: VoiceEvent, sink: ActionSink): Call | undefined {
+  dispatch(event: VoiceEvent, sink: ActionSink, pacing: SpeechPacing = 'stream'): Call | undefined {
     const id = event.session.id;
     let call = this.calls.get(id);
     if (!call) {
       if (event.type !== 'session_start') return undefined;
-      call = this.create(id, sink);
+      call = this.create(id, sink, pacing);
     } else {
       call.attach(sink);
     }
@@ -68,7 +68,7 @@ export class CallRegistry {
     await this.options.transcripts.flush();
   }
 
-  private create(id: string, sink: ActionSink): Call {
+  private create(id: string, sink: ActionSink, pacing: SpeechPacing): Call {
     const logger = this.options.logger.child({ sessionId: id });
     const call = new Call(id, sink, {
       llm: this.options.llm,
@@ -77,6 +77,7 @@ export class CallRegistry {
       transfer: this.options.transfer,
       llmTimeoutMs: this.options.llmTimeoutMs,
       playbackGraceMs: this.options.playbackGraceMs,
+      pacing,
       logger,
       transcript: this.options.transcripts.open(id, logger),
     });

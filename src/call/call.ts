@@ -13,14 +13,24 @@ import type {
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import { DuplicateFilter } from './duplicate-filter.js';
 import { Playback } from './playback.js';
-import { Reply } from './reply.js';
+import { Reply, type SpokenChunk } from './reply.js';
 import { parseTransferTarget } from './tools.js';
 import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
 
-/** Where a call's actions go: a WebSocket, or a webhook answer. */
+/** Where a call's actions go: a WebSocket, or webhook answers. */
 export interface ActionSink {
   send(action: Action): void;
+  /** The turn is over: nothing more will be sent until the next event (or a deferred hangup/transfer). */
+  idle?(): void;
 }
+
+/**
+ * How sentences reach the voice service. `stream`: each the moment it is
+ * complete (WebSocket). `whole`: one speak with the whole reply. `sentences`:
+ * the first at once, the rest together each time the previous speech ended
+ * (webhook answers carry one action each).
+ */
+export type SpeechPacing = 'stream' | 'whole' | 'sentences';
 
 export interface CallDeps {
   llm: Llm;
@@ -29,6 +39,7 @@ export interface CallDeps {
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
   llmTimeoutMs: number;
   playbackGraceMs: number;
+  pacing: SpeechPacing;
   logger: Logger;
   transcript: TranscriptWriter;
 }
@@ -48,6 +59,8 @@ export class Call {
   private readonly duplicates = new DuplicateFilter();
   private turn: Turn | undefined;
   private turnCount = 0;
+  /** Sentences generated but not yet delivered, under `whole` and `sentences` pacing. */
+  private held: SpokenChunk[] = [];
   /** The last reply not yet written to the transcript: it may still be cut by a barge-in. */
   private unsettled: Reply | undefined;
   private pendingFinal: { action: FinalAction; timer: NodeJS.Timeout } | undefined;
@@ -62,6 +75,11 @@ export class Call {
   ) {
     this.id = id;
     this.log = deps.logger;
+  }
+
+  /** True while an LLM turn is generating. */
+  get generating(): boolean {
+    return this.turn !== undefined;
   }
 
   /** The latest connection to carry this call's events receives its actions. */
@@ -88,6 +106,7 @@ export class Call {
   end(reason: string, origin: 'service' | 'hotline'): Promise<void> {
     if (this.ended) return Promise.resolve();
     this.turn?.abort('ended');
+    this.held = [];
     this.settleTurn();
     this.cancelFinal('the call ended first');
     this.settleReply();
@@ -154,7 +173,8 @@ export class Call {
 
   private onSpeechEnded(): void {
     const drained = this.playback.ended();
-    if (drained) this.firePendingFinal();
+    if (this.held.length > 0) this.deliverHeld();
+    else if (drained) this.firePendingFinal();
   }
 
   /**
@@ -167,6 +187,8 @@ export class Call {
       this.turn.reply.interrupted = true;
       this.settleTurn();
     }
+    // Sentences never delivered were never heard: the reply keeps them as undelivered.
+    this.held = [];
     this.cancelFinal('the caller spoke before it happened');
     for (const reply of this.playback.interrupt(bargedIn)) reply.interrupted = true;
   }
@@ -193,9 +215,20 @@ export class Call {
   /** The single gate every streamed chunk passes: a superseded turn can never speak. */
   private speakFromTurn(turn: Turn, text: string): void {
     if (this.ended || this.hungUp || turn !== this.turn || turn.aborted) return;
-    const chunk = turn.reply.addChunk(text);
+    this.held.push(turn.reply.addChunk(text));
+    const { pacing } = this.deps;
+    if (pacing === 'stream' || (pacing === 'sentences' && !this.playback.pending)) this.deliverHeld();
+  }
+
+  /** Sends every held sentence as one speak action. */
+  private deliverHeld(): void {
+    if (this.held.length === 0) return;
+    const chunks = this.held;
+    this.held = [];
+    const text = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join(' ');
+    for (const chunk of chunks) chunk.delivered = true;
     this.send({ type: 'speak', session_id: this.id, text });
-    this.playback.sent(chunk);
+    this.playback.delivered(chunks, text);
   }
 
   private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
@@ -204,10 +237,13 @@ export class Call {
     if (this.ended) return;
     if (outcome.status === 'failed') {
       this.log.error({ err: outcome.error, turn: turn.id }, 'LLM turn failed; apologising');
+      // Delivered together with any sentences still held, so the apology follows what was said.
       this.speakLine(this.deps.prompts.error);
-      return;
+    } else {
+      if (this.deps.pacing === 'whole') this.deliverHeld();
+      if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
     }
-    if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
+    this.sink.idle?.();
   }
 
   /** Moves the turn's reply into history (as far as it was sent) and forgets the turn. */
@@ -226,7 +262,7 @@ export class Call {
     if (!reply) return;
     this.unsettled = undefined;
     const text = reply.heardText();
-    if (reply.spokenChunks > 0) {
+    if (reply.deliveredCount > 0) {
       this.deps.transcript.append({ role: 'assistant', text, ...(reply.interrupted ? { interrupted: true } : {}) });
     }
     for (const call of reply.toolCalls) {
@@ -239,11 +275,10 @@ export class Call {
     this.settleReply();
     const reply = new Reply();
     reply.beginContent();
-    const chunk = reply.addChunk(text);
+    this.held.push(reply.addChunk(text));
     this.history.push({ role: 'assistant', reply });
     this.unsettled = reply;
-    this.send({ type: 'speak', session_id: this.id, text });
-    this.playback.sent(chunk);
+    this.deliverHeld();
   }
 
   /** Transfer and hangup wait until the speech before them has played. */
@@ -260,13 +295,24 @@ export class Call {
     } else {
       action.record.result = 'the call is ending';
     }
-    if (!this.playback.pending) return this.sendFinal(action);
-    // assistant_speech_ended may never come: an estimate of the playback time stands in for it.
-    const timer = setTimeout(() => {
-      this.log.info('no assistant_speech_ended in time; sending the final action anyway');
+    if (!this.playback.pending && this.held.length === 0) return this.sendFinal(action);
+    this.pendingFinal = { action, timer: this.playbackTimer() };
+  }
+
+  /** assistant_speech_ended may never come: an estimate of the playback time stands in for it. */
+  private playbackTimer(): NodeJS.Timeout {
+    return setTimeout(() => {
+      const pending = this.pendingFinal;
+      if (!pending) return;
+      this.log.info('no assistant_speech_ended in time; going on without it');
+      // Speech first, always: held sentences go out before the call ends.
+      if (this.held.length > 0) {
+        this.deliverHeld();
+        pending.timer = this.playbackTimer();
+        return;
+      }
       this.firePendingFinal();
     }, this.playback.remainingMs() + this.deps.playbackGraceMs);
-    this.pendingFinal = { action, timer };
   }
 
   private firePendingFinal(): void {

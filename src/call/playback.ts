@@ -1,7 +1,9 @@
 import type { Reply, SpokenChunk } from './reply.js';
 
-interface Queued {
-  readonly chunk: SpokenChunk;
+/** One speak action as delivered: one sentence, or several held back and sent together. */
+interface Utterance {
+  readonly chunks: readonly SpokenChunk[];
+  readonly text: string;
   readonly words: number;
   startedAt?: number;
   durationMs?: number;
@@ -9,10 +11,10 @@ interface Queued {
 
 // 150 words a minute, the pace commonly assumed for TTS when nothing better is known.
 const MS_PER_WORD = 400;
-const MIN_CHUNK_MS = 600;
+const MIN_UTTERANCE_MS = 600;
 
 export function estimateSpeechMs(text: string): number {
-  return Math.max(MIN_CHUNK_MS, countWords(text) * MS_PER_WORD);
+  return Math.max(MIN_UTTERANCE_MS, countWords(text) * MS_PER_WORD);
 }
 
 function countWords(text: string): number {
@@ -22,13 +24,13 @@ function countWords(text: string): number {
 /**
  * Tracks what the caller has heard, from assistant_speak / assistant_speech_ended.
  * Both events are optional in practice: until one arrives in a call, everything
- * sent counts as heard, and time estimates stand in for the end of playback.
+ * delivered counts as heard, and time estimates stand in for the end of playback.
  */
 export class Playback {
-  private queue: Queued[] = [];
+  private queue: Utterance[] = [];
   /** True once the service has reported playback in this call. */
   private signalsSeen = false;
-  /** Estimated end of everything sent, for services that report nothing. */
+  /** Estimated end of everything delivered, for services that report nothing. */
   private estimatedEnd = 0;
 
   constructor(private readonly now: () => number = performance.now.bind(performance)) {}
@@ -37,21 +39,21 @@ export class Playback {
     return this.queue.length > 0;
   }
 
-  sent(chunk: SpokenChunk): void {
-    this.queue.push({ chunk, words: countWords(chunk.text) });
-    this.estimatedEnd = Math.max(this.now(), this.estimatedEnd) + estimateSpeechMs(chunk.text);
+  delivered(chunks: readonly SpokenChunk[], text: string): void {
+    this.queue.push({ chunks, text, words: countWords(text) });
+    this.estimatedEnd = Math.max(this.now(), this.estimatedEnd) + estimateSpeechMs(text);
   }
 
-  /** assistant_speak: the oldest chunk not yet started (or the one whose text matches) is now playing. */
+  /** assistant_speak: the oldest utterance not yet started (or the one whose text matches) is now playing. */
   started(text: string | undefined, durationMs: number | undefined): void {
     this.signalsSeen = true;
     let index = this.queue.findIndex((q) => q.startedAt === undefined);
     if (index < 0) return;
     if (text !== undefined) {
-      const match = this.queue.findIndex((q, i) => i >= index && q.startedAt === undefined && q.chunk.text === text.trim());
+      const match = this.queue.findIndex((q, i) => i >= index && q.startedAt === undefined && q.text === text.trim());
       if (match >= 0) index = match;
     }
-    // Anything queued before the chunk that now plays has finished playing.
+    // Anything queued before the utterance that now plays has finished playing.
     this.queue.splice(0, index);
     const entry = this.queue[0];
     if (!entry) return;
@@ -59,14 +61,14 @@ export class Playback {
     entry.durationMs = durationMs;
   }
 
-  /** assistant_speech_ended: the oldest chunk has finished. Returns true when nothing is left to play. */
+  /** assistant_speech_ended: the oldest utterance has finished. Returns true when nothing is left to play. */
   ended(): boolean {
     this.signalsSeen = true;
     this.queue.shift();
     return this.queue.length === 0;
   }
 
-  /** How long until everything sent has played, by the best estimate available. */
+  /** How long until everything delivered has played, by the best estimate available. */
   remainingMs(): number {
     const now = this.now();
     if (!this.signalsSeen) return Math.max(0, this.estimatedEnd - now);
@@ -75,28 +77,23 @@ export class Playback {
       total +=
         q.startedAt !== undefined && q.durationMs !== undefined
           ? Math.max(0, q.startedAt + q.durationMs - now)
-          : Math.max(MIN_CHUNK_MS, q.words * MS_PER_WORD);
+          : estimateSpeechMs(q.text);
     }
     return total;
   }
 
   /**
-   * The caller spoke: playback stops. With `bargedIn`, chunks are cut at what
-   * was heard; returns the replies that lost text.
+   * The caller spoke: playback stops. With `bargedIn`, utterances are cut at
+   * what was heard; returns the replies that lost text.
    */
   interrupt(bargedIn: boolean): Set<Reply> {
     const cutReplies = new Set<Reply>();
     if (bargedIn && this.signalsSeen) {
       const now = this.now();
-      for (const q of this.queue) {
-        const heard = heardPart(q, now);
-        if (heard === q.chunk.text) continue;
-        q.chunk.heard = heard;
-        cutReplies.add(q.chunk.reply);
-      }
+      for (const q of this.queue) cut(q, heardWords(q, now), cutReplies);
     } else if (bargedIn) {
-      // Without playback events the best knowledge is what was sent: keep it, mark the cut.
-      for (const q of this.queue) cutReplies.add(q.chunk.reply);
+      // Without playback events the best knowledge is what was delivered: keep it, mark the cut.
+      for (const q of this.queue) for (const c of q.chunks) cutReplies.add(c.reply);
     }
     this.queue = [];
     this.estimatedEnd = 0;
@@ -104,10 +101,24 @@ export class Playback {
   }
 }
 
-function heardPart(q: Queued, now: number): string {
-  if (q.startedAt === undefined) return '';
-  const words = q.chunk.text.split(/\s+/).filter(Boolean);
-  // Without a duration, assume the caller heard half of the playing chunk.
+function heardWords(q: Utterance, now: number): number {
+  if (q.startedAt === undefined) return 0;
+  // Without a duration, assume the caller heard half of the playing utterance.
   const fraction = q.durationMs ? Math.min(1, (now - q.startedAt) / q.durationMs) : 0.5;
-  return words.slice(0, Math.floor(words.length * fraction)).join(' ');
+  return Math.floor(q.words * fraction);
+}
+
+/** Spreads the heard word count over the utterance's sentences, in order. */
+function cut(q: Utterance, heard: number, cutReplies: Set<Reply>): void {
+  let left = heard;
+  for (const chunk of q.chunks) {
+    const words = chunk.text.split(/\s+/).filter(Boolean);
+    if (left >= words.length) {
+      left -= words.length;
+      continue;
+    }
+    chunk.heard = words.slice(0, left).join(' ');
+    left = 0;
+    cutReplies.add(chunk.reply);
+  }
 }

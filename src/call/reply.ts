@@ -5,10 +5,15 @@ import type {
 } from 'openai/resources/chat/completions';
 import { SPEAK } from './tools.js';
 
-/** One speak action as sent; `heard` is set when the caller cut it short. */
+/**
+ * One sentence of a reply. It counts as heard once delivered to the voice
+ * service (transports may hold sentences back and deliver several as one
+ * speak); `heard` is set when the caller cut it short.
+ */
 export interface SpokenChunk {
   readonly text: string;
   readonly reply: Reply;
+  delivered: boolean;
   heard?: string;
 }
 
@@ -52,18 +57,18 @@ export class Reply {
       segment = { kind: 'content', chunks: [] };
       this.segments.push(segment);
     }
-    const chunk: SpokenChunk = { text, reply: this };
+    const chunk: SpokenChunk = { text, reply: this, delivered: false };
     segment.chunks.push(chunk);
     return chunk;
   }
 
-  get spokenChunks(): number {
+  /** Sentences generated, delivered or not. */
+  get chunkCount(): number {
     return this.segments.reduce((n, s) => n + s.chunks.length, 0);
   }
 
-  /** Everything sent to be spoken. */
-  sentText(): string {
-    return joinText(this.segments.flatMap((s) => s.chunks.map((c) => c.text)));
+  get deliveredCount(): number {
+    return this.segments.reduce((n, s) => n + s.chunks.filter((c) => c.delivered).length, 0);
   }
 
   /** What the caller heard. */
@@ -84,7 +89,7 @@ export class Reply {
         continue;
       }
       calls.push(toolCall(segment.toolCallId, SPEAK, JSON.stringify({ text: heard })));
-      const cut = segment.chunks.some((c) => c.heard !== undefined);
+      const cut = segment.chunks.some((c) => c.heard !== undefined || !c.delivered);
       results.push(toolResult(segment.toolCallId, cut ? `interrupted: the caller heard only "${heard}"` : 'spoken'));
     }
     for (const call of this.toolCalls) {
@@ -103,7 +108,7 @@ export class Reply {
 }
 
 function heardOf(segment: Segment): string {
-  return joinText(segment.chunks.map((c) => c.heard ?? c.text));
+  return joinText(segment.chunks.map((c) => c.heard ?? (c.delivered ? c.text : '')));
 }
 
 function joinText(parts: readonly string[]): string {

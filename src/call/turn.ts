@@ -177,7 +177,7 @@ export class Turn {
         finalAction = { name: call.name, record };
       }
     }
-    if (!finalAction && this.reply.spokenChunks === 0) {
+    if (!finalAction && this.reply.chunkCount === 0) {
       return { status: 'failed', error: new LlmEmptyReplyError() };
     }
     return finalAction ? { status: 'completed', finalAction } : { status: 'completed' };
