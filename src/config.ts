@@ -44,7 +44,16 @@ const EnvSchema = z.object({
   TRANSCRIPTS_DIR: z.string().default(path.join(projectRoot, 'data', 'transcripts')),
   TRANSFER_TARGET: optionalText,
   TRANSFER_TARGETS: namedTargets,
-  WS_MAX_BYTES: positiveInt(64 * 1024),
+  WEBHOOK_SECRET: optionalText,
+  WS_TOKEN: optionalText,
+  WEBHOOK_MAX_BYTES: positiveInt(64 * 1024),
+  WEBHOOK_REPLY: z.enum(['whole', 'sentences']).default('whole'),
+  RATE_LIMIT_WEBHOOK_PER_MINUTE: z.coerce.number().int().min(0).default(6000),
+  RATE_LIMIT_WS_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  TRUST_PROXY: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   PLAYBACK_GRACE_MS: z.coerce.number().int().min(0).default(1500),
   DEMO_TTFT_MS: z.coerce.number().int().min(0).default(350),
   DEMO_TOKEN_DELAY_MS: z.coerce.number().int().min(0).default(25),
@@ -69,7 +78,19 @@ export interface Config {
   promptsDir: string;
   transcriptsDir: string;
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
-  wsMaxBytes: number;
+  auth: {
+    /** Shared secret the service sends in X-API-TOKEN with every webhook request. */
+    webhookSecret: string | undefined;
+    /** Token a WebSocket upgrade must present (?token=, X-API-TOKEN or Authorization: Bearer). */
+    wsToken: string | undefined;
+  };
+  /** Largest event accepted, by webhook (413) or WebSocket (close 1009). */
+  maxEventBytes: number;
+  webhookReply: 'whole' | 'sentences';
+  /** Requests per minute per remote address; 0 turns the limit off. */
+  rateLimit: { webhookPerMinute: number; wsUpgradesPerMinute: number };
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For. */
+  trustProxy: boolean;
   /** How long past the estimated end of playback a hangup or transfer waits for assistant_speech_ended. */
   playbackGraceMs: number;
 }
@@ -107,7 +128,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     promptsDir: path.resolve(e.PROMPTS_DIR),
     transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),
     transfer: { defaultTarget: e.TRANSFER_TARGET, targets: e.TRANSFER_TARGETS },
-    wsMaxBytes: e.WS_MAX_BYTES,
+    auth: { webhookSecret: e.WEBHOOK_SECRET, wsToken: e.WS_TOKEN },
+    maxEventBytes: e.WEBHOOK_MAX_BYTES,
+    webhookReply: e.WEBHOOK_REPLY,
+    rateLimit: { webhookPerMinute: e.RATE_LIMIT_WEBHOOK_PER_MINUTE, wsUpgradesPerMinute: e.RATE_LIMIT_WS_PER_MINUTE },
+    trustProxy: e.TRUST_PROXY,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
   };
 }

@@ -21,17 +21,25 @@ process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unha
 
 const hotline = await startHotline(config, logger);
 const base = config.publicUrl?.replace(/\/+$/, '') ?? hotline.url;
+// The token itself is a secret: the log shows where it goes, not what it is.
+const websocketUrl = `${base.replace(/^http/, 'ws')}/ws${config.auth.wsToken ? '?token=<WS_TOKEN>' : ''}`;
 logger.info(
   {
-    websocketUrl: `${base.replace(/^http/, 'ws')}/ws`,
+    websocketUrl,
     webhookUrl: `${base}/webhook`,
     llmEndpoint: hotline.llmEndpoint,
     model: config.llm.model,
     promptsDir: config.promptsDir,
     transcriptsDir: config.transcriptsDir,
   },
-  `Hotline is listening on ${config.host}:${hotline.port}. Configure the AI flow's WebSocket URL as ${base.replace(/^http/, 'ws')}/ws`,
+  `Hotline is listening on ${config.host}:${hotline.port}. Configure the AI flow's WebSocket URL as ${websocketUrl}`,
 );
+if (!config.auth.webhookSecret) {
+  logger.warn('WEBHOOK_SECRET is not set: anyone who knows the URL can post webhook events. Set it to the AI flow\'s shared secret.');
+}
+if (!config.auth.wsToken) {
+  logger.warn('WS_TOKEN is not set: WebSocket connections are not authenticated. Set it and add ?token=… to the WebSocket URL.');
+}
 if (config.llm.mode === 'demo') {
   const lines = [
     'DEMO MODE: no LLM is configured; replies come from a scripted model.',

@@ -9,6 +9,9 @@ import type { Logger } from './logger.js';
 import { loadPrompts } from './prompts/prompts.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { createHttpApp } from './transport/http-app.js';
+import { RateLimit } from './transport/rate-limit.js';
+import { WebhookCalls } from './transport/webhook-calls.js';
+import { webhookRouter } from './transport/webhook.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
 
 export interface RunningHotline {
@@ -57,13 +60,31 @@ export async function startHotline(config: Config, logger: Logger): Promise<Runn
     logger,
   });
 
+  const webhook = webhookRouter({
+    calls: new WebhookCalls(registry, config.webhookReply, logger),
+    logger,
+    secret: config.auth.webhookSecret,
+    maxBytes: config.maxEventBytes,
+    rateLimit: new RateLimit(config.rateLimit.webhookPerMinute),
+    trustProxy: config.trustProxy,
+  });
   const app = createHttpApp({
     registry,
     logger,
-    llm: { mode: config.llm.mode, model: config.llm.model, endpoint: llm.baseURL },
+    llm: { mode: config.llm.mode, model: config.llm.model },
+    routers: [webhook],
+    trustProxy: config.trustProxy,
   });
   const server = createServer(app);
-  const wss = attachWebSocketTransport(server, { registry, logger, path: '/ws', maxPayload: config.wsMaxBytes });
+  const wss = attachWebSocketTransport(server, {
+    registry,
+    logger,
+    path: '/ws',
+    maxPayload: config.maxEventBytes,
+    token: config.auth.wsToken,
+    rateLimit: new RateLimit(config.rateLimit.wsUpgradesPerMinute),
+    trustProxy: config.trustProxy,
+  });
 
   await listen(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;

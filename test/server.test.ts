@@ -31,7 +31,7 @@ describe('Hotline on the built-in demo model', () => {
   beforeAll(async () => {
     transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-demo-'));
     hotline = await startHotline(
-      loadConfig({ HOST: '127.0.0.1', PORT: '0', TRANSCRIPTS_DIR: transcriptsDir, DEMO_TTFT_MS: '0', DEMO_TOKEN_DELAY_MS: '0', WS_MAX_BYTES: '4096' }),
+      loadConfig({ HOST: '127.0.0.1', PORT: '0', TRANSCRIPTS_DIR: transcriptsDir, DEMO_TTFT_MS: '0', DEMO_TOKEN_DELAY_MS: '0', WEBHOOK_MAX_BYTES: '4096' }),
       pino({ level: 'silent' }),
     );
   });
@@ -77,7 +77,7 @@ describe('Hotline on the built-in demo model', () => {
     await service.close();
   });
 
-  test('a WebSocket message over WS_MAX_BYTES closes that socket with 1009; other calls are unaffected', async () => {
+  test('a WebSocket message over WEBHOOK_MAX_BYTES closes that socket with 1009; other calls are unaffected', async () => {
     const big = await FakeVoiceService.connect(hotline.wsUrl);
     const other = await FakeVoiceService.connect(hotline.wsUrl);
     other.start();

@@ -1,16 +1,20 @@
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
+import { HttpError } from './http-error.js';
 
 export interface HttpAppOptions {
   registry: CallRegistry;
   logger: Logger;
-  llm: { mode: 'remote' | 'demo'; model: string; endpoint: string };
+  llm: { mode: 'remote' | 'demo'; model: string };
+  routers: Router[];
+  trustProxy: boolean;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy);
 
   app.get('/healthz', function healthz(_req, res) {
     res.json({
@@ -23,20 +27,28 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
   });
 
+  for (const router of options.routers) app.use(router);
+
   app.use(function notFound(_req, res) {
     res.status(404).json({ error: 'not found' });
   });
 
   const onError: ErrorRequestHandler = function jsonError(error: unknown, _req, res, _next) {
-    const status = httpStatusOf(error);
-    if (status >= 500) options.logger.error({ err: error }, 'request failed');
+    const status = statusOf(error);
+    if (status >= 500) {
+      const sessionId = error instanceof HttpError ? error.sessionId : undefined;
+      options.logger.error({ err: error instanceof HttpError && error.cause ? error.cause : error, sessionId }, 'request failed');
+    }
+    if (res.headersSent) return;
+    // Clients see a fixed message for server errors: never a stack trace or an internal detail.
     res.status(status).json({ error: status >= 500 ? 'internal error' : messageOf(error) });
   };
   app.use(onError);
   return app;
 }
 
-function httpStatusOf(error: unknown): number {
+/** HttpError, and the errors body parsers raise (413, 400, 415), keep their status; anything else is a 500. */
+function statusOf(error: unknown): number {
   if (error && typeof error === 'object' && 'status' in error && typeof error.status === 'number') {
     return error.status >= 400 && error.status < 600 ? error.status : 500;
   }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { ActionSink } from '../call/call.js';
@@ -6,12 +6,18 @@ import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import { ActionSchema, type Action } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
+import { remoteAddressOf, secretMatches, wsTokenOf } from './auth.js';
+import type { RateLimit } from './rate-limit.js';
 
 export interface WebSocketTransportOptions {
   registry: CallRegistry;
   logger: Logger;
   path: string;
   maxPayload: number;
+  /** When set, an upgrade without this token is refused with 401 before any session exists. */
+  token: string | undefined;
+  rateLimit: RateLimit;
+  trustProxy: boolean;
 }
 
 /**
@@ -23,18 +29,51 @@ export function attachWebSocketTransport(server: Server, options: WebSocketTrans
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
 
   server.on('upgrade', function upgradeToVoiceSocket(req: IncomingMessage, socket: Duplex, head: Buffer) {
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (pathname !== options.path) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    // A client that vanishes mid-handshake must not raise an unhandled error.
+    socket.on('error', () => socket.destroy());
+    void admit(req, socket, options).then(
+      (admitted) => {
+        if (admitted) wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+      },
+      (error: unknown) => {
+        options.logger.error({ err: error }, 'WebSocket upgrade failed');
+        refuse(socket, 500, 'internal error');
+      },
+    );
   });
 
   wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
     handleConnection(ws, req, options);
   });
   return wss;
+}
+
+/** Path, rate limit and token, in that order; refuses with an HTTP status and a JSON body. */
+async function admit(req: IncomingMessage, socket: Duplex, options: WebSocketTransportOptions): Promise<boolean> {
+  if (new URL(req.url ?? '/', 'http://localhost').pathname !== options.path) {
+    refuse(socket, 404, 'not found');
+    return false;
+  }
+  const address = remoteAddressOf(req, options.trustProxy);
+  if (!(await options.rateLimit.allow(address))) {
+    refuse(socket, 429, 'too many requests');
+    return false;
+  }
+  if (options.token !== undefined && !secretMatches(wsTokenOf(req), options.token)) {
+    options.logger.warn({ remote: address }, 'WebSocket upgrade refused: missing or wrong token');
+    refuse(socket, 401, 'missing or wrong token');
+    return false;
+  }
+  return !socket.destroyed;
+}
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 function handleConnection(ws: WebSocket, req: IncomingMessage, options: WebSocketTransportOptions): void {

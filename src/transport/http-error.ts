@@ -1,0 +1,14 @@
+/** An error that becomes an HTTP status and a `{error}` body; its message is safe to show to the client. */
+export class HttpError extends Error {
+  readonly sessionId: string | undefined;
+
+  constructor(
+    readonly status: number,
+    message: string,
+    options: { cause?: unknown; sessionId?: string } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'HttpError';
+    this.sessionId = options.sessionId;
+  }
+}

@@ -1,0 +1,94 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { Logger } from '../logger.js';
+import { ActionSchema } from '../protocol/actions.js';
+import { describeIssues, parseEvent } from '../protocol/parse-event.js';
+import { remoteAddressOf, secretMatches, webhookSecretOf } from './auth.js';
+import { HttpError } from './http-error.js';
+import type { RateLimit } from './rate-limit.js';
+import type { WebhookCalls } from './webhook-calls.js';
+
+export interface WebhookOptions {
+  calls: WebhookCalls;
+  logger: Logger;
+  secret: string | undefined;
+  maxBytes: number;
+  rateLimit: RateLimit;
+  trustProxy: boolean;
+}
+
+/**
+ * POST /webhook: one event per request, answered 200 with one action or 204.
+ * A thin edge: checks, then the same call core as the WebSocket.
+ */
+export function webhookRouter(options: WebhookOptions): Router {
+  const router = express.Router();
+  const { logger } = options;
+
+  router.post(
+    '/webhook',
+    async function limitWebhookRate(req, _res, next) {
+      if (!(await options.rateLimit.allow(remoteAddressOf(req, options.trustProxy)))) {
+        throw new HttpError(429, 'too many requests');
+      }
+      next();
+    },
+    function checkWebhookSecret(req, _res, next) {
+      if (options.secret !== undefined && !secretMatches(webhookSecretOf(req), options.secret)) {
+        throw new HttpError(401, 'missing or wrong X-API-TOKEN');
+      }
+      next();
+    },
+    function requireJson(req, _res, next) {
+      if (!req.is(['application/json', 'application/*+json'])) {
+        throw new HttpError(415, 'Content-Type must be application/json');
+      }
+      next();
+    },
+    // Raw bytes, so that this module decides what invalid JSON means; the limit answers 413.
+    express.raw({ type: () => true, limit: options.maxBytes }),
+    async function handleWebhookEvent(req: Request, res: Response) {
+      const body: unknown = req.body;
+      const parsed = parseEvent(Buffer.isBuffer(body) ? body.toString('utf8') : '');
+      if (parsed.kind === 'invalid') {
+        logger.warn({ reason: parsed.reason, sessionId: parsed.sessionId }, 'malformed webhook event');
+        throw new HttpError(400, parsed.reason);
+      }
+      if (parsed.kind === 'unknown') {
+        logger.info({ type: parsed.type, sessionId: parsed.sessionId }, 'unknown event type ignored');
+        res.status(204).end();
+        return;
+      }
+      const { event } = parsed;
+      let pending;
+      try {
+        pending = options.calls.answer(event);
+      } catch (error) {
+        throw new HttpError(500, 'internal error', { cause: error, sessionId: event.session.id });
+      }
+      const action = await pending.answer;
+      if (res.writableEnded || res.destroyed) {
+        pending.done(false);
+        return;
+      }
+      if (!action) {
+        pending.done(true);
+        res.status(204).end();
+        return;
+      }
+      const checked = ActionSchema.safeParse(action);
+      if (!checked.success) {
+        pending.done(true);
+        logger.error({ sessionId: event.session.id, problem: describeIssues(checked.error) }, 'invalid action not sent');
+        res.status(204).end();
+        return;
+      }
+      res.status(200).json(checked.data);
+      pending.done(true);
+    },
+  );
+
+  router.all('/webhook', function webhookMethodNotAllowed(_req, res) {
+    res.set('Allow', 'POST').status(405).json({ error: 'use POST' });
+  });
+  return router;
+}
