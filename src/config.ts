@@ -50,6 +50,15 @@ const EnvSchema = z.object({
   WEBHOOK_REPLY: z.enum(['whole', 'sentences']).default('whole'),
   RATE_LIMIT_WEBHOOK_PER_MINUTE: z.coerce.number().int().min(0).default(6000),
   RATE_LIMIT_WS_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  ADMIN_TOKEN: optionalText,
+  AIFLOW_API_URL: optionalText.pipe(z.url().optional()),
+  AIFLOW_ACCESS_TOKEN: optionalText,
+  AIFLOW_ID: optionalText,
+  AIFLOW_BILLING_DEVICE: optionalText,
+  AIFLOW_TIMEOUT_MS: positiveInt(10_000),
+  OUTBOUND_TTL_MS: positiveInt(10 * 60 * 1000),
+  DEFAULT_COUNTRY_CODE: optionalText.pipe(z.string().regex(/^\d{1,3}$/, 'digits only, e.g. 49').optional()),
+  TZ: optionalText,
   TRUST_PROXY: z
     .enum(['true', 'false', '1', '0'])
     .default('false')
@@ -91,6 +100,21 @@ export interface Config {
   rateLimit: { webhookPerMinute: number; wsUpgradesPerMinute: number };
   /** Behind a reverse proxy: take the client address from X-Forwarded-For. */
   trustProxy: boolean;
+  /** Bearer token of Hotline's own admin API (POST /api/calls); unset turns that API off. */
+  adminToken: string | undefined;
+  outbound: {
+    apiUrl: string | undefined;
+    accessToken: string | undefined;
+    aiFlowId: string | undefined;
+    billingDevice: string | undefined;
+    timeoutMs: number;
+    /** How long a requested call waits for its session_start. */
+    ttlMs: number;
+    /** For numbers given in national form (0151…). */
+    defaultCountryCode: string | undefined;
+  };
+  /** Time zone of the date and time placeholders. */
+  timeZone: string | undefined;
   /** How long past the estimated end of playback a hangup or transfer waits for assistant_speech_ended. */
   playbackGraceMs: number;
 }
@@ -133,6 +157,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookReply: e.WEBHOOK_REPLY,
     rateLimit: { webhookPerMinute: e.RATE_LIMIT_WEBHOOK_PER_MINUTE, wsUpgradesPerMinute: e.RATE_LIMIT_WS_PER_MINUTE },
     trustProxy: e.TRUST_PROXY,
+    adminToken: e.ADMIN_TOKEN,
+    outbound: {
+      apiUrl: e.AIFLOW_API_URL,
+      accessToken: e.AIFLOW_ACCESS_TOKEN,
+      aiFlowId: e.AIFLOW_ID,
+      billingDevice: e.AIFLOW_BILLING_DEVICE,
+      timeoutMs: e.AIFLOW_TIMEOUT_MS,
+      ttlMs: e.OUTBOUND_TTL_MS,
+      defaultCountryCode: e.DEFAULT_COUNTRY_CODE,
+    },
+    timeZone: e.TZ,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
   };
 }

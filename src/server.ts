@@ -6,9 +6,12 @@ import { demoScript } from './llm/demo-script.js';
 import { OpenAiLlm } from './llm/llm.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-server.js';
 import type { Logger } from './logger.js';
-import { loadPrompts } from './prompts/prompts.js';
+import { AiFlowClient } from './outbound/aiflow-client.js';
+import { PendingCalls } from './outbound/pending-calls.js';
+import { PromptStore } from './prompts/prompt-store.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { createHttpApp } from './transport/http-app.js';
+import { adminApiRouter } from './transport/admin-api.js';
 import { RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
 import { webhookRouter } from './transport/webhook.js';
@@ -20,14 +23,20 @@ export interface RunningHotline {
   readonly wsUrl: string;
   readonly port: number;
   readonly registry: CallRegistry;
+  readonly prompts: PromptStore;
   readonly llmEndpoint: string;
   /** Stops accepting, ends every call, flushes transcripts. */
   close(): Promise<void>;
 }
 
 /** Wires configuration into a listening server. Used by main.ts, the tests and the tools alike. */
-export async function startHotline(config: Config, logger: Logger): Promise<RunningHotline> {
-  const prompts = await loadPrompts(config.promptsDir, logger);
+export async function startHotline(
+  config: Config,
+  logger: Logger,
+  options: { watchPrompts?: boolean } = {},
+): Promise<RunningHotline> {
+  const prompts = await PromptStore.open(config.promptsDir, logger, { watch: options.watchPrompts ?? true });
+  const pendingCalls = new PendingCalls(config.outbound.ttlMs);
   const transcripts = new TranscriptStore(config.transcriptsDir);
   await transcripts.init();
 
@@ -52,7 +61,9 @@ export async function startHotline(config: Config, logger: Logger): Promise<Runn
       : config.transfer;
   const registry = new CallRegistry({
     llm,
-    prompts,
+    prompts: () => prompts.current,
+    pendingCalls,
+    timeZone: config.timeZone,
     transcripts,
     transfer,
     llmTimeoutMs: config.llm.timeoutMs,
@@ -68,11 +79,22 @@ export async function startHotline(config: Config, logger: Logger): Promise<Runn
     rateLimit: new RateLimit(config.rateLimit.webhookPerMinute),
     trustProxy: config.trustProxy,
   });
+  const { outbound } = config;
+  const admin = adminApiRouter({
+    token: config.adminToken,
+    client:
+      outbound.apiUrl && outbound.accessToken
+        ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
+        : undefined,
+    pendingCalls,
+    defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice, countryCode: outbound.defaultCountryCode },
+    logger,
+  });
   const app = createHttpApp({
     registry,
     logger,
     llm: { mode: config.llm.mode, model: config.llm.model },
-    routers: [webhook],
+    routers: [webhook, admin],
     trustProxy: config.trustProxy,
   });
   const server = createServer(app);
@@ -96,6 +118,7 @@ export async function startHotline(config: Config, logger: Logger): Promise<Runn
     wsUrl: `ws://${host}:${port}/ws`,
     port,
     registry,
+    prompts,
     llmEndpoint: llm.baseURL,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -103,6 +126,7 @@ export async function startHotline(config: Config, logger: Logger): Promise<Runn
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
       await closed;
+      prompts.close();
       await demo?.close();
     },
   };

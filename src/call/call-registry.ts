@@ -1,7 +1,8 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { Llm } from '../llm/llm.js';
-import type { Prompts } from '../prompts/prompts.js';
+import type { PendingCalls } from '../outbound/pending-calls.js';
+import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { Call, type ActionSink, type SpeechPacing } from './call.js';
@@ -9,7 +10,10 @@ import { toolDefinitions } from './tools.js';
 
 export interface CallRegistryOptions {
   llm: Llm;
-  prompts: Prompts;
+  /** The current prompts; read once per call, so edits apply from the next call. */
+  prompts: () => PromptSet;
+  pendingCalls: PendingCalls;
+  timeZone: string | undefined;
   transcripts: TranscriptStore;
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
   llmTimeoutMs: number;
@@ -17,14 +21,18 @@ export interface CallRegistryOptions {
   logger: Logger;
 }
 
+interface CallSetup {
+  tools: ChatCompletionTool[];
+  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+}
+
 /** Every call in progress, by session id: the one core both transports drive. */
 export class CallRegistry {
   private readonly calls = new Map<string, Call>();
-  private readonly tools: ChatCompletionTool[];
+  /** Tools and transfer targets depend on the prompt version; computed once per version. */
+  private readonly setups = new WeakMap<PromptSet, CallSetup>();
 
-  constructor(private readonly options: CallRegistryOptions) {
-    this.tools = toolDefinitions(Object.keys(options.transfer.targets));
-  }
+  constructor(private readonly options: CallRegistryOptions) {}
 
   get size(): number {
     return this.calls.size;
@@ -68,13 +76,32 @@ export class CallRegistry {
     await this.options.transcripts.flush();
   }
 
+  private setupFor(prompts: PromptSet): CallSetup {
+    let setup = this.setups.get(prompts);
+    if (!setup) {
+      // Named targets from the system prompt's front matter add to (and override) TRANSFER_TARGETS.
+      const targets = { ...this.options.transfer.targets, ...prompts.settings.transferTargets };
+      setup = {
+        tools: toolDefinitions(Object.keys(targets)),
+        transfer: { defaultTarget: this.options.transfer.defaultTarget, targets },
+      };
+      this.setups.set(prompts, setup);
+    }
+    return setup;
+  }
+
   private create(id: string, sink: ActionSink, pacing: SpeechPacing): Call {
     const logger = this.options.logger.child({ sessionId: id });
+    const prompts = this.options.prompts();
+    const { tools, transfer } = this.setupFor(prompts);
+    const { pendingCalls } = this.options;
     const call = new Call(id, sink, {
       llm: this.options.llm,
-      prompts: this.options.prompts,
-      tools: this.tools,
-      transfer: this.options.transfer,
+      prompts,
+      tools,
+      transfer,
+      takeOutboundRequest: (to) => pendingCalls.take(to),
+      timeZone: this.options.timeZone,
       llmTimeoutMs: this.options.llmTimeoutMs,
       playbackGraceMs: this.options.playbackGraceMs,
       pacing,

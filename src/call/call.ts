@@ -1,7 +1,9 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { Llm } from '../llm/llm.js';
-import type { Prompts } from '../prompts/prompts.js';
+import { builtinVariables } from '../prompts/builtins.js';
+import type { PromptName, PromptSet } from '../prompts/prompt-store.js';
+import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
 import type {
   AssistantSpeakEvent,
@@ -34,9 +36,13 @@ export type SpeechPacing = 'stream' | 'whole' | 'sentences';
 
 export interface CallDeps {
   llm: Llm;
-  prompts: Prompts;
+  /** The prompts as they were when the call began: an edit applies from the next call. */
+  prompts: PromptSet;
   tools: ChatCompletionTool[];
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  /** The outbound call Hotline requested to this number, if any. */
+  takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
+  timeZone: string | undefined;
   llmTimeoutMs: number;
   playbackGraceMs: number;
   pacing: SpeechPacing;
@@ -65,6 +71,9 @@ export class Call {
   private unsettled: Reply | undefined;
   private pendingFinal: { action: FinalAction; timer: NodeJS.Timeout } | undefined;
   private started = false;
+  /** Template variables of this call: built-ins and, for a requested outbound call, its variables. */
+  private variables: Record<string, string | undefined> = {};
+  private systemPrompt = '';
   private hungUp = false;
   private ended = false;
 
@@ -118,7 +127,7 @@ export class Call {
 
   /** The conversation as the next LLM request will see it. */
   messages(): ChatCompletionMessageParam[] {
-    const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: this.deps.prompts.system }];
+    const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: this.systemPrompt }];
     for (const entry of this.history) {
       if (entry.role === 'user') messages.push({ role: 'user', content: entry.text });
       else messages.push(...entry.reply.toMessages());
@@ -135,12 +144,23 @@ export class Call {
       this.deps.transcript.append({ role: 'event', text: 'session_restart' });
       this.hungUp = false;
       this.interrupt(false);
-      this.speakLine(this.deps.prompts.transferFailed);
+      this.speakLine(this.render('transferFailed'));
       return;
     }
     this.started = true;
+    const outbound = session.direction === 'outbound';
+    const request = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
+    this.variables = {
+      ...builtinVariables(
+        { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
+        new Date(),
+        this.deps.timeZone,
+      ),
+      ...request?.variables,
+    };
+    this.systemPrompt = this.render('system');
     this.log.info(
-      { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number },
+      { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number, requested: !!request },
       'call started',
     );
     this.deps.transcript.append({
@@ -149,8 +169,22 @@ export class Call {
       direction: session.direction,
       from: session.from_phone_number,
       to: session.to_phone_number,
+      ...(request ? { variables: request.variables } : {}),
     });
-    this.speakLine(this.deps.prompts.greeting);
+    this.speakLine(this.render(this.greetingFor(outbound, request)));
+  }
+
+  /** A requested outbound call gets its tailored greeting, unless that would leave a hole in it. */
+  private greetingFor(outbound: boolean, request: PendingCall | undefined): PromptName {
+    if (!outbound) return 'greeting';
+    if (request && !this.deps.prompts.wouldLeaveEmpty('outboundGreeting', this.variables)) return 'outboundGreeting';
+    return 'outboundGenericGreeting';
+  }
+
+  private render(name: PromptName): string {
+    return this.deps.prompts.render(name, this.variables, (placeholder) =>
+      this.log.warn({ prompt: name, placeholder }, 'prompt placeholder has no value; rendered empty'),
+    );
   }
 
   private onUserSpeak(event: UserSpeakEvent): void {
@@ -195,11 +229,16 @@ export class Call {
 
   private startTurn(): void {
     const id = ++this.turnCount;
+    const { settings } = this.deps.prompts;
     const turn = new Turn({
       id,
       llm: this.deps.llm,
-      messages: this.messages(),
-      tools: this.deps.tools,
+      request: {
+        messages: this.messages(),
+        tools: this.deps.tools,
+        model: settings.model,
+        temperature: settings.temperature,
+      },
       firstTokenTimeoutMs: this.deps.llmTimeoutMs,
       speak: (t, text) => this.speakFromTurn(t, text),
     });
@@ -238,7 +277,7 @@ export class Call {
     if (outcome.status === 'failed') {
       this.log.error({ err: outcome.error, turn: turn.id }, 'LLM turn failed; apologising');
       // Delivered together with any sentences still held, so the apology follows what was said.
-      this.speakLine(this.deps.prompts.error);
+      this.speakLine(this.render('error'));
     } else {
       if (this.deps.pacing === 'whole') this.deliverHeld();
       if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
@@ -288,7 +327,7 @@ export class Call {
       if (!target) {
         action.record.result = 'not done: no transfer destination is configured';
         this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
-        this.speakLine(this.deps.prompts.transferFailed);
+        this.speakLine(this.render('transferFailed'));
         return;
       }
       action.record.result = `transferring the call to ${target}`;

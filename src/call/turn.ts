@@ -1,7 +1,7 @@
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { LlmEmptyReplyError, LlmTimeoutError } from '../errors.js';
 import { JsonStringFieldStream } from '../llm/json-string-field-stream.js';
-import type { Llm } from '../llm/llm.js';
+import type { Llm, LlmRequest } from '../llm/llm.js';
 import { SentenceChunker } from './chunker.js';
 import { Reply, type ToolCallRecord } from './reply.js';
 import { toSpeech } from './speech-text.js';
@@ -29,8 +29,7 @@ interface ToolCallStream {
 export interface TurnOptions {
   id: number;
   llm: Llm;
-  messages: ChatCompletionMessageParam[];
-  tools: ChatCompletionTool[];
+  request: LlmRequest;
   firstTokenTimeoutMs: number;
   /**
    * Sends one speakable chunk. The call decides whether this turn may still
@@ -70,10 +69,10 @@ export class Turn {
   }
 
   async run(): Promise<TurnOutcome> {
-    const { llm, messages, tools, firstTokenTimeoutMs } = this.options;
+    const { llm, request, firstTokenTimeoutMs } = this.options;
     this.firstTokenTimer = setTimeout(() => this.abort('timeout'), firstTokenTimeoutMs);
     try {
-      const stream = await llm.stream({ messages, tools }, this.controller.signal);
+      const stream = await llm.stream(request, this.controller.signal);
       for await (const chunk of stream) {
         if (this.abortReason) break;
         this.consume(chunk);

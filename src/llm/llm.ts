@@ -8,6 +8,9 @@ import type {
 export interface LlmRequest {
   messages: ChatCompletionMessageParam[];
   tools: ChatCompletionTool[];
+  /** Per-call overrides, from the system prompt's front matter. */
+  model?: string | undefined;
+  temperature?: number | undefined;
 }
 
 /** A streaming chat model. The one real implementation is the OpenAI SDK; the demo model is served to it over HTTP. */
@@ -47,11 +50,13 @@ export class OpenAiLlm implements Llm {
   async stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
     return this.client.chat.completions.create(
       {
-        model: this.model,
+        model: request.model ?? this.model,
         messages: request.messages,
         tools: request.tools,
         stream: true,
-        ...(this.temperature === undefined ? {} : { temperature: this.temperature }),
+        ...((request.temperature ?? this.temperature) === undefined
+          ? {}
+          : { temperature: request.temperature ?? this.temperature }),
       },
       { signal },
     );

@@ -40,8 +40,10 @@ export function createHttpApp(options: HttpAppOptions): Express {
       options.logger.error({ err: error instanceof HttpError && error.cause ? error.cause : error, sessionId }, 'request failed');
     }
     if (res.headersSent) return;
-    // Clients see a fixed message for server errors: never a stack trace or an internal detail.
-    res.status(status).json({ error: status >= 500 ? 'internal error' : messageOf(error) });
+    // An HttpError's message is written for the client; any other server error shows a fixed
+    // message, never a stack trace or an internal detail.
+    const message = error instanceof HttpError || status < 500 ? messageOf(error) : 'internal error';
+    res.status(status).json({ error: message });
   };
   app.use(onError);
   return app;

@@ -1,0 +1,379 @@
+/**
+ * Asks a running Hotline to place outbound calls through its admin API.
+ *
+ *   npm run call -- <number> [--var name=value]… [--flow <aiFlowId>] [--billing-device <d>]
+ *   npm run call -- --csv contacts.csv [--concurrency 2] [--pause-ms 1000] [--number-column phone]
+ */
+import { readFile } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parse } from 'csv-parse/sync';
+import { config } from 'dotenv';
+
+export const USAGE = `Usage:
+  npm run call -- <number> [--var name=value]... [--flow <aiFlowId>] [--billing-device <device>]
+  npm run call -- --csv <file> [--concurrency 2] [--pause-ms 1000] [--number-column <column>]
+                   [--var name=value]... [--flow <aiFlowId>] [--billing-device <device>]
+
+Asks the running Hotline (POST <url>/api/calls) to call each number.
+  --url <url>        Hotline's address (default: BOT_URL, else http://localhost:3000)
+  --token <token>    admin token (default: ADMIN_TOKEN, also read from .env)
+  --var name=value   a variable for the greeting and prompt; repeatable. With --csv, a default for every row
+  --csv <file>       one call per row; the header names the columns. The number is in the column
+                     phone, phone_number, number or toPhoneNumber (or --number-column); the columns
+                     aiFlowId and billingDevice are passed as such; every other column is a variable
+  --concurrency <n>  at most n requests at once (default 2)
+  --pause-ms <ms>    at least this long between starting two calls (default 1000)`;
+
+const NUMBER_COLUMNS = ['phone', 'phone_number', 'number', 'tophonenumber'];
+// Hotline's admin API refuses other variable names; checked here so a bad header fails before any call.
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+type Out = (line: string) => void;
+
+class UsageError extends Error {}
+
+interface Target {
+  /** As written in the arguments or the file: what the user will recognise in the output. */
+  number: string;
+  variables: Record<string, string>;
+  aiFlowId: string | undefined;
+  billingDevice: string | undefined;
+  /** Line in the CSV file, for the list of failures. */
+  line?: number;
+}
+
+type Outcome =
+  | { ok: true; toPhoneNumber: string }
+  | {
+      ok: false;
+      reason: string;
+      status?: number;
+      /** Not about this row (Hotline unreachable, token refused, API off): every further row would fail alike. */
+      fatal: boolean;
+    };
+
+interface Connection {
+  url: string;
+  token: string;
+}
+
+/** Runs the command line; returns the exit code: 0 all initiated, 1 any failed, 2 bad usage. */
+export async function runCallCli(argv: string[], env: Record<string, string | undefined>, out: Out): Promise<number> {
+  try {
+    const parsed = parseArguments(argv);
+    if (parsed.help) {
+      out(USAGE);
+      return 0;
+    }
+    const connection = connectionFrom(parsed, env);
+    if (typeof connection === 'string') {
+      out(connection);
+      return 2;
+    }
+    if (parsed.csv === undefined) {
+      const outcome = await placeCall(connection, {
+        number: parsed.number,
+        variables: parsed.variables,
+        aiFlowId: parsed.flow,
+        billingDevice: parsed.billingDevice,
+      });
+      out(formatOutcome(parsed.number, outcome));
+      return outcome.ok ? 0 : 1;
+    }
+    const targets = await readCsvTargets(parsed.csv, parsed);
+    return await runBatch(connection, targets, parsed, out);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+interface ParsedArguments {
+  help: boolean;
+  number: string;
+  csv: string | undefined;
+  variables: Record<string, string>;
+  flow: string | undefined;
+  billingDevice: string | undefined;
+  concurrency: number;
+  pauseMs: number;
+  numberColumn: string | undefined;
+  url: string | undefined;
+  token: string | undefined;
+}
+
+function readCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      var: { type: 'string', multiple: true },
+      flow: { type: 'string' },
+      'billing-device': { type: 'string' },
+      csv: { type: 'string' },
+      concurrency: { type: 'string' },
+      'pause-ms': { type: 'string' },
+      'number-column': { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+    },
+  });
+}
+
+function parseArguments(argv: string[]): ParsedArguments {
+  let commandLine: ReturnType<typeof readCommandLine>;
+  try {
+    commandLine = readCommandLine(argv);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = commandLine;
+  const help = values.help ?? false;
+  // `npm run call -- +49 151 1234567` arrives as three words; Hotline reads them as one number.
+  const number = positionals.join(' ').trim();
+  if (!help) {
+    if (values.csv === undefined && number === '') throw new UsageError('Give a number to call, or --csv <file>.');
+    if (values.csv !== undefined && number !== '') throw new UsageError('Give either a number or --csv <file>, not both.');
+  }
+  return {
+    help,
+    number,
+    csv: values.csv,
+    variables: parseVariables(values.var ?? []),
+    flow: nonEmpty(values.flow),
+    billingDevice: nonEmpty(values['billing-device']),
+    concurrency: integerOption('--concurrency', values.concurrency, 2, 1),
+    pauseMs: integerOption('--pause-ms', values['pause-ms'], 1000, 0),
+    numberColumn: nonEmpty(values['number-column']),
+    url: nonEmpty(values.url),
+    token: nonEmpty(values.token),
+  };
+}
+
+function parseVariables(pairs: string[]): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    const name = at < 0 ? '' : pair.slice(0, at).trim();
+    if (!VARIABLE_NAME.test(name)) {
+      throw new UsageError(`--var "${pair}" is not name=value (names are letters, digits, _ . - and start with a letter or _).`);
+    }
+    variables[name] = pair.slice(at + 1);
+  }
+  return variables;
+}
+
+function integerOption(flag: string, raw: string | undefined, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new UsageError(`${flag} must be a whole number of at least ${min}, not "${raw}".`);
+  return value;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+/** The connection, or the message explaining what is missing. */
+function connectionFrom(parsed: ParsedArguments, env: Record<string, string | undefined>): Connection | string {
+  const token = parsed.token ?? nonEmpty(env.ADMIN_TOKEN);
+  if (token === undefined) {
+    return 'No admin token: set ADMIN_TOKEN (in the environment or .env) to the value the running Hotline uses, or pass --token.';
+  }
+  const raw = parsed.url ?? nonEmpty(env.BOT_URL) ?? 'http://localhost:3000';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `"${raw}" is not a URL: set BOT_URL or --url to Hotline's address, e.g. http://localhost:3000.`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Hotline's address must be http(s): ${raw}`;
+  return { url: url.href.replace(/\/+$/, ''), token };
+}
+
+async function placeCall(connection: Connection, target: Target): Promise<Outcome> {
+  const body = {
+    toPhoneNumber: target.number,
+    ...(Object.keys(target.variables).length > 0 ? { variables: target.variables } : {}),
+    ...(target.aiFlowId ? { aiFlowId: target.aiFlowId } : {}),
+    ...(target.billingDevice ? { billingDevice: target.billingDevice } : {}),
+  };
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(`${connection.url}/api/calls`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${connection.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    text = await response.text();
+  } catch (error) {
+    const where = displayUrl(connection.url);
+    if (error instanceof Error && error.name === 'TimeoutError') {
+      return { ok: false, reason: `Hotline at ${where} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`, fatal: false };
+    }
+    const detail = redact(describeNetworkError(error), connection.token);
+    return { ok: false, reason: `could not reach Hotline (${detail}): is Hotline running at ${where}?`, fatal: true };
+  }
+  const answer = parseJson(text);
+  if (response.status === 201) {
+    const normalised = (answer as { toPhoneNumber?: unknown } | undefined)?.toPhoneNumber;
+    return { ok: true, toPhoneNumber: typeof normalised === 'string' ? normalised : target.number };
+  }
+  const error = (answer as { error?: unknown } | undefined)?.error;
+  const reason = typeof error === 'string' ? error : text.trim().slice(0, 200) || response.statusText || 'no reason given';
+  // 401: the token is wrong for every row; 404: the admin API is off or this is not Hotline.
+  return { ok: false, reason, status: response.status, fatal: response.status === 401 || response.status === 404 };
+}
+
+function formatOutcome(number: string, outcome: Outcome): string {
+  if (outcome.ok) return `✓ ${outcome.toPhoneNumber} initiated`;
+  return `✗ ${number}: ${outcome.reason}${outcome.status === undefined ? '' : ` (HTTP ${outcome.status})`}`;
+}
+
+async function readCsvTargets(file: string, parsed: ParsedArguments): Promise<Target[]> {
+  let content: string;
+  try {
+    content = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  let rows: { record: Record<string, string>; info: { lines: number } }[];
+  try {
+    rows = parse(content, { columns: true, bom: true, trim: true, skip_empty_lines: true, info: true });
+  } catch (error) {
+    throw new UsageError(`${file} is not valid CSV: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const header = rows[0] ? Object.keys(rows[0].record) : [];
+  if (rows.length === 0) throw new UsageError(`${file} has no rows below its header.`);
+
+  const find = (names: string[]) => header.find((column) => names.includes(column.toLowerCase()));
+  const numberColumn = parsed.numberColumn === undefined ? find(NUMBER_COLUMNS) : header.find((c) => c === parsed.numberColumn);
+  if (numberColumn === undefined) {
+    const wanted = parsed.numberColumn === undefined ? 'phone, phone_number, number or toPhoneNumber' : parsed.numberColumn;
+    throw new UsageError(`${file} has no number column (${wanted}); its columns are: ${header.join(', ')}. Use --number-column.`);
+  }
+  const flowColumn = find(['aiflowid']);
+  const deviceColumn = find(['billingdevice']);
+  const variableColumns = header.filter((c) => c !== numberColumn && c !== flowColumn && c !== deviceColumn);
+  const badName = variableColumns.find((c) => !VARIABLE_NAME.test(c));
+  if (badName !== undefined) {
+    throw new UsageError(`Column "${badName}" cannot be a variable name: use letters, digits, _ . - and start with a letter or _.`);
+  }
+
+  return rows.map(({ record, info }) => {
+    const variables = { ...parsed.variables };
+    for (const column of variableColumns) {
+      // A blank cell is no value: the greeting then falls back as if the variable were not given.
+      const value = record[column];
+      if (value) variables[column] = value;
+    }
+    return {
+      number: record[numberColumn] ?? '',
+      variables,
+      aiFlowId: nonEmpty(flowColumn === undefined ? undefined : record[flowColumn]) ?? parsed.flow,
+      billingDevice: nonEmpty(deviceColumn === undefined ? undefined : record[deviceColumn]) ?? parsed.billingDevice,
+      line: info.lines,
+    };
+  });
+}
+
+async function runBatch(connection: Connection, targets: Target[], parsed: ParsedArguments, out: Out): Promise<number> {
+  const failures: { target: Target; line: string }[] = [];
+  let initiated = 0;
+  let stopReason: string | undefined;
+  let lastStart = Number.NEGATIVE_INFINITY;
+  const running = new Set<Promise<void>>();
+
+  const run = async (target: Target): Promise<void> => {
+    const outcome: Outcome = target.number.trim() === '' ? { ok: false, reason: 'no number in this row', fatal: false } : await placeCall(connection, target);
+    const line = formatOutcome(target.number || '(empty)', outcome);
+    out(line);
+    if (outcome.ok) initiated += 1;
+    else {
+      failures.push({ target, line });
+      if (outcome.fatal) stopReason ??= outcome.reason;
+    }
+  };
+
+  let started = 0;
+  for (const target of targets) {
+    while (running.size >= parsed.concurrency) await Promise.race(running);
+    if (stopReason !== undefined) break;
+    const wait = lastStart + parsed.pauseMs - Date.now();
+    if (wait > 0) await sleep(wait);
+    if (stopReason !== undefined) break;
+    lastStart = Date.now();
+    started += 1;
+    const task = run(target).finally(() => running.delete(task));
+    running.add(task);
+  }
+  await Promise.all(running);
+
+  const skipped = targets.length - started;
+  out(`${initiated} initiated, ${failures.length} failed${skipped > 0 ? `, ${skipped} not attempted` : ''}`);
+  if (stopReason !== undefined && skipped > 0) out(`Stopped early: ${stopReason}`);
+  if (failures.length > 0) {
+    out('Failed:');
+    failures.sort((a, b) => (a.target.line ?? 0) - (b.target.line ?? 0));
+    for (const { target, line } of failures) out(`  line ${target.line}: ${line.replace(/^✗ /, '')}`);
+  }
+  return failures.length > 0 || skipped > 0 ? 1 : 0;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** fetch wraps the useful part ("connect ECONNREFUSED …") in `cause`, sometimes as an AggregateError without message. */
+function describeNetworkError(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  for (const candidate of [cause, cause instanceof AggregateError ? cause.errors[0] : undefined, error]) {
+    if (candidate instanceof Error && candidate.message) return candidate.message;
+    const code = (candidate as { code?: unknown } | undefined)?.code;
+    if (typeof code === 'string') return code;
+  }
+  return String(error);
+}
+
+/** A token this short is a test value; replacing it would garble ordinary words. */
+function redact(text: string, token: string): string {
+  return token.length < 8 ? text : text.split(token).join('[redacted]');
+}
+
+function displayUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href.replace(/\/+$/, '');
+}
+
+function isMain(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  config({ quiet: true });
+  process.exitCode = await runCallCli(process.argv.slice(2), process.env, (line) => console.log(line));
+}

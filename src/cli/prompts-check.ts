@@ -1,0 +1,41 @@
+/**
+ * Checks a prompts folder the way Hotline loads it: every file with the
+ * placeholders it uses and what is wrong with it.
+ *
+ *   npm run prompts:check -- [dir]      (default: PROMPTS_DIR, else ./prompts)
+ *
+ * Exits 1 on any problem, warnings included, so CI can refuse a prompt edit
+ * that would make a call speak a gap.
+ */
+import path from 'node:path';
+import { checkPromptsFolder } from '../prompts/prompt-store.js';
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+async function main(): Promise<number> {
+  const dir = path.resolve(process.argv[2] ?? process.env.PROMPTS_DIR ?? 'prompts');
+  const { files } = await checkPromptsFolder(dir);
+  const lines = [`prompts in ${dir}`];
+  let problems = 0;
+  for (const file of files) {
+    const placeholders = file.placeholders.length > 0 ? file.placeholders.map((p) => `{{${p}}}`).join(' ') : '(no placeholders)';
+    lines.push(`${file.file}: ${placeholders}`);
+    for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
+    problems += file.problems.length;
+  }
+  lines.push(`${plural(files.length, 'file')}, ${plural(problems, 'problem')}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return problems > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`prompts:check failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,341 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { ConfigError } from '../src/errors.js';
+import { BUILTIN_NAMES, builtinVariables } from '../src/prompts/builtins.js';
+import { parseFrontMatter } from '../src/prompts/front-matter.js';
+import { checkPromptsFolder, PromptStore, type PromptProblem } from '../src/prompts/prompt-store.js';
+
+const run = promisify(execFile);
+const logger = pino({ level: 'silent' });
+const SHIPPED = path.resolve('prompts');
+const GERMAN = path.resolve('prompts/examples/de');
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const GOOD: Record<string, string> = {
+  'system.md': 'You are a test assistant. This is an {{direction}} call about {{topic|nothing in particular}}.\n',
+  'greeting.md': 'Hello from the test!\n',
+  'outbound-greeting.md': 'Hi {{name|there}}, about {{topic|your order}}.\n',
+  'outbound-generic-greeting.md': 'Hello, we are calling.\n',
+  'error.md': "I'm sorry, something broke.\n",
+  'transfer-failed.md': "I'm sorry, nobody is free.\n",
+};
+
+async function tempFolder(files: Record<string, string> = GOOD): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'hotline-prompts-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  return dir;
+}
+
+async function openStore(dir: string, options: { watch?: boolean } = {}): Promise<PromptStore> {
+  const store = await PromptStore.open(dir, logger, options);
+  cleanups.push(() => store.close());
+  return store;
+}
+
+function messages(problems: readonly PromptProblem[]): string[] {
+  return problems.map((p) => `${p.file} ${p.severity}: ${p.message}`);
+}
+
+describe('shipped prompts', () => {
+  test.each([
+    ['English', SHIPPED],
+    ['German', GERMAN],
+  ])('the %s set loads with no problems', async (_language, dir) => {
+    const report = await checkPromptsFolder(dir);
+    expect(report.files.flatMap((f) => messages(f.problems))).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.files.map((f) => f.file)).toEqual([
+      'system.md',
+      'greeting.md',
+      'outbound-greeting.md',
+      'outbound-generic-greeting.md',
+      'error.md',
+      'transfer-failed.md',
+    ]);
+  });
+
+  test.each([SHIPPED, GERMAN])('%s: outbound calls get their reason; no prompt leaves a gap', async (dir) => {
+    const prompts = (await openStore(dir)).current;
+    const builtins = builtinVariables({ from: '4930123', to: '49151999', direction: 'outbound' }, new Date(), 'UTC');
+    const outbound = { ...builtins, name: 'Anna', topic: 'your order 42' };
+    expect(prompts.render('outboundGreeting', outbound)).toMatch(/Anna.*your order 42/);
+    expect(prompts.render('system', outbound)).toContain('your order 42');
+    for (const name of ['system', 'greeting', 'outboundGreeting', 'outboundGenericGreeting', 'error', 'transferFailed'] as const) {
+      expect(prompts.wouldLeaveEmpty(name, builtins)).toBe(false);
+      const text = prompts.render(name, builtins, (p) => expect.unreachable(`{{${p}}} in ${name}`));
+      expect(text).not.toMatch(/\{\{|\}\}|^\s|\s$| {2}| [,.!?]/);
+    }
+    expect(prompts.placeholders.outboundGenericGreeting).toEqual([]);
+    expect(prompts.settings).toEqual({ transferTargets: {} });
+  });
+
+  test('the English lines other parts of Hotline rely on', async () => {
+    const prompts = (await openStore(SHIPPED)).current;
+    expect(prompts.render('greeting', {})).toBe('Hello, thanks for calling! How can I help you today?');
+    expect(prompts.render('error', {})).toMatch(/^I'm sorry/);
+  });
+});
+
+describe('front matter', () => {
+  test('model, temperature and transfer targets, numbers as written', () => {
+    const result = parseFrontMatter(
+      '---\nmodel: gpt-4o-mini\ntemperature: 0.4\ntransfer_targets:\n  sales: 4930111111\n  office: 030123\n  intl: +4940222\n  support: "sip:help@example.com"\n---\nBody {{x|y}}\n',
+    );
+    expect(result.problems).toEqual([]);
+    expect(result.settings).toEqual({
+      model: 'gpt-4o-mini',
+      temperature: 0.4,
+      transferTargets: { sales: '4930111111', office: '030123', intl: '+4940222', support: 'sip:help@example.com' },
+    });
+    expect(result.body).toBe('Body {{x|y}}\n');
+    expect(result.bodyLine).toBe(10);
+  });
+
+  test('no front matter, an empty one, and CRLF line ends', () => {
+    expect(parseFrontMatter('Just text\n')).toEqual({ settings: { transferTargets: {} }, body: 'Just text\n', bodyLine: 1, problems: [] });
+    expect(parseFrontMatter('---\n---\nText')).toMatchObject({ body: 'Text', bodyLine: 3, problems: [] });
+    expect(parseFrontMatter('---\r\nmodel: m\r\n---\r\nText')).toMatchObject({ settings: { model: 'm' }, body: 'Text', problems: [] });
+  });
+
+  test('an unknown key is a warning, not fatal', () => {
+    const result = parseFrontMatter('---\nmodel: m\nvoice: anna\n---\nText');
+    expect(result.settings.model).toBe('m');
+    expect(result.problems).toEqual([{ severity: 'warning', message: expect.stringContaining('unknown front matter key "voice"') }]);
+  });
+
+  test.each([
+    ['invalid YAML', '---\ntemperature: [not a number\n---\nText', /not valid YAML \(line \d\)/],
+    ['a wrong type', '---\ntemperature: warm\n---\nText', /front matter temperature:/],
+    ['a temperature out of range', '---\ntemperature: 3\n---\nText', /front matter temperature:/],
+    ['a list instead of keys', '---\n- a\n---\nText', /key: value/],
+    ['a target that is no number', '---\ntransfer_targets:\n  sales: 1.5\n---\nText', /transfer_targets\.sales/],
+    ['a header never closed', '---\nmodel: m\nText', /never closed/],
+  ])('%s is an error and sets nothing', (_what, text, message) => {
+    const result = parseFrontMatter(text);
+    expect(result.problems.filter((p) => p.severity === 'error').map((p) => p.message)).toEqual([expect.stringMatching(message)]);
+    expect(result.settings).toEqual({ transferTargets: {} });
+  });
+
+  test('the store exposes the settings; an error in system.md stops the first load', async () => {
+    const dir = await tempFolder({ ...GOOD, 'system.md': `---\ntemperature: 1.2\ntransfer_targets:\n  sales: 4930111111\n---\n${GOOD['system.md']}` });
+    expect((await openStore(dir)).current.settings).toEqual({ temperature: 1.2, transferTargets: { sales: '4930111111' } });
+
+    await writeFile(path.join(dir, 'system.md'), `---\ntemperature: [oops\n---\nText`);
+    const failure = PromptStore.open(dir, logger);
+    await expect(failure).rejects.toBeInstanceOf(ConfigError);
+    await expect(failure).rejects.toThrow(/system\.md: error: front matter is not valid YAML/);
+  });
+
+  test('front matter in another file is spoken, so it is warned about', async () => {
+    const dir = await tempFolder({ ...GOOD, 'greeting.md': '---\nmodel: m\n---\nHello' });
+    const report = await checkPromptsFolder(dir);
+    expect(messages(report.files.flatMap((f) => f.problems))).toEqual([expect.stringMatching(/^greeting\.md warning: starts with "---"/)]);
+  });
+});
+
+describe('built-in variables', () => {
+  const now = new Date('2026-11-22T13:05:00Z');
+
+  test('date, time and weekday in the given zone; numbers and direction from the session', () => {
+    expect(builtinVariables({ from: '4930123', to: '4940456', direction: 'inbound' }, now, 'Europe/Berlin')).toEqual({
+      caller_number: '4930123',
+      called_number: '4940456',
+      direction: 'inbound',
+      date: 'Sunday, 22 November 2026',
+      time: '14:05',
+      weekday: 'Sunday',
+    });
+    expect(builtinVariables({ direction: 'outbound' }, new Date('2026-11-22T23:30:00Z'), 'Asia/Tokyo')).toEqual({
+      direction: 'outbound',
+      date: 'Monday, 23 November 2026',
+      time: '08:30',
+      weekday: 'Monday',
+    });
+    expect(Object.keys(builtinVariables({ from: 'a', to: 'b', direction: 'inbound' }, now, 'UTC')).sort()).toEqual(
+      [...BUILTIN_NAMES].sort(),
+    );
+  });
+
+  test('midnight is 00, and anything but outbound is inbound', () => {
+    const vars = builtinVariables({ direction: 'sideways' }, new Date('2026-01-01T00:07:00Z'), 'UTC');
+    expect(vars).toMatchObject({ time: '00:07', direction: 'inbound', date: 'Thursday, 1 January 2026' });
+  });
+
+  test('an invalid zone falls back to UTC instead of throwing', () => {
+    expect(builtinVariables({}, now, 'Mars/Olympus_Mons')).toMatchObject({ time: '13:05', weekday: 'Sunday' });
+  });
+
+  test('without a zone argument, TZ decides', () => {
+    vi.stubEnv('TZ', 'America/New_York');
+    cleanups.push(() => vi.unstubAllEnvs());
+    expect(builtinVariables({}, now).time).toBe('08:05');
+  });
+});
+
+describe('the store', () => {
+  test('renders with the variables of one call; a missing value is reported, not thrown', async () => {
+    const prompts = (await openStore(await tempFolder())).current;
+    expect(prompts.render('system', { direction: 'outbound', topic: 'cake' })).toBe(
+      'You are a test assistant. This is an outbound call about cake.',
+    );
+    const missing: string[] = [];
+    expect(prompts.render('system', {}, (p) => missing.push(p))).toBe(
+      'You are a test assistant. This is an  call about nothing in particular.',
+    );
+    expect(missing).toEqual(['direction']);
+    expect(prompts.placeholders.system).toEqual(['direction', 'topic']);
+  });
+
+  test('wouldLeaveEmpty tells whether the tailored greeting can be used', async () => {
+    const dir = await tempFolder({ ...GOOD, 'outbound-greeting.md': 'Hi {{name}}, about {{topic|your order}}.' });
+    const prompts = (await openStore(dir)).current;
+    expect(prompts.wouldLeaveEmpty('outboundGreeting', { topic: 'x' })).toBe(true);
+    expect(prompts.wouldLeaveEmpty('outboundGreeting', { name: 'Anna' })).toBe(false);
+    expect(prompts.wouldLeaveEmpty('outboundGenericGreeting', {})).toBe(false);
+  });
+
+  test('missing optional files fall back to built-in defaults; missing required ones stop the start', async () => {
+    const dir = await tempFolder({ 'system.md': GOOD['system.md']!, 'greeting.md': GOOD['greeting.md']! });
+    const prompts = (await openStore(dir)).current;
+    expect(prompts.render('error', {})).toMatch(/^I'm sorry/);
+    expect(prompts.render('outboundGreeting', { name: 'Anna' })).toMatch(/^Hi Anna,/);
+    expect(prompts.render('outboundGenericGreeting', {})).not.toMatch(/\{\{/);
+
+    await rm(path.join(dir, 'greeting.md'));
+    await expect(PromptStore.open(dir, logger)).rejects.toThrow(/greeting\.md: error: is missing/);
+    await expect(PromptStore.open(path.join(dir, 'nope'), logger)).rejects.toThrow(/prompts folder not found/);
+  });
+
+  test('a broken optional file falls back at start, but never replaces a good version on reload', async () => {
+    const dir = await tempFolder({ ...GOOD, 'error.md': 'Sorry {{oops' });
+    const store = await openStore(dir);
+    expect(store.current.render('error', {})).toMatch(/^I'm sorry, I'm having a little trouble/);
+
+    await writeFile(path.join(dir, 'error.md'), 'Sorry, edited.');
+    expect(await store.reload()).toEqual({ ok: true, problems: [] });
+    expect(store.current.render('error', {})).toBe('Sorry, edited.');
+
+    await writeFile(path.join(dir, 'error.md'), 'Sorry {{oops');
+    const result = await store.reload();
+    expect(result.ok).toBe(false);
+    expect(messages(result.problems)).toEqual(['error.md error: line 1, column 7: unclosed "{{": a placeholder needs "}}" on the same line']);
+    expect(store.current.render('error', {})).toBe('Sorry, edited.');
+  });
+
+  test('hot reload: an edit applies by itself; a broken edit keeps the last good version', async () => {
+    const dir = await tempFolder();
+    const store = await openStore(dir, { watch: true });
+    const first = store.current;
+
+    // Saved the way editors do it: a temporary file renamed over the old one.
+    await writeFile(path.join(dir, '.greeting.md.tmp'), 'Welcome, edited!\n');
+    await rename(path.join(dir, '.greeting.md.tmp'), path.join(dir, 'greeting.md'));
+    await expect.poll(() => store.current.render('greeting', {}), { timeout: 5000 }).toBe('Welcome, edited!');
+    // A call in progress keeps the version it started with.
+    expect(first.render('greeting', {})).toBe('Hello from the test!');
+    const edited = store.current;
+
+    await writeFile(path.join(dir, 'system.md'), `---\ntemperature: hot\n---\n${GOOD['system.md']}`);
+    await writeFile(path.join(dir, 'greeting.md'), 'A second edit.\n');
+    const result = await store.reload();
+    expect(result.ok).toBe(false);
+    expect(messages(result.problems)).toEqual([expect.stringMatching(/^system\.md error: front matter temperature:/)]);
+    expect(store.current).toBe(edited);
+    expect(store.current.render('greeting', {})).toBe('Welcome, edited!');
+
+    // Fixing the file is picked up by the watcher again.
+    await writeFile(path.join(dir, 'system.md'), GOOD['system.md']!);
+    await vi.waitFor(() => expect(store.current.render('greeting', {})).toBe('A second edit.'), { timeout: 5000 });
+  });
+
+  test('a required file missing during a reload keeps the last good version', async () => {
+    const dir = await tempFolder();
+    const store = await openStore(dir);
+    const before = store.current;
+    await rm(path.join(dir, 'system.md'));
+    expect(await store.reload()).toMatchObject({ ok: false, problems: [{ file: 'system.md', severity: 'error' }] });
+    expect(store.current).toBe(before);
+  });
+
+  test('after close() the store stays usable and reloads on request', async () => {
+    const dir = await tempFolder();
+    const store = await openStore(dir, { watch: true });
+    store.close();
+    store.close();
+    await writeFile(path.join(dir, 'greeting.md'), 'Reloaded by hand.\n');
+    expect(await store.reload()).toEqual({ ok: true, problems: [] });
+    expect(store.current.render('greeting', {})).toBe('Reloaded by hand.');
+  });
+});
+
+describe('checkPromptsFolder', () => {
+  test('reports every file with its placeholders and problems', async () => {
+    const dir = await tempFolder({
+      'system.md': '---\nmodel: m\ncolour: blue\n---\nYou help.\nIt is {{time}} and {{TIME}}; call {{customer}}.\n',
+      'greeting.md': 'Hello {{name}}, {{name}} again. And {{ bad name }}.',
+      'outbound-generic-greeting.md': 'Hello {{name}}.',
+      'error.md': '',
+      'greting.md': 'A typo.',
+      'README.md': 'Docs about the prompts.',
+    });
+    const report = await checkPromptsFolder(dir);
+    expect(report.ok).toBe(false);
+    expect(report.files.map((f) => [f.file, f.placeholders])).toEqual([
+      ['system.md', ['time', 'TIME', 'customer']],
+      ['greeting.md', []],
+      ['outbound-greeting.md', []],
+      ['outbound-generic-greeting.md', ['name']],
+      ['error.md', []],
+      ['transfer-failed.md', []],
+      ['greting.md', []],
+    ]);
+    expect(messages(report.files.flatMap((f) => f.problems))).toEqual([
+      expect.stringMatching(/^system\.md warning: unknown front matter key "colour"/),
+      expect.stringMatching(/^system\.md warning: line 6, column 35: \{\{customer\}\} is not a built-in variable and has no default/),
+      expect.stringMatching(/^greeting\.md error: line 1, column 37: invalid placeholder name "bad name"/),
+      'outbound-greeting.md warning: is missing; the built-in default is used',
+      expect.stringMatching(/^outbound-generic-greeting\.md warning: line 1, column 7: \{\{name\}\} is not a built-in/),
+      'error.md warning: is empty; the built-in default is used',
+      'transfer-failed.md warning: is missing; the built-in default is used',
+      expect.stringMatching(/^greting\.md warning: is not read by Hotline/),
+    ]);
+  });
+});
+
+describe('npm run prompts:check', () => {
+  const cli = (dir: string) => run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: path.resolve('.') });
+
+  test('a good folder: every file listed, exit 0', async () => {
+    const { stdout } = await cli(await tempFolder());
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toContain('system.md: {{direction}} {{topic}}');
+    expect(lines).toContain('greeting.md: (no placeholders)');
+    expect(lines.at(-1)).toBe('6 files, 0 problems');
+  }, 30_000);
+
+  test('a folder with problems: problems indented under their file, exit 1', async () => {
+    const dir = await tempFolder({ ...GOOD, 'greeting.md': 'Hello {{name}}', 'error.md': 'Sorry {{' });
+    await mkdir(path.join(dir, 'examples'));
+    const failure = await cli(dir).then(
+      () => undefined,
+      (error: unknown) => error as { code: number; stdout: string },
+    );
+    expect(failure?.code).toBe(1);
+    const lines = failure!.stdout.trimEnd().split('\n');
+    const at = lines.indexOf('greeting.md: {{name}}');
+    expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
+    expect(lines).toContain('error.md: (no placeholders)');
+    expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
+    expect(lines.at(-1)).toBe('6 files, 2 problems');
+  }, 30_000);
+});
