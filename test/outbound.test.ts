@@ -2,6 +2,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { runCallCli } from '../src/cli/call.js';
 import { startFakeAiFlowApi } from './helpers/fake-aiflow-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -151,5 +152,23 @@ describe('prompts are edited without a restart', () => {
     // The broken system.md keeps the whole last good version, greeting included.
     const service = await ring('4930123456', 'inbound');
     expect((await service.nextOfType('speak')).text).toBe('Welcome to the edited greeting!');
+  });
+});
+
+describe('npm run call against a running Hotline', () => {
+  test('places a call with variables, reports refusals with a non-zero exit code', async () => {
+    await startWithPlatform();
+    const lines: string[] = [];
+    const env_ = { BOT_URL: env!.hotline.url, ADMIN_TOKEN: ADMIN };
+    const ok = await runCallCli(['+49 151 1234567', '--var', 'name=Anna', '--var', 'topic=your order 42'], env_, (l) => lines.push(l));
+    expect(ok).toBe(0);
+    expect(lines.join('\n')).toMatch(/491511234567 initiated/);
+    const service = await ring('491511234567');
+    expect((await service.nextOfType('speak')).text).toContain('Anna');
+
+    lines.length = 0;
+    const refused = await runCallCli(['491511234567', '--flow', 'no-such-flow'], env_, (l) => lines.push(l));
+    expect(refused).toBe(1);
+    expect(lines.join('\n')).toMatch(/AIFLOW_ID|does not exist/i);
   });
 });
