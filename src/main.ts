@@ -40,6 +40,15 @@ if (!config.auth.webhookSecret) {
 if (!config.auth.wsToken) {
   logger.warn('WS_TOKEN is not set: WebSocket connections are not authenticated. Set it and add ?token=… to the WebSocket URL.');
 }
+if (config.adminToken) {
+  const { apiUrl, accessToken } = config.outbound;
+  logger.info(
+    { adminApi: `${base}/api/calls`, outboundConfigured: Boolean(apiUrl && accessToken) },
+    apiUrl && accessToken
+      ? 'outbound calls: POST /api/calls (npm run call) is on'
+      : 'admin API is on, but outbound calls need AIFLOW_API_URL and AIFLOW_ACCESS_TOKEN',
+  );
+}
 if (config.llm.mode === 'demo') {
   const lines = [
     'DEMO MODE: no LLM is configured; replies come from a scripted model.',

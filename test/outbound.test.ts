@@ -172,3 +172,29 @@ describe('npm run call against a running Hotline', () => {
     expect(lines.join('\n')).toMatch(/AIFLOW_ID|does not exist/i);
   });
 });
+
+describe('front matter', () => {
+  test('model, temperature and named transfer targets in system.md reach the LLM request and the transfer', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-prompts-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    await cp(path.resolve('prompts'), dir, { recursive: true });
+    const body = await readFile(path.join(dir, 'system.md'), 'utf8');
+    await writeFile(
+      path.join(dir, 'system.md'),
+      `---\nmodel: front-matter-model\ntemperature: 0.2\ntransfer_targets:\n  billing: "4930555555"\n---\n${body.replace(/^---[\s\S]*?---\n/, '')}`,
+    );
+    env = await startTestHotline(
+      scriptByUserText({ Billing: { content: 'Connecting you.', toolCalls: [{ name: 'transfer', arguments: '{"target":"billing"}' }] } }),
+      { PROMPTS_DIR: dir },
+    );
+    const service = await ring('4930123456', 'inbound');
+    await service.nextOfType('speak');
+    service.say('Billing');
+    expect(await service.nextOfType('transfer')).toMatchObject({ target: '4930555555' });
+    const request = env.llm.requests[0]!.body;
+    expect(request.model).toBe('front-matter-model');
+    expect(request['temperature']).toBe(0.2);
+    const transfer = (request.tools ?? []).find((t) => t.function.name === 'transfer');
+    expect(JSON.stringify(transfer)).toContain('billing');
+  });
+});
