@@ -13,7 +13,7 @@ import {
   InvalidCallRequestError,
   InvalidPhoneNumberError,
 } from '../src/outbound/errors.js';
-import { startFakeAiFlowApi, type FakeAiFlowApi } from './helpers/fake-aiflow-api.js';
+import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 
 const TOKEN = 'secret-platform-token-42';
 const cleanups: (() => Promise<void>)[] = [];

@@ -6,7 +6,7 @@ import { tokenize } from '../src/llm/scripted-server.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
-import { FakeVoiceService, type ReceivedAction } from './helpers/voice-service.js';
+import { FakeVoiceService, type ReceivedAction } from '../src/testing/voice-service-client.js';
 
 const GREETING = 'Hello, thanks for calling! How can I help you today?';
 const LONG_REPLY =

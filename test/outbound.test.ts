@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runCallCli } from '../src/cli/call.js';
-import { startFakeAiFlowApi } from './helpers/fake-aiflow-api.js';
+import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
-import { FakeVoiceService } from './helpers/voice-service.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 
 const ADMIN = 'admin-secret-1';
 let env: TestHotline | undefined;

@@ -7,7 +7,7 @@ import { WebSocket } from 'ws';
 import { loadConfig } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 import { startHotline, type RunningHotline } from '../src/server.js';
-import { FakeVoiceService } from './helpers/voice-service.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 
 describe('configuration', () => {
   test('no LLM configured: demo mode, except in production where startup is refused with what to set', () => {

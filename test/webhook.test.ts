@@ -12,7 +12,7 @@ import type { WebhookCalls } from '../src/transport/webhook-calls.js';
 import { webhookRouter } from '../src/transport/webhook.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
-import { FakeVoiceService } from './helpers/voice-service.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 
 const GREETING = 'Hello, thanks for calling! How can I help you today?';
 
