@@ -209,6 +209,45 @@ describe('barge-in', () => {
   });
 });
 
+describe('voice activity before the words (user_speech_started)', () => {
+  test('holds back sentences not yet sent; the user_speak that follows starts the new turn', async () => {
+    env = await startTestHotline(
+      scriptByUserText({
+        'Tell me a lot': { content: 'One is here. Two is here. Three is here. Four is here. Five.', tokenDelayMs: 25 },
+        'Actually, stop': { content: 'Okay, stopping.' },
+      }),
+    );
+    const service = await connect();
+    service.start();
+    await service.next();
+    service.say('Tell me a lot');
+    expect((await service.nextOfType('speak')).text).toBe('One is here.');
+    service.send({ type: 'user_speech_started', session: { id: service.sessionId } });
+    const heldFrom = service.actions.length;
+    // Generation goes on meanwhile; wait until the LLM has written the whole reply.
+    await env.llm.requests[0]!.ended;
+    service.say('Actually, stop', { bargedIn: true });
+    expect((await service.nextOfType('speak')).text).toBe('Okay, stopping.');
+    expect(speaksOf(service.actions.slice(heldFrom))).toEqual(['Okay, stopping.']);
+  });
+
+  test('voice activity with no words after it: the held sentences follow after a short wait', async () => {
+    env = await startTestHotline(
+      scriptByUserText({ Go: { content: 'First part is here. Second part comes later.', tokenDelayMs: 30 } }),
+    );
+    const service = await connect();
+    service.start();
+    await service.next();
+    service.say('Go');
+    await service.nextOfType('speak');
+    service.send({ type: 'user_speech_started', session: { id: service.sessionId } });
+    const heldAt = performance.now();
+    const second = await service.nextOfType('speak');
+    expect(second.text).toBe('Second part comes later.');
+    expect(second.receivedAt - heldAt).toBeGreaterThanOrEqual(1000);
+  });
+});
+
 describe('transfer and hangup', () => {
   test('transfer waits until the sentence before it has played, and uses the named target', async () => {
     env = await startTestHotline(

@@ -50,6 +50,9 @@ export interface CallDeps {
   transcript: TranscriptWriter;
 }
 
+/** How long voice activity holds speech back when no recognised words follow it. */
+const HOLD_FOR_CALLER_MS = 1500;
+
 type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
 
 /**
@@ -76,6 +79,8 @@ export class Call {
   private systemPrompt = '';
   private hungUp = false;
   private ended = false;
+  /** Set by user_speech_started: the caller is talking, so nothing new is said until their words arrive. */
+  private callerSpeaking: NodeJS.Timeout | undefined;
 
   constructor(
     id: string,
@@ -108,16 +113,22 @@ export class Call {
         return this.onAssistantSpeak(event);
       case 'assistant_speech_ended':
         return this.onSpeechEnded();
+      case 'user_speech_started':
+        return this.onUserSpeechStarted();
     }
   }
 
   /** Ends the call: generation stops, nothing more is sent, the transcript is closed. */
   end(reason: string, origin: 'service' | 'hotline'): Promise<void> {
     if (this.ended) return Promise.resolve();
-    this.turn?.abort('ended');
+    if (this.turn) {
+      this.turn.abort('ended');
+      this.turn.reply.interrupted = true;
+    }
     this.held = [];
     this.settleTurn();
     this.cancelFinal('the call ended first');
+    this.stopHolding();
     this.settleReply();
     this.ended = true;
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
@@ -193,12 +204,37 @@ export class Call {
     if (this.hungUp) return this.log.info('caller spoke after hangup was sent; ignored');
     // Recognition noise must not cancel a reply and leave the caller in silence.
     if (text === '') return this.log.debug('empty user_speak ignored');
+    this.stopHolding();
     this.interrupt(event.barged_in);
     this.log.debug({ text, bargedIn: event.barged_in }, 'caller said');
     this.settleReply();
     this.history.push({ role: 'user', text });
     this.deps.transcript.append({ role: 'user', text, ...(event.barged_in ? { barged_in: true } : {}) });
     this.startTurn();
+  }
+
+  /**
+   * Voice activity comes before the recognised words: hold back sentences not
+   * yet sent (and a hangup or transfer) until user_speak arrives. If it never
+   * does (a cough, a noise), go on after HOLD_FOR_CALLER_MS.
+   */
+  private onUserSpeechStarted(): void {
+    clearTimeout(this.callerSpeaking);
+    this.callerSpeaking = setTimeout(() => {
+      this.callerSpeaking = undefined;
+      this.log.debug('no words followed the voice activity; going on');
+      this.deliverHeld();
+      const pending = this.pendingFinal;
+      if (!pending) return;
+      if (!this.playback.pending) return this.firePendingFinal();
+      clearTimeout(pending.timer);
+      pending.timer = this.playbackTimer();
+    }, HOLD_FOR_CALLER_MS);
+  }
+
+  private stopHolding(): void {
+    clearTimeout(this.callerSpeaking);
+    this.callerSpeaking = undefined;
   }
 
   private onAssistantSpeak(event: AssistantSpeakEvent): void {
@@ -261,7 +297,7 @@ export class Call {
 
   /** Sends every held sentence as one speak action. */
   private deliverHeld(): void {
-    if (this.held.length === 0) return;
+    if (this.held.length === 0 || this.callerSpeaking) return;
     const chunks = this.held;
     this.held = [];
     const text = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join(' ');
@@ -334,7 +370,7 @@ export class Call {
     } else {
       action.record.result = 'the call is ending';
     }
-    if (!this.playback.pending && this.held.length === 0) return this.sendFinal(action);
+    if (!this.playback.pending && this.held.length === 0 && !this.callerSpeaking) return this.sendFinal(action);
     this.pendingFinal = { action, timer: this.playbackTimer() };
   }
 
@@ -356,7 +392,7 @@ export class Call {
 
   private firePendingFinal(): void {
     const pending = this.pendingFinal;
-    if (!pending) return;
+    if (!pending || this.callerSpeaking) return;
     clearTimeout(pending.timer);
     this.pendingFinal = undefined;
     this.sendFinal(pending.action);

@@ -63,12 +63,22 @@ export const SessionEndSchema = z.looseObject({
   reason: z.string().optional(),
 });
 
+/**
+ * Not in the spec: the production service's WebSocket sends it when voice
+ * activity starts, before the words are recognised. An early barge-in hint.
+ */
+export const UserSpeechStartedSchema = z.looseObject({
+  type: z.literal('user_speech_started'),
+  session: SessionSchema,
+});
+
 export const EventSchemas = {
   session_start: SessionStartSchema,
   user_speak: UserSpeakSchema,
   assistant_speak: AssistantSpeakSchema,
   assistant_speech_ended: AssistantSpeechEndedSchema,
   session_end: SessionEndSchema,
+  user_speech_started: UserSpeechStartedSchema,
 } as const;
 
 export type EventType = keyof typeof EventSchemas;
@@ -77,7 +87,9 @@ export type UserSpeakEvent = z.infer<typeof UserSpeakSchema>;
 export type AssistantSpeakEvent = z.infer<typeof AssistantSpeakSchema>;
 export type AssistantSpeechEndedEvent = z.infer<typeof AssistantSpeechEndedSchema>;
 export type SessionEndEvent = z.infer<typeof SessionEndSchema>;
+export type UserSpeechStartedEvent = z.infer<typeof UserSpeechStartedSchema>;
 export type VoiceEvent =
+  | UserSpeechStartedEvent
   | SessionStartEvent
   | UserSpeakEvent
   | AssistantSpeakEvent

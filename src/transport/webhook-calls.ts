@@ -150,6 +150,9 @@ export class WebhookCalls {
       case 'session_start':
       case 'assistant_speak':
         return answer(box.take());
+      case 'user_speech_started':
+        // Answers to it are ignored by the service; whatever is ready waits for the next event.
+        return answer(undefined);
       case 'user_speak':
       case 'assistant_speech_ended': {
         const ready = box.take();
