@@ -53,7 +53,8 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
         'I let my goodbye finish before I hang up. Try interrupting me now!',
     };
   }
-  const echo = said.length > 80 ? `${said.slice(0, 77)}...` : said;
+  const words = said.replace(/[\s.!?…]+$/u, '');
+  const echo = words.length > 80 ? `${words.slice(0, 77)}...` : words;
   return {
     content:
       `You said: "${echo}". I'm the built-in demo model, so my answers are scripted. ` +

@@ -16,9 +16,13 @@ export interface RecordedOutboundCall {
   body: unknown;
   /** What the fake answered. */
   status: number;
+  /** The body of that answer. */
+  responseBody: string;
 }
 
 export interface FakeFlow {
+  /** False: the service does not know this flow and answers 404. Default true. */
+  exists?: boolean;
   /** Whether the flow has a phone number (caller ID); without one the service answers 400. Default true. */
   phoneNumber?: boolean;
   /** A fixed answer instead of the flow's normal behaviour (e.g. 403 before support has enabled outbound calls). */
@@ -28,13 +32,25 @@ export interface FakeFlow {
 export interface FakeAiFlowApiOptions {
   /** When set, requests without `Authorization: Bearer <token>` get 401. */
   token?: string;
+  /** Without `token`: still refuse (401) a request that carries no `Authorization: Bearer …` at all. */
+  requireBearer?: boolean;
   flows?: Record<string, FakeFlow>;
+  /** How a flow missing from `flows` behaves; without it such a flow does not exist (404). */
+  defaultFlow?: FakeFlow;
+  /** Called for every request, before its answer is written. */
   onCall?: (call: RecordedOutboundCall) => void;
+  /** Called for every request once its answer has been written (a 201 means the call now rings). */
+  onAnswered?: (call: RecordedOutboundCall) => void;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
 }
 
 export interface FakeAiFlowApi {
   /** http://127.0.0.1:port, the base URL to give the client. */
   url: string;
+  port: number;
   calls: RecordedOutboundCall[];
   /** From now on, answer this flow's requests with this status and body (also for a flow not configured). */
   setResponse(aiFlowId: string, status: number, body?: string): void;
@@ -68,9 +84,18 @@ export async function startFakeAiFlowApi(options: FakeAiFlowApiOptions = {}): Pr
       const body = parseBody(text);
 
       const answer = decide(req.method ?? 'GET', req.headers, aiFlowId, body);
-      const call: RecordedOutboundCall = { method: req.method ?? 'GET', path, aiFlowId, headers: req.headers, body, status: answer.status };
+      const call: RecordedOutboundCall = {
+        method: req.method ?? 'GET',
+        path,
+        aiFlowId,
+        headers: req.headers,
+        body,
+        status: answer.status,
+        responseBody: answer.body,
+      };
       calls.push(call);
       options.onCall?.(call);
+      res.once('finish', () => options.onAnswered?.(call));
       send(res, answer.status, answer.body);
     });
   });
@@ -86,10 +111,13 @@ export async function startFakeAiFlowApi(options: FakeAiFlowApiOptions = {}): Pr
     if (options.token !== undefined && headers.authorization !== `Bearer ${options.token}`) {
       return { status: 401, body: json({ message: 'Unauthorized' }) };
     }
+    if (options.requireBearer && !/^Bearer \S/.test(headers.authorization ?? '')) {
+      return { status: 401, body: json({ message: 'Unauthorized' }) };
+    }
     const override = overrides.get(aiFlowId);
     if (override) return { status: override.status, body: override.body ?? '' };
-    const flow = flows.get(aiFlowId);
-    if (!flow) return { status: 404, body: json({ message: `AI flow ${aiFlowId} not found` }) };
+    const flow = flows.get(aiFlowId) ?? options.defaultFlow;
+    if (!flow || flow.exists === false) return { status: 404, body: json({ message: `AI flow ${aiFlowId} not found` }) };
     if (flow.phoneNumber === false) return { status: 400, body: json({ message: 'AI flow has no phone number' }) };
     // Not in the spec: the fake is strict about the body so that a client sending the wrong shape shows up in tests.
     const problem = bodyProblem(headers, body);
@@ -101,7 +129,7 @@ export async function startFakeAiFlowApi(options: FakeAiFlowApiOptions = {}): Pr
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
@@ -109,7 +137,8 @@ export async function startFakeAiFlowApi(options: FakeAiFlowApiOptions = {}): Pr
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${urlHost(options.host ?? '127.0.0.1')}:${port}`,
+    port,
     calls,
     setResponse(aiFlowId, status, body) {
       overrides.set(aiFlowId, body === undefined ? { status } : { status, body });
@@ -123,6 +152,11 @@ export async function startFakeAiFlowApi(options: FakeAiFlowApiOptions = {}): Pr
         server.closeAllConnections();
       }),
   };
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function bodyProblem(headers: IncomingHttpHeaders, body: unknown): string | undefined {

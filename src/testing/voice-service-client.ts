@@ -19,6 +19,17 @@ export type PlaybackMode =
   /** Like a TTS voice that reports nothing. */
   | { kind: 'none' };
 
+/** The server answered the WebSocket upgrade with an HTTP status instead of switching protocols (e.g. 401). */
+export class WebSocketRefusedError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`Unexpected server response: ${status}${body ? ` ${body}` : ''}`);
+    this.name = 'WebSocketRefusedError';
+  }
+}
+
 type Waiter = { predicate: (a: ReceivedAction) => boolean; resolve: (a: ReceivedAction) => void; from: number };
 
 /**
@@ -29,6 +40,7 @@ export class FakeVoiceService {
   readonly actions: ReceivedAction[] = [];
   readonly sessionId: string;
   private waiters: Waiter[] = [];
+  private readonly listeners = new Set<(action: ReceivedAction) => void>();
   private cursor = 0;
   private readonly queue: ReceivedAction[] = [];
   private playing: ReceivedAction | undefined;
@@ -53,6 +65,17 @@ export class FakeVoiceService {
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
+      // Without this listener ws reports only the status; the body says why (e.g. which token is missing).
+      ws.once('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          reject(new WebSocketRefusedError(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8').trim()));
+          ws.off('error', reject);
+          ws.on('error', () => undefined);
+          ws.terminate();
+        });
+      });
     });
     return new FakeVoiceService(ws, options.playback ?? { kind: 'auto', msPerChar: 2 }, options.sessionId ?? randomUUID());
   }
@@ -105,6 +128,12 @@ export class FakeVoiceService {
     });
   }
 
+  /** Calls the listener with every action from now on, as it arrives; returns the unsubscribe function. */
+  onAction(listener: (action: ReceivedAction) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   nextOfType(type: string): Promise<ReceivedAction> {
     return this.next((a) => a.type === type);
   }
@@ -129,7 +158,10 @@ export class FakeVoiceService {
   }
 
   private onMessage(raw: string): void {
-    const action = { ...(JSON.parse(raw) as Omit<ReceivedAction, 'receivedAt'>), receivedAt: performance.now() } as ReceivedAction;
+    const parsed = parseAction(raw);
+    // A frame that is not an action is Hotline's bug to show, not a reason to crash the client.
+    if (!parsed) return;
+    const action: ReceivedAction = { ...parsed, receivedAt: performance.now() };
     this.actions.push(action);
     const index = this.actions.length - 1;
     const waiter = this.waiters.find((w) => w.from <= index && w.predicate(action));
@@ -138,6 +170,7 @@ export class FakeVoiceService {
       this.cursor = index + 1;
       waiter.resolve(action);
     }
+    for (const listener of this.listeners) listener(action);
     if (action.type === 'speak' && this.playback.kind !== 'none') {
       this.queue.push(action);
       if (!this.playing) this.playNext();
@@ -169,4 +202,17 @@ export class FakeVoiceService {
     this.queue.length = 0;
     this.playing = undefined;
   }
+}
+
+function parseAction(raw: string): { type: string; session_id: string; [field: string]: unknown } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { type, session_id: sessionId } = value as Record<string, unknown>;
+  if (typeof type !== 'string') return undefined;
+  return { ...(value as Record<string, unknown>), type, session_id: typeof sessionId === 'string' ? sessionId : '' };
 }

@@ -1,0 +1,87 @@
+/**
+ * The actions Hotline sent in one scenario, read with a cursor: an expectation
+ * takes actions from the cursor on, and waits, with a timeout, for more.
+ * FakeVoiceService.next() cannot time out or be withdrawn, so the log keeps
+ * its own cursor over the service's `actions`.
+ */
+import type { FakeVoiceService, ReceivedAction } from '../testing/voice-service-client.js';
+
+export class ActionLog {
+  private cursor = 0;
+  private readonly wakers = new Set<() => void>();
+  private connectionClosed = false;
+
+  constructor(private readonly service: FakeVoiceService) {
+    // Registered after the service's own listener, so the action is in `actions` when this runs.
+    service.socket.on('message', () => this.wake());
+    void service.closed.then(() => {
+      this.connectionClosed = true;
+      this.wake();
+    });
+  }
+
+  get all(): readonly ReceivedAction[] {
+    return this.service.actions;
+  }
+
+  get closed(): boolean {
+    return this.connectionClosed;
+  }
+
+  /** Actions not yet taken, oldest first. */
+  unread(): ReceivedAction[] {
+    return this.service.actions.slice(this.cursor);
+  }
+
+  /** Moves the cursor past this action (which must be unread). */
+  takeThrough(action: ReceivedAction): void {
+    const index = this.service.actions.indexOf(action, this.cursor);
+    if (index >= 0) this.cursor = index + 1;
+  }
+
+  /**
+   * Resolves with check()'s first defined result, checking now and after every
+   * action; undefined once timeoutMs pass or the connection closes without one.
+   */
+  until<T>(check: () => T | undefined, timeoutMs: number): Promise<T | undefined> {
+    const first = check();
+    if (first !== undefined || this.connectionClosed) return Promise.resolve(first);
+    return new Promise((resolve) => {
+      const finish = (result: T | undefined): void => {
+        clearTimeout(timer);
+        this.wakers.delete(waker);
+        resolve(result);
+      };
+      const waker = (): void => {
+        const result = check();
+        if (result !== undefined || this.connectionClosed) finish(result);
+      };
+      const timer = setTimeout(() => finish(check()), timeoutMs);
+      this.wakers.add(waker);
+    });
+  }
+
+  private wake(): void {
+    for (const waker of [...this.wakers]) waker();
+  }
+}
+
+const QUOTE_LIMIT = 120;
+
+/** `speak "Hello…"`, `transfer → 4930999999`, `hangup`: how actions appear in failure messages. */
+export function describeAction(action: ReceivedAction): string {
+  if (action.type === 'speak') return `speak ${quote(action.text ?? '')}`;
+  if (action.type === 'transfer') return `transfer → ${action.target ?? '(no target)'}`;
+  return action.type;
+}
+
+export function describeActions(actions: readonly ReceivedAction[]): string {
+  if (actions.length === 0) return 'nothing';
+  const shown = actions.slice(0, 6).map(describeAction);
+  if (actions.length > shown.length) shown.push(`and ${actions.length - shown.length} more`);
+  return shown.join(', ');
+}
+
+export function quote(text: string): string {
+  return JSON.stringify(text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT - 1)}…` : text);
+}

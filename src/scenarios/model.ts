@@ -1,0 +1,105 @@
+/**
+ * The scripted LLM of a scenario: its `model:` rules, or the built-in demo
+ * script. Every reply is recorded with the moment it was asked for, so the
+ * runner can tell a stale sentence (from a reply the caller interrupted) from
+ * a sentence of the reply that followed.
+ */
+import { performance } from 'node:perf_hooks';
+import { demoScript } from '../llm/demo-script.js';
+import type { ChatRequestBody, Script, ScriptedReply } from '../llm/scripted-server.js';
+import { textMatcher } from './pattern.js';
+import type { ModelReply, ModelRule } from './schema.js';
+
+export interface RecordedReply {
+  /** performance.now() when the request reached the script. */
+  at: number;
+  /** The caller's last words the reply was chosen for. */
+  heard: string;
+  /** What the reply would say: its content and the text of its speak calls. */
+  text: string;
+}
+
+/** What the runner may ask about the model while a scenario runs (scripted models only). */
+export interface ModelLog {
+  readonly replies: readonly RecordedReply[];
+  /** Resolves once every request so far has ended, or after timeoutMs. */
+  idle(timeoutMs: number): Promise<void>;
+}
+
+export interface ScenarioModel {
+  script: Script;
+  replies: RecordedReply[];
+}
+
+export function scenarioModel(rules: readonly ModelRule[] | undefined): ScenarioModel {
+  const replies: RecordedReply[] = [];
+  const choose = rules ? ruleScript(rules) : demoScript;
+  const script: Script = (request) => {
+    const heard = lastUserText(request);
+    const reply = choose(request);
+    replies.push({ at: performance.now(), heard, text: spokenText(reply) });
+    return reply;
+  };
+  return { script, replies };
+}
+
+/** The first rule whose `when` matches the caller's last words (and has uses left), else the default rule. */
+function ruleScript(rules: readonly ModelRule[]): (request: ChatRequestBody) => ScriptedReply {
+  const compiled = rules.map((rule) => {
+    const patterns = rule.when === undefined ? [] : Array.isArray(rule.when) ? rule.when : [rule.when];
+    const matchers = patterns.map(textMatcher);
+    return { rule, matches: (text: string) => matchers.length === 0 || matchers.some((m) => m(text)), used: 0 };
+  });
+  return (request) => {
+    const heard = lastUserText(request);
+    const entry = compiled.find((c) => (c.rule.times === undefined || c.used < c.rule.times) && c.matches(heard));
+    // Spoken, so that a failing expectation shows which words no rule covered.
+    if (!entry) return { content: `No model rule matches "${heard}".` };
+    entry.used++;
+    return toScriptedReply(entry.rule.reply);
+  };
+}
+
+export function toScriptedReply(reply: ModelReply): ScriptedReply {
+  const scripted: ScriptedReply = {};
+  if (reply.content !== undefined) scripted.content = reply.content;
+  if (reply.tool_calls) {
+    scripted.toolCalls = reply.tool_calls.map((call) => ({
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    }));
+  }
+  if (reply.status !== undefined) scripted.status = reply.status;
+  if (reply.error_message !== undefined) scripted.errorMessage = reply.error_message;
+  if (reply.hang !== undefined) scripted.hang = reply.hang;
+  if (reply.break_after_tokens !== undefined) scripted.breakAfterTokens = reply.break_after_tokens;
+  if (reply.ttft_ms !== undefined) scripted.ttftMs = reply.ttft_ms;
+  if (reply.token_delay_ms !== undefined) scripted.tokenDelayMs = reply.token_delay_ms;
+  return scripted;
+}
+
+function spokenText(reply: ScriptedReply): string {
+  if (reply.status !== undefined && reply.status !== 200) return '';
+  const parts = [reply.content ?? ''];
+  for (const call of reply.toolCalls ?? []) {
+    if (call.name !== 'speak') continue;
+    try {
+      const args: unknown = JSON.parse(call.arguments);
+      if (args && typeof args === 'object' && 'text' in args && typeof args.text === 'string') parts.push(args.text);
+    } catch {
+      // Broken arguments speak nothing.
+    }
+  }
+  return parts.join(' ');
+}
+
+function lastUserText(request: ChatRequestBody): string {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i];
+    if (message?.role !== 'user') continue;
+    const { content } = message;
+    if (typeof content === 'string') return content;
+    return content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+  }
+  return '';
+}

@@ -1,0 +1,232 @@
+/**
+ * A conversation scenario file (YAML, snake_case keys): the one source of its
+ * types. Objects are strict so that a typo (`barged_in`) is an error, not a
+ * silently ignored key.
+ *
+ *   name, description?, requires?: scripted, timeout_ms? (per step, default 5000)
+ *   model?:  [{ when?: text | /regex/ | [...], times?, reply: { content, tool_calls, status, hang, … } }]
+ *   call?:   { direction: inbound | outbound, from?, to?, variables? (outbound), playback: auto | manual | none, ms_per_char? }
+ *   steps:   say (barge_in?, wait_for: speak?, after_ms?) | expect | send | end | start | finish_speech | wait_ms
+ *   expect:  speak: true | { contains, matches, equals } | reply: { equals, min_speaks? } | transfer: true | { target }
+ *            | hangup: true | no_stale_speech: true | no_action_within_ms — with max_latency_ms?, timeout_ms?
+ *
+ * scenarios/barge-in.yaml shows most of it in use.
+ */
+import { z } from 'zod';
+import { expressionOf, patternProblem, textMatcher } from './pattern.js';
+
+const ms = z.number().int().min(0);
+const positiveMs = z.number().int().positive();
+
+const whenPattern = z
+  .string()
+  .min(1)
+  .superRefine((text, ctx) => {
+    const problem = patternProblem(() => textMatcher(text));
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+const regexPattern = z
+  .string()
+  .min(1)
+  .superRefine((text, ctx) => {
+    const problem = patternProblem(() => expressionOf(text));
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/**
+ * An object with exactly one of the given keys, parsed by that key's schema.
+ * A plain z.union would report every branch's complaint; this reports the one
+ * that applies.
+ */
+function oneOf<const Branches extends Record<string, z.ZodType>>(what: string, branches: Branches) {
+  const keys = Object.keys(branches);
+  const list = keys.join(', ');
+  return z.unknown().transform((value, ctx): z.output<Branches[keyof Branches]> => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: `${what} must be a mapping with one of: ${list}` });
+      return z.NEVER;
+    }
+    const present = keys.filter((key) => Object.hasOwn(value, key));
+    if (present.length !== 1) {
+      const others = Object.keys(value);
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          present.length === 0
+            ? `${what} needs one of: ${list}${others.length > 0 ? ` (found ${others.join(', ')})` : ''}`
+            : `${what} does one thing, but has ${present.join(' and ')}: split it`,
+      });
+      return z.NEVER;
+    }
+    const key = present[0] ?? '';
+    const parsed = branches[key]?.safeParse(value);
+    if (!parsed) return z.NEVER;
+    if (!parsed.success) {
+      for (const issue of flattenIssues(parsed.error.issues)) ctx.addIssue({ code: 'custom', ...issue });
+      return z.NEVER;
+    }
+    return parsed.data as z.output<Branches[keyof Branches]>;
+  });
+}
+
+/** Issues as path + message, one per unknown key, so each can point at its own line. */
+export function flattenIssues(issues: readonly z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: `unknown key "${key}"` }))
+      : [{ path: issue.path, message: issue.message }],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// model: how the scripted LLM answers
+// ---------------------------------------------------------------------------------------------
+
+export const ModelReplySchema = z.strictObject({
+  content: z.string().optional(),
+  tool_calls: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        // A string is sent as written, so a scenario can send broken JSON.
+        arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).default({}),
+      }),
+    )
+    .optional(),
+  status: z.number().int().min(200).max(599).optional(),
+  error_message: z.string().optional(),
+  hang: z.boolean().optional(),
+  break_after_tokens: z.number().int().min(0).optional(),
+  ttft_ms: ms.optional(),
+  token_delay_ms: ms.optional(),
+});
+export type ModelReply = z.output<typeof ModelReplySchema>;
+
+export const ModelRuleSchema = z.strictObject({
+  /** Matched against the caller's last words; no `when` is the default rule. */
+  when: z.union([whenPattern, z.array(whenPattern).min(1)]).optional(),
+  /** The rule applies this many times, then the next matching rule does. */
+  times: z.number().int().positive().optional(),
+  reply: ModelReplySchema,
+});
+export type ModelRule = z.output<typeof ModelRuleSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// call: how the fake voice service rings
+// ---------------------------------------------------------------------------------------------
+
+const phoneNumber = z.union([z.string().min(1), z.number().int().nonnegative()]).transform(String);
+
+export const CallSchema = z
+  .strictObject({
+    direction: z.enum(['inbound', 'outbound']).default('inbound'),
+    from: phoneNumber.optional(),
+    /** Outbound: the number requested through POST /api/calls, then rung. */
+    to: phoneNumber.optional(),
+    variables: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'variable names are letters, digits, _ . -'),
+        z.union([z.string(), z.number(), z.boolean()]).transform(String),
+      )
+      .optional(),
+    playback: z.enum(['auto', 'manual', 'none']).default('auto'),
+    /** Auto playback: how long each character of a speak takes to play. */
+    ms_per_char: z.number().positive().optional(),
+  })
+  .prefault({});
+export type CallSpec = z.output<typeof CallSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// steps
+// ---------------------------------------------------------------------------------------------
+
+export const SpeakMatcherSchema = z.strictObject({
+  /** Case-insensitive; a list means all of them. */
+  contains: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+  /** `/body/flags`, or a bare expression (case-sensitive). */
+  matches: regexPattern.optional(),
+  /** The whole text, exactly (surrounding whitespace aside). */
+  equals: z.string().optional(),
+});
+export type SpeakMatcher = z.output<typeof SpeakMatcherSchema>;
+
+const latency = { max_latency_ms: positiveMs.optional(), timeout_ms: positiveMs.optional() };
+
+export const ExpectationSchema = oneOf('an expectation', {
+  speak: z.strictObject({ speak: z.union([z.literal(true), SpeakMatcherSchema]), ...latency }),
+  reply: z.strictObject({
+    reply: z.strictObject({ equals: z.string().min(1), min_speaks: z.number().int().positive().optional() }),
+    ...latency,
+  }),
+  transfer: z.strictObject({
+    transfer: z.union([z.literal(true), z.strictObject({ target: phoneNumber })]),
+    ...latency,
+  }),
+  hangup: z.strictObject({ hangup: z.literal(true), ...latency }),
+  no_stale_speech: z.strictObject({ no_stale_speech: z.literal(true), timeout_ms: positiveMs.optional() }),
+  no_action_within_ms: z.strictObject({ no_action_within_ms: positiveMs }),
+});
+export type Expectation = z.output<typeof ExpectationSchema>;
+
+export const StepSchema = oneOf('a step', {
+  say: z.strictObject({
+    say: z.string(),
+    barge_in: z.boolean().optional(),
+    /** Wait for the next speak first (and take it), to barge in on a reply that has begun. */
+    wait_for: z.literal('speak').optional(),
+    after_ms: ms.optional(),
+  }),
+  expect: z.strictObject({ expect: ExpectationSchema }),
+  send: z.strictObject({
+    send: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
+  }),
+  end: z.strictObject({ end: z.union([z.literal(true), z.string().min(1)]) }),
+  start: z.strictObject({ start: z.literal(true) }),
+  finish_speech: z.strictObject({ finish_speech: z.literal(true) }),
+  wait_ms: z.strictObject({ wait_ms: ms }),
+});
+export type Step = z.output<typeof StepSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// the file
+// ---------------------------------------------------------------------------------------------
+
+export const ScenarioSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'a name is letters, digits, _ . - (it is typed on the command line)'),
+    description: z.string().optional(),
+    /** `scripted`: skipped with --live, because it depends on what the scripted model says. */
+    requires: z.literal('scripted').optional(),
+    /** Default wait of each step, in place of the runner's. */
+    timeout_ms: positiveMs.optional(),
+    model: z.array(ModelRuleSchema).min(1).optional(),
+    call: CallSchema,
+    steps: z.array(StepSchema).min(1),
+  })
+  .superRefine((scenario, ctx) => {
+    const { call, steps, model } = scenario;
+    if (call.variables && call.direction !== 'outbound') {
+      ctx.addIssue({ code: 'custom', path: ['call', 'variables'], message: 'variables are for outbound calls (direction: outbound)' });
+    }
+    if (call.ms_per_char !== undefined && call.playback !== 'auto') {
+      ctx.addIssue({ code: 'custom', path: ['call', 'ms_per_char'], message: 'ms_per_char is for playback: auto' });
+    }
+    const defaultRule = model?.findIndex((rule) => rule.when === undefined) ?? -1;
+    if (model && defaultRule >= 0 && defaultRule < model.length - 1) {
+      ctx.addIssue({ code: 'custom', path: ['model', defaultRule], message: 'the default rule (no `when`) must be the last one' });
+    }
+    let said = false;
+    steps.forEach((step, index) => {
+      if ('say' in step) said = true;
+      if ('finish_speech' in step && call.playback !== 'manual') {
+        ctx.addIssue({ code: 'custom', path: ['steps', index, 'finish_speech'], message: 'finish_speech needs call.playback: manual' });
+      }
+      if ('expect' in step && 'no_stale_speech' in step.expect && !said) {
+        ctx.addIssue({ code: 'custom', path: ['steps', index, 'expect'], message: 'no_stale_speech needs an earlier say (the barge-in)' });
+      }
+    });
+  });
+export type Scenario = z.output<typeof ScenarioSchema>;

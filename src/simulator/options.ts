@@ -1,0 +1,203 @@
+import { parseArgs } from 'node:util';
+
+export const USAGE = `Usage:
+  npm run simulate -- [--url ws://localhost:3000/ws | --webhook <url>] [options]
+      Calls a running Hotline as the voice service would, and lets you be the caller:
+      type what the caller says, one line at a time; /hangup or Ctrl-D ends the call.
+      Piped input works too: printf 'hello\\nbye\\n' | npm run simulate
+
+  npm run simulate -- --platform [--port 4000] [--url ws://localhost:3000/ws] [options]
+      Emulates the voice service's outbound API (POST /v3/ai-flows/:id/call). Start Hotline with
+      AIFLOW_API_URL=http://localhost:<port>; each call it places rings Hotline back, and you
+      play the person called.
+
+Connection:
+  --url <ws url>          Hotline's WebSocket (default ws://localhost:3000/ws)
+  --webhook <url>         use the webhook transport instead, e.g. http://localhost:3000/webhook
+  --token <token>         WebSocket token, sent as ?token= (default: WS_TOKEN)
+  --secret <secret>       webhook X-API-TOKEN (default: WEBHOOK_SECRET)
+
+The call:
+  --outbound              session_start with direction "outbound" (default inbound)
+  --from <number>         from_phone_number (default 4915100000000)
+  --to <number>           to_phone_number (default 4930000000)
+  --json <file>           write every event and action of the call to this file at the end
+
+Playback:
+  --wpm <n>               speaking rate of the emulated voice (default 180)
+  --speed <factor>        divide every speaking time by this (default 1)
+  --answer-timeout-ms <n> with piped input, stop waiting for an answer after this long (default 15000)
+  --no-wait               with piped input, send each line as soon as it is read (lines can barge in)
+  --verbose               also print every event sent
+
+Outbound emulator (--platform):
+  --port <port>                 port to listen on (default 4000)
+  --host <host>                 address to listen on (default 127.0.0.1)
+  --platform-token <token>      the only access token accepted (default: AIFLOW_ACCESS_TOKEN; else any Bearer token)
+  --flow-number <number>        the AI flow's number, the caller ID of its calls (default 4930000000)
+  --flow-without-number <id>    this flow has no phone number: 400 (repeatable)
+  --unknown-flow <id>           this flow does not exist: 404 (repeatable)
+
+Exit codes: 0 the call ended normally, 1 Hotline refused or could not be reached, 2 bad usage.`;
+
+export class UsageError extends Error {}
+
+export type HotlineTarget = { kind: 'websocket'; url: string; token?: string } | { kind: 'webhook'; url: string; secret?: string };
+
+export interface VoiceSettings {
+  wpm: number;
+  speed: number;
+  answerTimeoutMs: number;
+  /** Piped input: send lines at once instead of waiting for each answer. */
+  noWait: boolean;
+  verbose: boolean;
+}
+
+export interface CallSettings {
+  mode: 'call';
+  target: HotlineTarget;
+  direction: 'inbound' | 'outbound';
+  from: string;
+  to: string;
+  voice: VoiceSettings;
+  jsonFile?: string;
+}
+
+export interface PlatformSettings {
+  mode: 'platform';
+  port: number;
+  host: string;
+  /** Where a placed call rings. */
+  target: HotlineTarget;
+  platformToken?: string;
+  flowNumber: string;
+  flowsWithoutNumber: string[];
+  unknownFlows: string[];
+  voice: VoiceSettings;
+}
+
+export type Settings = { mode: 'help' } | CallSettings | PlatformSettings;
+
+export const DEFAULT_WS_URL = 'ws://localhost:3000/ws';
+export const DEFAULT_CALLER_NUMBER = '4915100000000';
+export const DEFAULT_FLOW_NUMBER = '4930000000';
+const DEFAULT_PLATFORM_PORT = 4000;
+
+const PLATFORM_ONLY = ['port', 'host', 'platform-token', 'flow-number', 'flow-without-number', 'unknown-flow'] as const;
+const CALL_ONLY = ['outbound', 'from', 'to', 'json'] as const;
+
+function readCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: false,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      url: { type: 'string' },
+      webhook: { type: 'string' },
+      token: { type: 'string' },
+      secret: { type: 'string' },
+      outbound: { type: 'boolean' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      json: { type: 'string' },
+      wpm: { type: 'string' },
+      speed: { type: 'string' },
+      'answer-timeout-ms': { type: 'string' },
+      'no-wait': { type: 'boolean' },
+      verbose: { type: 'boolean' },
+      platform: { type: 'boolean' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'platform-token': { type: 'string' },
+      'flow-number': { type: 'string' },
+      'flow-without-number': { type: 'string', multiple: true },
+      'unknown-flow': { type: 'string', multiple: true },
+    },
+  });
+}
+
+type Values = ReturnType<typeof readCommandLine>['values'];
+
+export function parseSettings(argv: string[], env: Record<string, string | undefined>): Settings {
+  let values: Values;
+  try {
+    values = readCommandLine(argv).values;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) return { mode: 'help' };
+  const platform = values.platform ?? false;
+  const misplaced = (platform ? CALL_ONLY : PLATFORM_ONLY).filter((name) => values[name] !== undefined);
+  if (misplaced.length > 0) {
+    const where = platform ? 'only without --platform' : 'only with --platform';
+    throw new UsageError(`${misplaced.map((name) => `--${name}`).join(', ')} can be used ${where}.`);
+  }
+  const target = targetFrom(values, env);
+  const voice: VoiceSettings = {
+    wpm: numberOption('--wpm', values.wpm, 180),
+    speed: numberOption('--speed', values.speed, 1),
+    answerTimeoutMs: numberOption('--answer-timeout-ms', values['answer-timeout-ms'], 15_000),
+    noWait: values['no-wait'] ?? false,
+    verbose: values.verbose ?? false,
+  };
+  if (platform) {
+    const port = values.port === undefined ? DEFAULT_PLATFORM_PORT : Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
+    const platformToken = nonEmpty(values['platform-token']) ?? nonEmpty(env.AIFLOW_ACCESS_TOKEN);
+    return {
+      mode: 'platform',
+      port,
+      host: nonEmpty(values.host) ?? '127.0.0.1',
+      target,
+      ...(platformToken === undefined ? {} : { platformToken }),
+      flowNumber: phoneNumber('--flow-number', values['flow-number'], DEFAULT_FLOW_NUMBER),
+      flowsWithoutNumber: values['flow-without-number'] ?? [],
+      unknownFlows: values['unknown-flow'] ?? [],
+      voice,
+    };
+  }
+  const jsonFile = nonEmpty(values.json);
+  return {
+    mode: 'call',
+    target,
+    direction: values.outbound ? 'outbound' : 'inbound',
+    from: phoneNumber('--from', values.from, DEFAULT_CALLER_NUMBER),
+    to: phoneNumber('--to', values.to, DEFAULT_FLOW_NUMBER),
+    voice,
+    ...(jsonFile === undefined ? {} : { jsonFile }),
+  };
+}
+
+function targetFrom(values: Values, env: Record<string, string | undefined>): HotlineTarget {
+  const webhook = nonEmpty(values.webhook);
+  if (webhook !== undefined) {
+    if (values.url !== undefined) throw new UsageError('Give either --url (WebSocket) or --webhook, not both.');
+    if (values.token !== undefined) throw new UsageError('--token is the WebSocket token; the webhook uses --secret.');
+    const secret = nonEmpty(values.secret) ?? nonEmpty(env.WEBHOOK_SECRET);
+    return { kind: 'webhook', url: webhook, ...(secret === undefined ? {} : { secret }) };
+  }
+  if (values.secret !== undefined) throw new UsageError('--secret is the webhook secret; the WebSocket uses --token.');
+  const token = nonEmpty(values.token) ?? nonEmpty(env.WS_TOKEN);
+  return { kind: 'websocket', url: nonEmpty(values.url) ?? DEFAULT_WS_URL, ...(token === undefined ? {} : { token }) };
+}
+
+function numberOption(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new UsageError(`${flag} must be a number above 0, not "${raw}".`);
+  return value;
+}
+
+function phoneNumber(flag: string, raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  // The service sends digits only, without +; accept what people type and send what the service would.
+  const digits = raw.replace(/[\s()./-]/g, '').replace(/^\+/, '');
+  if (!/^\d{3,15}$/.test(digits)) throw new UsageError(`${flag} must be a phone number, not "${raw}".`);
+  return digits;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}

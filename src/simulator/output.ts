@@ -1,0 +1,52 @@
+/**
+ * What the terminal shows. Plain text only: a transcript piped to a file or
+ * pasted into a bug report must read the same as on screen.
+ */
+
+export interface ShownAction {
+  type: string;
+  text?: unknown;
+  target?: unknown;
+  [field: string]: unknown;
+}
+
+const TIME_WIDTH = 9;
+const TYPE_WIDTH = 10;
+
+/** e.g. `+412 ms  speak     "Hello, thanks for calling!"` */
+export function formatAction(action: ShownAction, msSinceCallerSpoke: number): string {
+  const time = `+${Math.max(0, Math.round(msSinceCallerSpoke))} ms`.padEnd(TIME_WIDTH);
+  return `${time}${action.type.padEnd(TYPE_WIDTH)}${describeAction(action)}`.trimEnd();
+}
+
+function describeAction(action: ShownAction): string {
+  switch (action.type) {
+    case 'speak':
+      return JSON.stringify(typeof action.text === 'string' ? action.text : '');
+    case 'transfer':
+      return `→ ${typeof action.target === 'string' ? action.target : '(no target)'}`;
+    case 'hangup':
+      return '';
+    default: {
+      // An action the simulator does not play (audio, or a newer type): show its fields so nothing goes unseen.
+      const { type: _type, session_id: _session, receivedAt: _at, ...rest } = action;
+      return Object.keys(rest).length > 0 ? JSON.stringify(rest) : '';
+    }
+  }
+}
+
+/** The echo of a line the caller sent, for piped input where the terminal echoes nothing. */
+export function formatCallerLine(text: string, bargedIn: boolean): string {
+  return `you: ${text}${bargedIn ? '   (barge-in: playback stopped)' : ''}`;
+}
+
+export function formatWarning(message: string): string {
+  return `! ${message}`;
+}
+
+/** --verbose: an event as it leaves the emulated service. */
+export function formatSentEvent(event: { type: string; [field: string]: unknown }): string {
+  const { type, session: _session, ...rest } = event;
+  const fields = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
+  return `         → ${type}${fields}`;
+}

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { CallRecord } from './call-record.js';
+import { Caller, type CallEnd } from './caller.js';
+import { converse } from './conversation.js';
+import type { LineSource } from './line-source.js';
+import type { HotlineTarget, VoiceSettings } from './options.js';
+import { formatWarning } from './output.js';
+import { ConnectionRefusedError, connectWebSocket, webhookTransport, type Transport } from './transports.js';
+
+export interface CallPlan {
+  target: HotlineTarget;
+  direction: 'inbound' | 'outbound';
+  /** from_phone_number: who calls. */
+  from: string;
+  /** to_phone_number: who is called. */
+  to: string;
+  voice: VoiceSettings;
+  /** A person at a terminal rather than piped input. */
+  interactive: boolean;
+  jsonFile?: string;
+  sessionId?: string;
+  /** Aborting it hangs up (Ctrl-C, the emulator closing). */
+  signal?: AbortSignal;
+}
+
+/** One whole call: connect, session_start, the conversation, session_end. Returns the exit code. */
+export async function runCall(plan: CallPlan, lines: LineSource, output: (line: string) => void): Promise<number> {
+  let transport: Transport;
+  try {
+    transport = await openTransport(plan.target);
+  } catch (error) {
+    return refused(error, output);
+  }
+  const sessionId = plan.sessionId ?? randomUUID();
+  const record = new CallRecord(sessionId, transport.kind);
+  const caller = new Caller(transport, { sessionId, wpm: plan.voice.wpm, speed: plan.voice.speed, output, record, verbose: plan.voice.verbose });
+
+  output(`calling Hotline at ${transport.target} (${transport.kind}): ${plan.direction} call ${plan.from} → ${plan.to}, session ${sessionId}`);
+  if (plan.interactive) output('type what the caller says and press Enter; /hangup or Ctrl-D ends the call');
+  try {
+    await caller.start({
+      account_id: 'simulator',
+      // The AI flow's own number: the one called inbound, the caller ID outbound.
+      phone_number: plan.direction === 'inbound' ? plan.to : plan.from,
+      direction: plan.direction,
+      from_phone_number: plan.from,
+      to_phone_number: plan.to,
+    });
+  } catch (error) {
+    await transport.close().catch(() => undefined);
+    return refused(error, output);
+  }
+
+  const hangUp = () => void caller.hangUp();
+  if (plan.signal?.aborted) hangUp();
+  plan.signal?.addEventListener('abort', hangUp, { once: true });
+  const end = await converse(caller, lines, {
+    interactive: plan.interactive,
+    waitForAnswers: !plan.interactive && !plan.voice.noWait,
+    answerTimeoutMs: plan.voice.answerTimeoutMs,
+    output,
+  });
+  plan.signal?.removeEventListener('abort', hangUp);
+  output(describeEnd(end));
+
+  let code = end.reason === 'lost' ? 1 : 0;
+  if (plan.jsonFile !== undefined) {
+    try {
+      await record.save(plan.jsonFile);
+      output(`call written to ${plan.jsonFile}`);
+    } catch (error) {
+      output(formatWarning(`could not write ${plan.jsonFile}: ${error instanceof Error ? error.message : String(error)}`));
+      code = 1;
+    }
+  }
+  return code;
+}
+
+function openTransport(target: HotlineTarget): Promise<Transport> {
+  if (target.kind === 'webhook') return Promise.resolve(webhookTransport(target.url, target.secret));
+  return connectWebSocket(target.url, target.token);
+}
+
+function refused(error: unknown, output: (line: string) => void): number {
+  if (!(error instanceof ConnectionRefusedError)) throw error;
+  output(`✗ ${error.message}`);
+  return 1;
+}
+
+function describeEnd(end: CallEnd): string {
+  switch (end.reason) {
+    case 'hangup':
+      return 'call ended: Hotline hung up';
+    case 'transferred':
+      return 'call ended: Hotline transferred the call';
+    case 'caller_hangup':
+      return 'call ended: the caller hung up';
+    case 'lost':
+      return `✗ call lost: ${end.detail}`;
+  }
+}
