@@ -40,6 +40,8 @@ const EnvSchema = z.object({
   LLM_MODEL: z.string().trim().min(1).default('gpt-4o-mini'),
   LLM_TEMPERATURE: z.coerce.number().min(0).max(2).optional(),
   LLM_TIMEOUT_MS: positiveInt(8000),
+  LLM_TOTAL_TIMEOUT_MS: positiveInt(30_000),
+  LLM_MAX_FAILURES: positiveInt(3),
   PROMPTS_DIR: z.string().default(path.join(projectRoot, 'prompts')),
   TRANSCRIPTS_DIR: z.string().default(path.join(projectRoot, 'data', 'transcripts')),
   TRANSFER_TARGET: optionalText,
@@ -82,6 +84,8 @@ export interface Config {
     model: string;
     temperature: number | undefined;
     timeoutMs: number;
+    totalTimeoutMs: number;
+    maxFailures: number;
   };
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
@@ -147,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       model: mode === 'demo' ? 'hotline-demo' : e.LLM_MODEL,
       temperature: e.LLM_TEMPERATURE,
       timeoutMs: e.LLM_TIMEOUT_MS,
+      totalTimeoutMs: e.LLM_TOTAL_TIMEOUT_MS,
+      maxFailures: e.LLM_MAX_FAILURES,
     },
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
     promptsDir: path.resolve(e.PROMPTS_DIR),

@@ -20,6 +20,14 @@ export class LlmTimeoutError extends HotlineError {
   }
 }
 
+/** The LLM's reply went on past the total time allowed for one turn. */
+export class LlmTotalTimeoutError extends HotlineError {
+  readonly code = 'llm_total_timeout';
+  constructor(readonly timeoutMs: number) {
+    super(`LLM reply did not finish within ${timeoutMs} ms`);
+  }
+}
+
 /** The LLM answered with nothing to say and nothing to do. */
 export class LlmEmptyReplyError extends HotlineError {
   readonly code = 'llm_empty_reply';

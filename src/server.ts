@@ -67,6 +67,8 @@ export async function startHotline(
     transcripts,
     transfer,
     llmTimeoutMs: config.llm.timeoutMs,
+    llmTotalTimeoutMs: config.llm.totalTimeoutMs,
+    llmMaxFailures: config.llm.maxFailures,
     playbackGraceMs: config.playbackGraceMs,
     logger,
   });

@@ -27,6 +27,8 @@ const GOOD: Record<string, string> = {
   'outbound-generic-greeting.md': 'Hello, we are calling.\n',
   'error.md': "I'm sorry, something broke.\n",
   'transfer-failed.md': "I'm sorry, nobody is free.\n",
+  'give-up-transfer.md': "I'm sorry, let me connect you.\n",
+  'give-up.md': "I'm sorry, please call again later. Goodbye.\n",
 };
 
 async function tempFolder(files: Record<string, string> = GOOD): Promise<string> {
@@ -61,6 +63,8 @@ describe('shipped prompts', () => {
       'outbound-generic-greeting.md',
       'error.md',
       'transfer-failed.md',
+      'give-up-transfer.md',
+      'give-up.md',
     ]);
   });
 
@@ -297,6 +301,8 @@ describe('checkPromptsFolder', () => {
       ['outbound-generic-greeting.md', ['name']],
       ['error.md', []],
       ['transfer-failed.md', []],
+      ['give-up-transfer.md', []],
+      ['give-up.md', []],
       ['greting.md', []],
     ]);
     expect(messages(report.files.flatMap((f) => f.problems))).toEqual([
@@ -307,6 +313,8 @@ describe('checkPromptsFolder', () => {
       expect.stringMatching(/^outbound-generic-greeting\.md warning: line 1, column 7: \{\{name\}\} is not a built-in/),
       'error.md warning: is empty; the built-in default is used',
       'transfer-failed.md warning: is missing; the built-in default is used',
+      'give-up-transfer.md warning: is missing; the built-in default is used',
+      'give-up.md warning: is missing; the built-in default is used',
       expect.stringMatching(/^greting\.md warning: is not read by Hotline/),
     ]);
   });
@@ -320,7 +328,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('6 files, 0 problems');
+    expect(lines.at(-1)).toBe('8 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -336,6 +344,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('6 files, 2 problems');
+    expect(lines.at(-1)).toBe('8 files, 2 problems');
   }, 30_000);
 });

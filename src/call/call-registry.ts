@@ -17,6 +17,8 @@ export interface CallRegistryOptions {
   transcripts: TranscriptStore;
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
   llmTimeoutMs: number;
+  llmTotalTimeoutMs: number;
+  llmMaxFailures: number;
   playbackGraceMs: number;
   logger: Logger;
 }
@@ -103,6 +105,8 @@ export class CallRegistry {
       takeOutboundRequest: (to) => pendingCalls.take(to),
       timeZone: this.options.timeZone,
       llmTimeoutMs: this.options.llmTimeoutMs,
+      llmTotalTimeoutMs: this.options.llmTotalTimeoutMs,
+      llmMaxFailures: this.options.llmMaxFailures,
       playbackGraceMs: this.options.playbackGraceMs,
       pacing,
       logger,

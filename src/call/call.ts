@@ -1,3 +1,4 @@
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { Llm } from '../llm/llm.js';
@@ -15,7 +16,7 @@ import type {
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import { DuplicateFilter } from './duplicate-filter.js';
 import { Playback } from './playback.js';
-import { Reply, type SpokenChunk } from './reply.js';
+import { Reply, type SpokenChunk, type ToolCallRecord } from './reply.js';
 import { parseTransferTarget } from './tools.js';
 import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
 
@@ -44,11 +45,17 @@ export interface CallDeps {
   takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
   timeZone: string | undefined;
   llmTimeoutMs: number;
+  llmTotalTimeoutMs: number;
+  /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
+  llmMaxFailures: number;
   playbackGraceMs: number;
   pacing: SpeechPacing;
   logger: Logger;
   transcript: TranscriptWriter;
 }
+
+/** How the call ends once the speech before it has played. */
+type Ending = { type: 'hangup' } | { type: 'transfer'; target: string };
 
 /** How long voice activity holds speech back when no recognised words follow it. */
 const HOLD_FOR_CALLER_MS = 1500;
@@ -72,7 +79,9 @@ export class Call {
   private held: SpokenChunk[] = [];
   /** The last reply not yet written to the transcript: it may still be cut by a barge-in. */
   private unsettled: Reply | undefined;
-  private pendingFinal: { action: FinalAction; timer: NodeJS.Timeout } | undefined;
+  private pendingFinal: { ending: Ending; record: ToolCallRecord | undefined; timer: NodeJS.Timeout } | undefined;
+  /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
+  private failures = 0;
   private started = false;
   /** Template variables of this call: built-ins and, for a requested outbound call, its variables. */
   private variables: Record<string, string | undefined> = {};
@@ -210,7 +219,7 @@ export class Call {
     this.settleReply();
     this.history.push({ role: 'user', text });
     this.deps.transcript.append({ role: 'user', text, ...(event.barged_in ? { barged_in: true } : {}) });
-    this.startTurn();
+    this.startTurn(false);
   }
 
   /**
@@ -263,7 +272,7 @@ export class Call {
     for (const reply of this.playback.interrupt(bargedIn)) reply.interrupted = true;
   }
 
-  private startTurn(): void {
+  private startTurn(retry: boolean): void {
     const id = ++this.turnCount;
     const { settings } = this.deps.prompts;
     const turn = new Turn({
@@ -276,6 +285,8 @@ export class Call {
         temperature: settings.temperature,
       },
       firstTokenTimeoutMs: this.deps.llmTimeoutMs,
+      totalTimeoutMs: this.deps.llmTotalTimeoutMs,
+      retry,
       speak: (t, text) => this.speakFromTurn(t, text),
     });
     this.turn = turn;
@@ -311,14 +322,34 @@ export class Call {
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
-      this.log.error({ err: outcome.error, turn: turn.id }, 'LLM turn failed; apologising');
-      // Delivered together with any sentences still held, so the apology follows what was said.
-      this.speakLine(this.render('error'));
+      if (isRetryable(outcome.error) && turn.reply.chunkCount === 0 && !turn.isRetry) {
+        // Nothing was said yet, so one quick retry costs the caller less than an apology.
+        this.log.warn({ err: outcome.error, turn: turn.id }, 'LLM turn failed; retrying once');
+        this.startTurn(true);
+        return;
+      }
+      this.onTurnFailed(turn, outcome.error);
     } else {
+      this.failures = 0;
       if (this.deps.pacing === 'whole') this.deliverHeld();
       if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
     }
     this.sink.idle?.();
+  }
+
+  /** The caller always hears something: an apology, or after repeated failures a person or a polite goodbye. */
+  private onTurnFailed(turn: Turn, error: unknown): void {
+    this.failures += 1;
+    this.log.error({ err: error, turn: turn.id, failures: this.failures }, 'LLM turn failed');
+    if (this.failures < this.deps.llmMaxFailures) {
+      // Delivered together with any sentences still held, so the apology follows what was said.
+      this.speakLine(this.render('error'));
+      return;
+    }
+    const target = this.deps.transfer.defaultTarget;
+    // A human beats a broken bot.
+    this.speakLine(this.render(target ? 'giveUpTransfer' : 'giveUp'));
+    this.endAfterSpeech(target ? { type: 'transfer', target } : { type: 'hangup' });
   }
 
   /** Moves the turn's reply into history (as far as it was sent) and forgets the turn. */
@@ -356,22 +387,28 @@ export class Call {
     this.deliverHeld();
   }
 
-  /** Transfer and hangup wait until the speech before them has played. */
+  /** The model's transfer or hangup. */
   private scheduleFinal(action: FinalAction): void {
-    if (action.name === 'transfer') {
-      const target = this.resolveTransferTarget(action.record.arguments);
-      if (!target) {
-        action.record.result = 'not done: no transfer destination is configured';
-        this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
-        this.speakLine(this.render('transferFailed'));
-        return;
-      }
-      action.record.result = `transferring the call to ${target}`;
-    } else {
-      action.record.result = 'the call is ending';
+    const { record } = action;
+    if (action.name === 'hangup') {
+      record.result = 'the call is ending';
+      return this.endAfterSpeech({ type: 'hangup' }, record);
     }
-    if (!this.playback.pending && this.held.length === 0 && !this.callerSpeaking) return this.sendFinal(action);
-    this.pendingFinal = { action, timer: this.playbackTimer() };
+    const target = this.resolveTransferTarget(record.arguments);
+    if (!target) {
+      record.result = 'not done: no transfer destination is configured';
+      this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
+      this.speakLine(this.render('transferFailed'));
+      return;
+    }
+    record.result = `transferring the call to ${target}`;
+    this.endAfterSpeech({ type: 'transfer', target }, record);
+  }
+
+  /** Transfer and hangup wait until the speech before them has played: a goodbye is never cut. */
+  private endAfterSpeech(ending: Ending, record?: ToolCallRecord): void {
+    if (!this.playback.pending && this.held.length === 0 && !this.callerSpeaking) return this.sendFinal(ending);
+    this.pendingFinal = { ending, record, timer: this.playbackTimer() };
   }
 
   /** assistant_speech_ended may never come: an estimate of the playback time stands in for it. */
@@ -395,19 +432,18 @@ export class Call {
     if (!pending || this.callerSpeaking) return;
     clearTimeout(pending.timer);
     this.pendingFinal = undefined;
-    this.sendFinal(pending.action);
+    this.sendFinal(pending.ending);
   }
 
-  private sendFinal(action: FinalAction): void {
+  private sendFinal(ending: Ending): void {
     if (this.ended) return;
-    if (action.name === 'hangup') {
+    if (ending.type === 'hangup') {
       this.hungUp = true;
       this.send({ type: 'hangup', session_id: this.id });
     } else {
-      const target = this.resolveTransferTarget(action.record.arguments) ?? '';
-      this.send({ type: 'transfer', session_id: this.id, target });
+      this.send({ type: 'transfer', session_id: this.id, target: ending.target });
     }
-    this.log.info({ action: action.name }, 'call-ending action sent');
+    this.log.info({ action: ending.type }, 'call-ending action sent');
     this.settleReply();
   }
 
@@ -416,8 +452,8 @@ export class Call {
     if (!pending) return;
     clearTimeout(pending.timer);
     this.pendingFinal = undefined;
-    pending.action.record.result = `not done: ${why}`;
-    this.log.info({ action: pending.action.name }, 'call-ending action cancelled: the caller spoke');
+    if (pending.record) pending.record.result = `not done: ${why}`;
+    this.log.info({ action: pending.ending.type, why }, 'call-ending action cancelled');
   }
 
   private resolveTransferTarget(argumentsJson: string): string | undefined {
@@ -431,4 +467,10 @@ export class Call {
     if (this.ended) return;
     this.sink.send(action);
   }
+}
+
+/** Rate limits, server errors and broken connections are worth one retry; a bad request is not. */
+function isRetryable(error: unknown): boolean {
+  if (error instanceof APIConnectionError) return !(error instanceof APIUserAbortError);
+  return error instanceof APIError && (error.status === 429 || (error.status ?? 0) >= 500);
 }

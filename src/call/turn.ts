@@ -1,5 +1,5 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { LlmEmptyReplyError, LlmTimeoutError } from '../errors.js';
+import { LlmEmptyReplyError, LlmTimeoutError, LlmTotalTimeoutError } from '../errors.js';
 import { JsonStringFieldStream } from '../llm/json-string-field-stream.js';
 import type { Llm, LlmRequest } from '../llm/llm.js';
 import { SentenceChunker } from './chunker.js';
@@ -14,7 +14,7 @@ export type TurnOutcome =
   | { status: 'aborted' }
   | { status: 'failed'; error: unknown };
 
-export type AbortReason = 'superseded' | 'timeout' | 'ended';
+export type AbortReason = 'superseded' | 'timeout' | 'total-timeout' | 'ended';
 
 interface ToolCallStream {
   id: string;
@@ -31,6 +31,10 @@ export interface TurnOptions {
   llm: Llm;
   request: LlmRequest;
   firstTokenTimeoutMs: number;
+  /** A stream that never ends is cut here; what was complete has been spoken. */
+  totalTimeoutMs: number;
+  /** A retry of a turn that failed before it said anything: never retried again. */
+  retry: boolean;
   /**
    * Sends one speakable chunk. The call decides whether this turn may still
    * speak; the turn records the chunk only when it was sent.
@@ -57,6 +61,10 @@ export class Turn {
     this.id = options.id;
   }
 
+  get isRetry(): boolean {
+    return this.options.retry;
+  }
+
   get aborted(): boolean {
     return this.abortReason !== undefined;
   }
@@ -69,8 +77,9 @@ export class Turn {
   }
 
   async run(): Promise<TurnOutcome> {
-    const { llm, request, firstTokenTimeoutMs } = this.options;
+    const { llm, request, firstTokenTimeoutMs, totalTimeoutMs } = this.options;
     this.firstTokenTimer = setTimeout(() => this.abort('timeout'), firstTokenTimeoutMs);
+    const totalTimer = setTimeout(() => this.abort('total-timeout'), totalTimeoutMs);
     try {
       const stream = await llm.stream(request, this.controller.signal);
       for await (const chunk of stream) {
@@ -86,12 +95,16 @@ export class Turn {
       return { status: 'failed', error };
     } finally {
       clearTimeout(this.firstTokenTimer);
+      clearTimeout(totalTimer);
     }
   }
 
   private abortedOutcome(): TurnOutcome {
     if (this.abortReason === 'timeout') {
       return { status: 'failed', error: new LlmTimeoutError(this.options.firstTokenTimeoutMs) };
+    }
+    if (this.abortReason === 'total-timeout') {
+      return { status: 'failed', error: new LlmTotalTimeoutError(this.options.totalTimeoutMs) };
     }
     return { status: 'aborted' };
   }

@@ -15,7 +15,9 @@ export type PromptName =
   | 'outboundGreeting'
   | 'outboundGenericGreeting'
   | 'error'
-  | 'transferFailed';
+  | 'transferFailed'
+  | 'giveUpTransfer'
+  | 'giveUp';
 
 export interface PromptProblem {
   file: string;
@@ -64,6 +66,16 @@ const PROMPT_FILES: readonly PromptFileSpec[] = [
     name: 'transferFailed',
     file: 'transfer-failed.md',
     fallback: "I'm sorry, nobody is available to take your call right now. Can I help you with anything else?",
+  },
+  {
+    name: 'giveUpTransfer',
+    file: 'give-up-transfer.md',
+    fallback: "I'm sorry, I'm having technical trouble. Let me connect you with a colleague.",
+  },
+  {
+    name: 'giveUp',
+    file: 'give-up.md',
+    fallback: "I'm sorry, I'm having technical trouble and can't help right now. Please call again later. Goodbye.",
   },
 ];
 
