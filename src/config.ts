@@ -42,6 +42,10 @@ const EnvSchema = z.object({
   LLM_TIMEOUT_MS: positiveInt(8000),
   LLM_TOTAL_TIMEOUT_MS: positiveInt(30_000),
   LLM_MAX_FAILURES: positiveInt(3),
+  LLM_HISTORY_MAX_CHARS: positiveInt(32_000),
+  MAX_CALLS: positiveInt(2000),
+  CALL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(10 * 60 * 1000),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   PROMPTS_DIR: z.string().default(path.join(projectRoot, 'prompts')),
   TRANSCRIPTS_DIR: z.string().default(path.join(projectRoot, 'data', 'transcripts')),
   TRANSFER_TARGET: optionalText,
@@ -86,7 +90,10 @@ export interface Config {
     timeoutMs: number;
     totalTimeoutMs: number;
     maxFailures: number;
+    /** Budget of the history sent per request, in characters; the transcript on disk stays whole. */
+    historyMaxChars: number;
   };
+  limits: { maxCalls: number; idleTimeoutMs: number; shutdownGraceMs: number };
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
   transcriptsDir: string;
@@ -153,7 +160,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.LLM_TIMEOUT_MS,
       totalTimeoutMs: e.LLM_TOTAL_TIMEOUT_MS,
       maxFailures: e.LLM_MAX_FAILURES,
+      historyMaxChars: e.LLM_HISTORY_MAX_CHARS,
     },
+    limits: { maxCalls: e.MAX_CALLS, idleTimeoutMs: e.CALL_IDLE_TIMEOUT_MS, shutdownGraceMs: e.SHUTDOWN_GRACE_MS },
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
     promptsDir: path.resolve(e.PROMPTS_DIR),
     transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),

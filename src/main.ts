@@ -65,7 +65,7 @@ async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'shutting down');
-  await hotline.close();
+  await hotline.shutdown(config.limits.shutdownGraceMs);
   logger.flush();
   process.exit(0);
 }

@@ -6,6 +6,7 @@ import { demoScript } from './llm/demo-script.js';
 import { OpenAiLlm } from './llm/llm.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-server.js';
 import type { Logger } from './logger.js';
+import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
@@ -25,7 +26,14 @@ export interface RunningHotline {
   readonly registry: CallRegistry;
   readonly prompts: PromptStore;
   readonly llmEndpoint: string;
-  /** Stops accepting, ends every call, flushes transcripts. */
+  readonly metrics: Metrics;
+  /**
+   * Graceful shutdown: new calls are refused (and /readyz says 503) at once,
+   * calls in progress may finish for up to `graceMs`, then every call is
+   * ended, transcripts are flushed and the server closes.
+   */
+  shutdown(graceMs: number): Promise<void>;
+  /** Stops at once: ends every call, flushes transcripts. */
   close(): Promise<void>;
 }
 
@@ -59,21 +67,31 @@ export async function startHotline(
     config.llm.mode === 'demo' && !config.transfer.defaultTarget
       ? { ...config.transfer, defaultTarget: 'demo-operator' }
       : config.transfer;
-  const registry = new CallRegistry({
+  // The gauge reads the registry at scrape time, after both exist.
+  const metrics: Metrics = new Metrics((): number => registry.size);
+  const registry: CallRegistry = new CallRegistry({
     llm,
     prompts: () => prompts.current,
     pendingCalls,
-    timeZone: config.timeZone,
     transcripts,
     transfer,
-    llmTimeoutMs: config.llm.timeoutMs,
-    llmTotalTimeoutMs: config.llm.totalTimeoutMs,
-    llmMaxFailures: config.llm.maxFailures,
-    playbackGraceMs: config.playbackGraceMs,
+    settings: {
+      llmTimeoutMs: config.llm.timeoutMs,
+      llmTotalTimeoutMs: config.llm.totalTimeoutMs,
+      llmMaxFailures: config.llm.maxFailures,
+      playbackGraceMs: config.playbackGraceMs,
+      historyMaxChars: config.llm.historyMaxChars,
+      timeZone: config.timeZone,
+    },
+    maxCalls: config.limits.maxCalls,
+    idleTimeoutMs: config.limits.idleTimeoutMs,
     logger,
+    metrics,
   });
 
   const webhook = webhookRouter({
+    registry,
+    metrics,
     calls: new WebhookCalls(registry, config.webhookReply, logger),
     logger,
     secret: config.auth.webhookSecret,
@@ -94,6 +112,7 @@ export async function startHotline(
   });
   const app = createHttpApp({
     registry,
+    metrics,
     logger,
     llm: { mode: config.llm.mode, model: config.llm.model },
     routers: [webhook, admin],
@@ -115,6 +134,17 @@ export async function startHotline(
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
 
+  async function close(): Promise<void> {
+    registry.stopAccepting();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await registry.endAll('shutdown');
+    for (const client of wss.clients) client.terminate();
+    server.closeAllConnections();
+    await closed;
+    prompts.close();
+    await demo?.close();
+  }
+
   return {
     url,
     wsUrl: `ws://${host}:${port}/ws`,
@@ -122,15 +152,16 @@ export async function startHotline(
     registry,
     prompts,
     llmEndpoint: llm.baseURL,
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      await registry.endAll('shutdown');
-      for (const client of wss.clients) client.terminate();
-      server.closeAllConnections();
-      await closed;
-      prompts.close();
-      await demo?.close();
+    metrics,
+    async shutdown(graceMs: number) {
+      registry.stopAccepting();
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      await Promise.race([registry.whenEmpty(), graceOver]);
+      clearTimeout(timer);
+      await close();
     },
+    close,
   };
 }
 

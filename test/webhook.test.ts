@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import type { CallRegistry } from '../src/call/call-registry.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
+import { Metrics } from '../src/metrics.js';
 import { createHttpApp } from '../src/transport/http-app.js';
 import { RateLimit } from '../src/transport/rate-limit.js';
 import type { WebhookCalls } from '../src/transport/webhook-calls.js';
@@ -181,11 +182,14 @@ describe('shared secret, errors and limits', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
     const failing = { answer: () => { throw new Error('boom at secret place'); } } as unknown as WebhookCalls;
+    const registry = { size: 0, canAccept: true, isAccepting: true, get: () => undefined } as unknown as CallRegistry;
+    const metrics = new Metrics(() => 0);
     const app = createHttpApp({
-      registry: { size: 0 } as CallRegistry,
+      registry,
+      metrics,
       logger,
       llm: { mode: 'remote', model: 'm' },
-      routers: [webhookRouter({ calls: failing, logger, secret: undefined, maxBytes: 1024, rateLimit: new RateLimit(0), trustProxy: false })],
+      routers: [webhookRouter({ registry, metrics, calls: failing, logger, secret: undefined, maxBytes: 1024, rateLimit: new RateLimit(0), trustProxy: false })],
       trustProxy: false,
     });
     const server = app.listen(0, '127.0.0.1');

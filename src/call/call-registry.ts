@@ -1,11 +1,12 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
 import type { PendingCalls } from '../outbound/pending-calls.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
-import { Call, type ActionSink, type SpeechPacing } from './call.js';
+import { Call, type ActionSink, type CallSettings, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
 
 export interface CallRegistryOptions {
@@ -13,14 +14,15 @@ export interface CallRegistryOptions {
   /** The current prompts; read once per call, so edits apply from the next call. */
   prompts: () => PromptSet;
   pendingCalls: PendingCalls;
-  timeZone: string | undefined;
   transcripts: TranscriptStore;
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
-  llmTimeoutMs: number;
-  llmTotalTimeoutMs: number;
-  llmMaxFailures: number;
-  playbackGraceMs: number;
+  settings: CallSettings;
+  /** New calls beyond this many are refused. */
+  maxCalls: number;
+  /** Calls with no event for this long are ended; 0 never. */
+  idleTimeoutMs: number;
   logger: Logger;
+  metrics: Metrics;
 }
 
 interface CallSetup {
@@ -31,13 +33,49 @@ interface CallSetup {
 /** Every call in progress, by session id: the one core both transports drive. */
 export class CallRegistry {
   private readonly calls = new Map<string, Call>();
+  /** When each call last had an event, for the idle reaper. */
+  private readonly lastEventAt = new Map<string, number>();
   /** Tools and transfer targets depend on the prompt version; computed once per version. */
   private readonly setups = new WeakMap<PromptSet, CallSetup>();
+  private readonly endedListeners: ((sessionId: string) => void)[] = [];
+  private emptyWaiters: (() => void)[] = [];
+  private accepting = true;
+  private readonly reaper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: CallRegistryOptions) {}
+  constructor(private readonly options: CallRegistryOptions) {
+    const { idleTimeoutMs } = options;
+    if (idleTimeoutMs > 0) {
+      this.reaper = setInterval(() => this.reapIdle(), Math.min(30_000, Math.max(100, idleTimeoutMs / 4)));
+      this.reaper.unref();
+    }
+  }
 
   get size(): number {
     return this.calls.size;
+  }
+
+  /** False while shutting down or at MAX_CALLS: new calls are refused. */
+  get canAccept(): boolean {
+    return this.accepting && this.calls.size < this.options.maxCalls;
+  }
+
+  get isAccepting(): boolean {
+    return this.accepting;
+  }
+
+  /** Shutdown begins: calls in progress go on, new ones are refused. */
+  stopAccepting(): void {
+    this.accepting = false;
+  }
+
+  /** Resolves once no call is in progress. */
+  whenEmpty(): Promise<void> {
+    if (this.calls.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.emptyWaiters.push(resolve));
+  }
+
+  onCallEnded(listener: (sessionId: string) => void): void {
+    this.endedListeners.push(listener);
   }
 
   get(sessionId: string): Call | undefined {
@@ -52,11 +90,12 @@ export class CallRegistry {
     const id = event.session.id;
     let call = this.calls.get(id);
     if (!call) {
-      if (event.type !== 'session_start') return undefined;
+      if (event.type !== 'session_start' || !this.canAccept) return undefined;
       call = this.create(id, sink, pacing);
     } else {
       call.attach(sink);
     }
+    this.lastEventAt.set(id, Date.now());
     if (event.type === 'session_end') {
       void this.end(id, event.reason ?? 'session_end', 'service');
     } else {
@@ -70,12 +109,31 @@ export class CallRegistry {
     const call = this.calls.get(sessionId);
     if (!call) return Promise.resolve();
     this.calls.delete(sessionId);
-    return this.options.transcripts.track(call.end(reason, origin));
+    this.lastEventAt.delete(sessionId);
+    const closed = this.options.transcripts.track(call.end(reason, origin));
+    for (const listener of this.endedListeners) listener(sessionId);
+    if (this.calls.size === 0) {
+      const waiters = this.emptyWaiters;
+      this.emptyWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+    return closed;
   }
 
+  /** Ends every call (shutdown) and waits until every transcript is on disk. */
   async endAll(reason: string): Promise<void> {
+    clearInterval(this.reaper);
     await Promise.all([...this.calls.keys()].map((id) => this.end(id, reason)));
     await this.options.transcripts.flush();
+  }
+
+  private reapIdle(): void {
+    const cutoff = Date.now() - this.options.idleTimeoutMs;
+    for (const [id, at] of this.lastEventAt) {
+      if (at > cutoff) continue;
+      this.options.logger.info({ sessionId: id }, 'call idle for too long; ending it');
+      void this.end(id, 'idle_timeout');
+    }
   }
 
   private setupFor(prompts: PromptSet): CallSetup {
@@ -103,14 +161,11 @@ export class CallRegistry {
       tools,
       transfer,
       takeOutboundRequest: (to) => pendingCalls.take(to),
-      timeZone: this.options.timeZone,
-      llmTimeoutMs: this.options.llmTimeoutMs,
-      llmTotalTimeoutMs: this.options.llmTotalTimeoutMs,
-      llmMaxFailures: this.options.llmMaxFailures,
-      playbackGraceMs: this.options.playbackGraceMs,
+      settings: this.options.settings,
       pacing,
       logger,
       transcript: this.options.transcripts.open(id, logger),
+      metrics: this.options.metrics,
     });
     this.calls.set(id, call);
     return call;

@@ -1,6 +1,7 @@
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
 import { builtinVariables } from '../prompts/builtins.js';
 import type { PromptName, PromptSet } from '../prompts/prompt-store.js';
@@ -19,6 +20,18 @@ import { Playback } from './playback.js';
 import { Reply, type SpokenChunk, type ToolCallRecord } from './reply.js';
 import { parseTransferTarget } from './tools.js';
 import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
+
+/** Limits and timings every call shares, from the configuration. */
+export interface CallSettings {
+  llmTimeoutMs: number;
+  llmTotalTimeoutMs: number;
+  /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
+  llmMaxFailures: number;
+  playbackGraceMs: number;
+  /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
+  historyMaxChars: number;
+  timeZone: string | undefined;
+}
 
 /** Where a call's actions go: a WebSocket, or webhook answers. */
 export interface ActionSink {
@@ -43,15 +56,11 @@ export interface CallDeps {
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
   /** The outbound call Hotline requested to this number, if any. */
   takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
-  timeZone: string | undefined;
-  llmTimeoutMs: number;
-  llmTotalTimeoutMs: number;
-  /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
-  llmMaxFailures: number;
-  playbackGraceMs: number;
+  settings: CallSettings;
   pacing: SpeechPacing;
   logger: Logger;
   transcript: TranscriptWriter;
+  metrics: Metrics;
 }
 
 /** How the call ends once the speech before it has played. */
@@ -145,14 +154,28 @@ export class Call {
     return this.deps.transcript.close();
   }
 
-  /** The conversation as the next LLM request will see it. */
+  /**
+   * The conversation as the next LLM request will see it. Beyond the history
+   * budget the oldest turns are left out; the system prompt, the greeting and
+   * the newest turn always stay. Whole entries go, so every tool call keeps
+   * its result. The transcript on disk is not affected.
+   */
   messages(): ChatCompletionMessageParam[] {
-    const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: this.systemPrompt }];
-    for (const entry of this.history) {
-      if (entry.role === 'user') messages.push({ role: 'user', content: entry.text });
-      else messages.push(...entry.reply.toMessages());
+    const groups = this.history.map((entry): ChatCompletionMessageParam[] =>
+      entry.role === 'user' ? [{ role: 'user', content: entry.text }] : entry.reply.toMessages(),
+    );
+    const sizeOf = (group: ChatCompletionMessageParam[]) => JSON.stringify(group).length;
+    const [greeting = [], ...rest] = groups;
+    let budget = this.deps.settings.historyMaxChars - this.systemPrompt.length - sizeOf(greeting);
+    let keepFrom = rest.length;
+    while (keepFrom > 0) {
+      const size = sizeOf(rest[keepFrom - 1]!);
+      if (size > budget && keepFrom < rest.length) break;
+      budget -= size;
+      keepFrom -= 1;
     }
-    return messages;
+    if (keepFrom > 0) this.log.debug({ dropped: keepFrom }, 'oldest turns left out of the LLM request');
+    return [{ role: 'system', content: this.systemPrompt }, ...greeting, ...rest.slice(keepFrom).flat()];
   }
 
   private onSessionStart(event: SessionStartEvent): void {
@@ -174,7 +197,7 @@ export class Call {
       ...builtinVariables(
         { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
         new Date(),
-        this.deps.timeZone,
+        this.deps.settings.timeZone,
       ),
       ...request?.variables,
     };
@@ -214,6 +237,7 @@ export class Call {
     // Recognition noise must not cancel a reply and leave the caller in silence.
     if (text === '') return this.log.debug('empty user_speak ignored');
     this.stopHolding();
+    if (event.barged_in) this.deps.metrics.bargedIn();
     this.interrupt(event.barged_in);
     this.log.debug({ text, bargedIn: event.barged_in }, 'caller said');
     this.settleReply();
@@ -284,11 +308,13 @@ export class Call {
         model: settings.model,
         temperature: settings.temperature,
       },
-      firstTokenTimeoutMs: this.deps.llmTimeoutMs,
-      totalTimeoutMs: this.deps.llmTotalTimeoutMs,
+      firstTokenTimeoutMs: this.deps.settings.llmTimeoutMs,
+      totalTimeoutMs: this.deps.settings.llmTotalTimeoutMs,
       retry,
       speak: (t, text) => this.speakFromTurn(t, text),
+      onFirstToken: (t) => this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt),
     });
+    this.deps.metrics.turnStarted();
     this.turn = turn;
     turn
       .run()
@@ -302,6 +328,7 @@ export class Call {
   private speakFromTurn(turn: Turn, text: string): void {
     if (this.ended || this.hungUp || turn !== this.turn || turn.aborted) return;
     this.held.push(turn.reply.addChunk(text));
+    if (turn.reply.chunkCount === 1) this.deps.metrics.firstSpeakSent(performance.now() - turn.startedAt);
     const { pacing } = this.deps;
     if (pacing === 'stream' || (pacing === 'sentences' && !this.playback.pending)) this.deliverHeld();
   }
@@ -325,6 +352,7 @@ export class Call {
       if (isRetryable(outcome.error) && turn.reply.chunkCount === 0 && !turn.isRetry) {
         // Nothing was said yet, so one quick retry costs the caller less than an apology.
         this.log.warn({ err: outcome.error, turn: turn.id }, 'LLM turn failed; retrying once');
+        this.deps.metrics.llmFailed(outcome.error);
         this.startTurn(true);
         return;
       }
@@ -340,8 +368,9 @@ export class Call {
   /** The caller always hears something: an apology, or after repeated failures a person or a polite goodbye. */
   private onTurnFailed(turn: Turn, error: unknown): void {
     this.failures += 1;
+    this.deps.metrics.llmFailed(error);
     this.log.error({ err: error, turn: turn.id, failures: this.failures }, 'LLM turn failed');
-    if (this.failures < this.deps.llmMaxFailures) {
+    if (this.failures < this.deps.settings.llmMaxFailures) {
       // Delivered together with any sentences still held, so the apology follows what was said.
       this.speakLine(this.render('error'));
       return;
@@ -424,7 +453,7 @@ export class Call {
         return;
       }
       this.firePendingFinal();
-    }, this.playback.remainingMs() + this.deps.playbackGraceMs);
+    }, this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
   }
 
   private firePendingFinal(): void {

@@ -40,6 +40,8 @@ export interface TurnOptions {
    * speak; the turn records the chunk only when it was sent.
    */
   speak: (turn: Turn, text: string) => void;
+  /** Called once, when the first token of the reply arrives. */
+  onFirstToken?: (turn: Turn) => void;
 }
 
 /**
@@ -50,6 +52,8 @@ export interface TurnOptions {
 export class Turn {
   readonly id: number;
   readonly reply = new Reply();
+  /** When the turn began: the caller's words had just arrived. */
+  readonly startedAt = performance.now();
   private readonly controller = new AbortController();
   private abortReason: AbortReason | undefined;
   private readonly chunker = new SentenceChunker();
@@ -116,6 +120,7 @@ export class Turn {
       // The timeout guards the wait for the first token only; a long answer may take its time.
       clearTimeout(this.firstTokenTimer);
       this.firstTokenTimer = undefined;
+      this.options.onFirstToken?.(this);
     }
     if (delta.content) {
       if (this.source !== 'content') {

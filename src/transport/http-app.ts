@@ -1,10 +1,12 @@
 import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { HttpError } from './http-error.js';
 
 export interface HttpAppOptions {
   registry: CallRegistry;
+  metrics: Metrics;
   logger: Logger;
   llm: { mode: 'remote' | 'demo'; model: string };
   routers: Router[];
@@ -25,6 +27,20 @@ export function createHttpApp(options: HttpAppOptions): Express {
           ? { mode: 'demo', model: options.llm.model, warning: 'DEMO MODEL: scripted replies, no real LLM configured' }
           : { mode: 'remote', model: options.llm.model },
     });
+  });
+
+  // Liveness above, readiness here: a draining or full Hotline is alive but takes no new calls.
+  app.get('/readyz', function readyz(_req, res) {
+    const { registry } = options;
+    const ready = registry.canAccept;
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : registry.isAccepting ? 'full' : 'shutting down',
+      calls: registry.size,
+    });
+  });
+
+  app.get('/metrics', async function metrics(_req, res) {
+    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });
 
   for (const router of options.routers) app.use(router);

@@ -1,5 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
+import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { ActionSchema } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
 import { remoteAddressOf, secretMatches, webhookSecretOf } from './auth.js';
@@ -8,6 +10,8 @@ import type { RateLimit } from './rate-limit.js';
 import type { WebhookCalls } from './webhook-calls.js';
 
 export interface WebhookOptions {
+  registry: CallRegistry;
+  metrics: Metrics;
   calls: WebhookCalls;
   logger: Logger;
   secret: string | undefined;
@@ -26,6 +30,10 @@ export function webhookRouter(options: WebhookOptions): Router {
 
   router.post(
     '/webhook',
+    function countWebhookAnswers(_req, res, next) {
+      res.on('finish', () => options.metrics.webhookAnswered(res.statusCode));
+      next();
+    },
     async function limitWebhookRate(req, _res, next) {
       if (!(await options.rateLimit.allow(remoteAddressOf(req, options.trustProxy)))) {
         throw new HttpError(429, 'too many requests');
@@ -59,6 +67,9 @@ export function webhookRouter(options: WebhookOptions): Router {
         return;
       }
       const { event } = parsed;
+      if (event.type === 'session_start' && !options.registry.get(event.session.id) && !options.registry.canAccept) {
+        throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
+      }
       let pending;
       try {
         pending = options.calls.answer(event);

@@ -64,6 +64,10 @@ async function admit(req: IncomingMessage, socket: Duplex, options: WebSocketTra
     refuse(socket, 401, 'missing or wrong token');
     return false;
   }
+  if (!options.registry.canAccept) {
+    refuse(socket, 503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
+    return false;
+  }
   return !socket.destroyed;
 }
 

@@ -1,0 +1,95 @@
+import { APIConnectionError, APIError } from 'openai';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LlmEmptyReplyError, LlmTimeoutError, LlmTotalTimeoutError } from './errors.js';
+
+// Seconds; voice latency matters from tens of milliseconds to a few seconds.
+const LATENCY_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8];
+
+export type LlmErrorKind = 'timeout' | 'total_timeout' | 'rate_limit' | 'server' | 'connection' | 'bad_request' | 'empty' | 'other';
+
+/** What operators see at GET /metrics, in Prometheus text format. */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly turns: Counter;
+  private readonly firstSpeak: Histogram;
+  private readonly llmFirstToken: Histogram;
+  private readonly bargeIns: Counter;
+  private readonly llmErrors: Counter<'kind'>;
+  private readonly webhookAnswers: Counter<'status'>;
+
+  constructor(activeCalls: () => number) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'hotline_' });
+    new Gauge({
+      name: 'hotline_active_calls',
+      help: 'Calls in progress',
+      registers,
+      collect() {
+        this.set(activeCalls());
+      },
+    });
+    this.turns = new Counter({ name: 'hotline_turns_total', help: 'LLM turns started', registers });
+    this.firstSpeak = new Histogram({
+      name: 'hotline_first_speak_seconds',
+      help: "From the caller's words arriving to the first sentence of the reply leaving Hotline",
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.llmFirstToken = new Histogram({
+      name: 'hotline_llm_first_token_seconds',
+      help: 'From the LLM request to its first token',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.bargeIns = new Counter({ name: 'hotline_barge_ins_total', help: 'Callers interrupting Hotline', registers });
+    this.llmErrors = new Counter({
+      name: 'hotline_llm_errors_total',
+      help: 'Failed LLM turns by kind',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.webhookAnswers = new Counter({
+      name: 'hotline_webhook_answers_total',
+      help: 'Webhook answers by HTTP status',
+      labelNames: ['status'],
+      registers,
+    });
+  }
+
+  turnStarted(): void {
+    this.turns.inc();
+  }
+
+  firstSpeakSent(ms: number): void {
+    this.firstSpeak.observe(ms / 1000);
+  }
+
+  llmFirstTokenArrived(ms: number): void {
+    this.llmFirstToken.observe(ms / 1000);
+  }
+
+  bargedIn(): void {
+    this.bargeIns.inc();
+  }
+
+  llmFailed(error: unknown): void {
+    this.llmErrors.inc({ kind: llmErrorKind(error) });
+  }
+
+  webhookAnswered(status: number): void {
+    this.webhookAnswers.inc({ status: String(status) });
+  }
+}
+
+export function llmErrorKind(error: unknown): LlmErrorKind {
+  if (error instanceof LlmTimeoutError) return 'timeout';
+  if (error instanceof LlmTotalTimeoutError) return 'total_timeout';
+  if (error instanceof LlmEmptyReplyError) return 'empty';
+  if (error instanceof APIConnectionError) return 'connection';
+  if (error instanceof APIError) {
+    if (error.status === 429) return 'rate_limit';
+    if ((error.status ?? 0) >= 500) return 'server';
+    if ((error.status ?? 0) >= 400) return 'bad_request';
+  }
+  return 'other';
+}
