@@ -57,6 +57,7 @@ export async function startHotline(
       host: '127.0.0.1',
       ttftMs: config.demo.ttftMs,
       tokenDelayMs: config.demo.tokenDelayMs,
+      record: false,
     });
     apiKey = 'demo';
     baseURL = demo.baseURL;

@@ -33,6 +33,7 @@ const llm = await startScriptedLlmServer({
   host: '127.0.0.1',
   ttftMs: 200,
   tokenDelayMs: 15,
+  record: false,
 });
 const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-soak-'));
 const hotline = await startHotline(

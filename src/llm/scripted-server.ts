@@ -110,6 +110,11 @@ export interface ScriptedLlmServerOptions {
   ttftMs?: number;
   tokenDelayMs?: number;
   onToken?: (request: RecordedRequest, token: string, at: number) => void;
+  /**
+   * Keep every request in `requests` (default true). Off for long-running use
+   * (the demo model, soak tests): the records would grow without bound.
+   */
+  record?: boolean;
 }
 
 export const DEMO_MODEL_ID = 'hotline-demo';
@@ -318,7 +323,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
   let arrivals = 0;
 
   const publish = (record: RecordedRequest): void => {
-    requests.push(record);
+    if (options.record !== false) requests.push(record);
     const pending = waiters.get(record.index);
     if (!pending) return;
     waiters.delete(record.index);
