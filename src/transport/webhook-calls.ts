@@ -108,7 +108,10 @@ export class WebhookCalls {
     private readonly pacing: SpeechPacing,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    // Calls also end without a session_end (idle, shutdown): their outboxes go with them.
+    registry.onCallEnded((id) => this.forget(id));
+  }
 
   answer(event: VoiceEvent): PendingAnswer {
     if (this.ended.has(event.session.id)) return settled(undefined).copy();
@@ -145,7 +148,7 @@ export class WebhookCalls {
 
     switch (event.type) {
       case 'session_end':
-        this.forget(id);
+        // The registry has ended the call; its listener forgot the outbox.
         return settled(undefined);
       case 'session_start':
       case 'assistant_speak':
