@@ -20,6 +20,21 @@ export function describeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
+/** Deeper than any real event; deeper ones are refused before anything walks them recursively. */
+export const MAX_EVENT_DEPTH = 32;
+
+/** Nesting depth of a parsed JSON value, measured without recursion and giving up past `limit`. */
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Parses one event from raw JSON text (or an already parsed body); never throws. */
 export function parseEvent(input: string | unknown): ParsedEvent {
   let data: unknown = input;
@@ -29,6 +44,9 @@ export function parseEvent(input: string | unknown): ParsedEvent {
     } catch {
       return { kind: 'invalid', reason: 'not valid JSON' };
     }
+  }
+  if (depthExceeds(data, MAX_EVENT_DEPTH)) {
+    return { kind: 'invalid', reason: `nested deeper than ${MAX_EVENT_DEPTH} levels` };
   }
   const envelope = EnvelopeSchema.safeParse(data);
   if (!envelope.success) {

@@ -26,7 +26,10 @@ export interface WebSocketTransportOptions {
  */
 export function attachWebSocketTransport(server: Server, options: WebSocketTransportOptions): WebSocketServer {
   // Oversized frames close the socket with 1009, as ws does by itself with maxPayload.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+  // Invalid UTF-8 in a text frame would close the socket (1007) and end the call with it; a caller
+  // must not lose the call over one bad frame from the service, so such frames are decoded leniently
+  // (U+FFFD) and dropped by the event parser like any other malformed frame.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, skipUTF8Validation: true });
 
   server.on('upgrade', function upgradeToVoiceSocket(req: IncomingMessage, socket: Duplex, head: Buffer) {
     // A client that vanishes mid-handshake must not raise an unhandled error.
@@ -108,14 +111,19 @@ function handleConnection(ws: WebSocket, req: IncomingMessage, options: WebSocke
       return;
     }
     const { event } = parsed;
+    const id = event.session.id;
+    // Registered before dispatch, so a call is ended with its socket even if handling its start failed.
+    const isNew = event.type === 'session_start' && !sessions.has(id);
+    if (isNew) sessions.add(id);
     try {
       const call = registry.dispatch(event, sink);
       if (!call) {
-        log.warn({ type: event.type, sessionId: event.session.id }, 'event for an unknown session dropped');
+        if (isNew) sessions.delete(id);
+        log.warn({ type: event.type, sessionId: id }, 'event for an unknown session dropped');
       } else if (event.type === 'session_end') {
-        sessions.delete(event.session.id);
+        sessions.delete(id);
       } else {
-        sessions.add(event.session.id);
+        sessions.add(id);
       }
     } catch (error) {
       // A bug in one event's handling must not take the socket or the other calls down.
