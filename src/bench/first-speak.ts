@@ -1,0 +1,224 @@
+/**
+ * Talking calls: the traffic of first-speak overhead, the time-to-first-speak
+ * comparison and the capacity ladder. Each call waits a random pause, says
+ * something, receives the reply sentence by sentence, plays it, and repeats.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { completingTokenIndices, nextSentenceReleases, wholeReplyRelease } from './baselines.js';
+import { probeCore } from './core-probe.js';
+import { BenchFixture, now, sleep, type ReplyInfo } from './llm-fixture.js';
+import { question, tagOf } from './replies.js';
+import { seededRandom, summarize, type Summary } from './stats.js';
+import { openCallers, type Caller } from './ws-callers.js';
+
+export interface TalkOptions {
+  calls: number;
+  turns: number;
+  /** Calls are opened gradually, at this rate, before any of them talks. */
+  openPerSecond: number;
+  /** Mean pause before each turn (uniform between 0 and twice this), so turns never start in lockstep. */
+  thinkMs: number;
+  msPerChar: number;
+  seed: number;
+  /** A reply not complete by then is counted as timed out and left out of the figures. */
+  turnTimeoutMs: number;
+  idPrefix: string;
+}
+
+export interface EventLoopDelay {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Share of the time this thread's event loop was busy, 0–1. */
+  utilization: number;
+}
+
+export interface TalkRun {
+  calls: number;
+  turns: number;
+  replies: ReplyInfo[];
+  timedOut: number;
+  /** From the first turn to the last reply played; opening the calls not included. */
+  durationS: number;
+  /** Of this process (Hotline, the LLM server and the callers share it) while the calls talked. */
+  eventLoop: EventLoopDelay;
+}
+
+export async function runTalkingCalls(fixture: BenchFixture, options: TalkOptions): Promise<TalkRun> {
+  fixture.reset();
+  const callers = await openCallers(
+    fixture.hotline.wsUrl,
+    options.calls,
+    options.openPerSecond,
+    options.idPrefix,
+    { msPerChar: options.msPerChar, onSpeak: (_caller, text, at) => fixture.noteSpeak(text, at) },
+    (text) => tagOf(text) === undefined,
+  );
+  const unprobe = probeCore(fixture.hotline.registry, { speakSent: (text, at) => fixture.noteCoreSpeak(text, at) });
+  const monitor = monitorEventLoopDelay({ resolution: 2 });
+  monitor.enable();
+  const busyBefore = performance.eventLoopUtilization();
+  const started = now();
+  let timedOut = 0;
+
+  const talk = async (caller: Caller, index: number): Promise<void> => {
+    // One generator per call: the schedule must not depend on how the calls interleave.
+    const random = seededRandom(options.seed * 100_003 + index + 1);
+    await sleep(random() * 2 * options.thinkMs);
+    for (let turn = 0; turn < options.turns && caller.open; turn++) {
+      const reply = fixture.newReply();
+      let timer: NodeJS.Timeout | undefined;
+      const complete = new Promise<boolean>((resolve) => {
+        reply.complete = () => resolve(true);
+        timer = setTimeout(() => resolve(false), options.turnTimeoutMs);
+      });
+      reply.sentAt = now();
+      caller.say(question(reply.tag));
+      if (!(await complete)) timedOut++;
+      clearTimeout(timer);
+      await caller.drained();
+      await sleep(random() * 2 * options.thinkMs);
+    }
+  };
+  try {
+    await Promise.all(callers.map((caller, i) => talk(caller, i)));
+  } finally {
+    monitor.disable();
+    unprobe();
+  }
+  const durationS = (now() - started) / 1000;
+  const { utilization } = performance.eventLoopUtilization(busyBefore);
+  await Promise.all(callers.map((caller) => caller.end()));
+  return {
+    calls: options.calls,
+    turns: options.turns,
+    replies: [...fixture.replies.values()],
+    timedOut,
+    durationS,
+    eventLoop: {
+      p50Ms: monitor.percentile(50) / 1e6,
+      p99Ms: monitor.percentile(99) / 1e6,
+      maxMs: monitor.max / 1e6,
+      utilization,
+    },
+  };
+}
+
+export interface ReplyAnalysis {
+  replies: number;
+  speaks: number;
+  /** Completing token written → speak arrived at the client. */
+  overheadMs: Summary;
+  /** Completing token written → the speak left Hotline's call core (first loopback hop, HTTP client, SDK, turn, call). */
+  tokenToCoreMs: Summary;
+  /** Speak left the call core → arrived at the client (the transport's validation and send, second hop, client parse). */
+  coreToClientMs: Summary;
+  /**
+   * Speaks that arrived after the token following their completing token had
+   * already been written: there "the last token before arrival" would name the
+   * wrong token, and the overhead exceeded a token's spacing.
+   */
+  lateSpeaks: number;
+  /** Replies left out: incomplete, or a different number of speaks than the chunker predicts. */
+  skipped: number;
+  /** All from the moment the user_speak was sent. */
+  timeToFirstSpeak: {
+    hotlineMs: Summary;
+    /** (a) one speak after the reply completes = the last token. */
+    wholeReplyMs: Summary;
+    /** (b) a sentence released once the next one begins. */
+    nextSentenceMs: Summary;
+    /** The token completing Hotline's first sentence: what zero overhead would give. */
+    llmFirstSentenceMs: Summary;
+    llmFirstTokenMs: Summary;
+    /** Hotline's last speak arriving: the whole reply has reached the service. */
+    hotlineLastSpeakMs: Summary;
+  };
+}
+
+/** Replays each complete reply's recorded tokens through Hotline's chunker and the baselines. */
+export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
+  const overheads: number[] = [];
+  const toCore: number[] = [];
+  const toClient: number[] = [];
+  const hotline: number[] = [];
+  const whole: number[] = [];
+  const next: number[] = [];
+  const llmFirstSentence: number[] = [];
+  const llmFirstToken: number[] = [];
+  const lastSpeak: number[] = [];
+  let late = 0;
+  let skipped = 0;
+  let used = 0;
+  for (const reply of replies) {
+    const tokens = reply.tokens;
+    if (tokens.length === 0 || reply.arrivals.length !== reply.expected) {
+      skipped++;
+      continue;
+    }
+    const completing = completingTokenIndices(tokens.map((t) => t.text));
+    if (completing.length !== reply.arrivals.length) {
+      skipped++;
+      continue;
+    }
+    used++;
+    completing.forEach((tokenIndex, k) => {
+      const arrived = reply.arrivals[k] ?? Number.NaN;
+      const written = tokens[tokenIndex]?.at ?? Number.NaN;
+      overheads.push(arrived - written);
+      const left = reply.coreSent[k];
+      if (left !== undefined) {
+        toCore.push(left - written);
+        toClient.push(arrived - left);
+      }
+      const following = tokens[tokenIndex + 1];
+      if (following && following.at < arrived) late++;
+    });
+    const sentAt = reply.sentAt;
+    hotline.push((reply.arrivals[0] ?? Number.NaN) - sentAt);
+    lastSpeak.push((reply.arrivals.at(-1) ?? Number.NaN) - sentAt);
+    whole.push((wholeReplyRelease(tokens)?.at ?? Number.NaN) - sentAt);
+    next.push((nextSentenceReleases(tokens)[0]?.at ?? Number.NaN) - sentAt);
+    llmFirstSentence.push((tokens[completing[0] ?? -1]?.at ?? Number.NaN) - sentAt);
+    llmFirstToken.push((tokens[0]?.at ?? Number.NaN) - sentAt);
+  }
+  return {
+    replies: used,
+    speaks: overheads.length,
+    overheadMs: summarize(overheads),
+    tokenToCoreMs: summarize(toCore),
+    coreToClientMs: summarize(toClient),
+    lateSpeaks: late,
+    skipped,
+    timeToFirstSpeak: {
+      hotlineMs: summarize(hotline),
+      wholeReplyMs: summarize(whole),
+      nextSentenceMs: summarize(next),
+      llmFirstSentenceMs: summarize(llmFirstSentence),
+      llmFirstTokenMs: summarize(llmFirstToken),
+      hotlineLastSpeakMs: summarize(lastSpeak),
+    },
+  };
+}
+
+export interface FirstSpeakLevel extends ReplyAnalysis {
+  calls: number;
+  turns: number;
+  timedOut: number;
+  durationS: number;
+  eventLoop: EventLoopDelay;
+}
+
+export async function measureLevel(fixture: BenchFixture, options: TalkOptions): Promise<FirstSpeakLevel> {
+  const run = await runTalkingCalls(fixture, options);
+  const analysis = analyzeReplies(run.replies);
+  fixture.reset();
+  return {
+    calls: run.calls,
+    turns: run.turns,
+    timedOut: run.timedOut,
+    durationS: run.durationS,
+    eventLoop: run.eventLoop,
+    ...analysis,
+  };
+}

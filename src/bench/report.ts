@@ -1,0 +1,267 @@
+/** The benchmark's results as one JSON document, and as the tables printed at the end. */
+import os from 'node:os';
+import type { BargeInResult } from './barge-in.js';
+import type { CapacityResult } from './capacity.js';
+import type { FirstSpeakLevel } from './first-speak.js';
+import { formatMs, type Summary } from './stats.js';
+import type { WebhookResult } from './webhook.js';
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  node: string;
+  platform: string;
+  memoryGb: number;
+}
+
+export function machine(): Machine {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cores: cpus.length,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+  };
+}
+
+export interface Target {
+  name: string;
+  value: number;
+  unit: string;
+  limit: number;
+  pass: boolean;
+}
+
+export const FIRST_SPEAK_NOTE =
+  'Upper bound of Hotline\'s share: measured from the scripted LLM server writing the completing token to the ' +
+  'speak arriving at the in-process voice-service client, so it includes two loopback hops, the openai SDK\'s ' +
+  'SSE parsing and the client\'s JSON.parse. Client, Hotline and LLM server share one process and one clock.';
+
+export interface BenchResults {
+  machine: Machine;
+  options: Record<string, string | number | boolean>;
+  startedAt: string;
+  durationS: number;
+  firstSpeak?: { note: string; levels: FirstSpeakLevel[] };
+  bargeIn?: BargeInResult;
+  /** The same with a few calls: the floor of the abort latency. */
+  bargeInLowLoad?: BargeInResult;
+  capacity?: CapacityResult;
+  webhook?: WebhookResult;
+  targets: Target[];
+}
+
+/** A figure against its limit (lower is better); undefined when the figure was not measured. */
+export function judge(name: string, value: number | undefined, limit: number, unit: string): Target | undefined {
+  if (value === undefined || Number.isNaN(value)) return undefined;
+  return { name, value, unit, limit, pass: value <= limit };
+}
+
+export function evaluateTargets(results: Omit<BenchResults, 'targets'>): Target[] {
+  const levels = results.firstSpeak?.levels ?? [];
+  const at = (calls: number): FirstSpeakLevel | undefined => levels.find((l) => l.calls === calls);
+  const targets = [
+    judge('first-speak overhead p50, 1 call', at(1)?.overheadMs.p50, 1, 'ms'),
+    judge('first-speak overhead p99, 100 calls', at(100)?.overheadMs.p99, 5, 'ms'),
+    judge(
+      `first-speak overhead p99, ${results.capacity?.target?.calls ?? 200} talking among ${results.capacity?.targetOpen ?? 2000} open`,
+      results.capacity?.target?.overheadMs.p99,
+      10,
+      'ms',
+    ),
+    judge('barge-in → LLM stream closed p99', results.bargeIn?.abortMs.p99, 5, 'ms'),
+    judge(
+      'stale speaks sent after the barge-in reached Hotline',
+      results.bargeIn === undefined ? undefined : results.bargeIn.staleSent + (results.bargeInLowLoad?.staleSent ?? 0),
+      0,
+      '',
+    ),
+    judge('memory per idle call (RSS)', results.capacity?.memory?.rssKbPerCall, 50, 'KB'),
+  ];
+  return targets.filter((t): t is Target => t !== undefined);
+}
+
+function row(cells: (string | number)[], widths: number[]): string {
+  return cells.map((cell, i) => String(cell).padStart(widths[i] ?? 8)).join('  ');
+}
+
+function table(header: string[], rows: (string | number)[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
+  return [row(header, widths), ...rows.map((r) => row(r, widths))].map((line) => `  ${line}`);
+}
+
+export function render(results: BenchResults): string {
+  const out: string[] = [];
+  const m = results.machine;
+  out.push(`Hotline benchmark — ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, Node ${m.node}, ${m.platform}`);
+  out.push(
+    `options: ${Object.entries(results.options)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
+  out.push(`started ${results.startedAt}, ran ${results.durationS.toFixed(0)} s`);
+
+  const fs = results.firstSpeak;
+  if (fs) {
+    out.push('', '1. First-speak overhead: completing LLM token written → speak arrived at the client (ms)');
+    out.push(`   ${FIRST_SPEAK_NOTE}`);
+    out.push(
+      ...table(
+        ['calls', 'turns', 'speaks', 'p50', 'p90', 'p99', 'max', '→core p50', 'p99', 'core→ p50', 'p99', 'late', 'timed out', 'loop p99', 'busy', 'run s'],
+        fs.levels.map((l) => [
+          l.calls,
+          l.turns,
+          l.speaks,
+          formatMs(l.overheadMs.p50),
+          formatMs(l.overheadMs.p90),
+          formatMs(l.overheadMs.p99),
+          formatMs(l.overheadMs.max),
+          formatMs(l.tokenToCoreMs.p50),
+          formatMs(l.tokenToCoreMs.p99),
+          formatMs(l.coreToClientMs.p50),
+          formatMs(l.coreToClientMs.p99),
+          l.lateSpeaks,
+          l.timedOut,
+          formatMs(l.eventLoop.p99Ms),
+          `${(l.eventLoop.utilization * 100).toFixed(0)} %`,
+          l.durationS.toFixed(1),
+        ]),
+      ),
+    );
+    out.push(
+      '   →core = token written → speak left Hotline\'s call core (LLM hop, HTTP client, SDK, turn, call);',
+      '   core→ = speak left the call core → arrived at the client (transport validation and send, second hop, client).',
+      '   late = speaks that arrived after the next token had been written (the overhead exceeded a token gap);',
+      '   the completing token is found by replaying the tokens through Hotline\'s chunker. loop p99 = event-loop delay,',
+      '   busy = event-loop utilisation of the thread Hotline runs on, while the calls talked.',
+    );
+    out.push('', '2. Time to first speak vs. whole reply: ms from the user_speak being sent, p50 / mean, on the same token streams');
+    const cell = (s: { p50: number; mean: number }): string => `${formatMs(s.p50)} / ${formatMs(s.mean)}`;
+    out.push(
+      ...table(
+        ['calls', 'replies', 'Hotline', '(b) next-sentence', '(a) whole reply', 'LLM 1st sentence', 'LLM 1st token', 'Hotline last speak'],
+        fs.levels.map((l) => {
+          const t = l.timeToFirstSpeak;
+          return [
+            l.calls,
+            l.replies,
+            cell(t.hotlineMs),
+            cell(t.nextSentenceMs),
+            cell(t.wholeReplyMs),
+            cell(t.llmFirstSentenceMs),
+            cell(t.llmFirstTokenMs),
+            cell(t.hotlineLastSpeakMs),
+          ];
+        }),
+      ),
+    );
+    out.push(
+      '   (a) one speak once the reply is complete (the service\'s sample bots): the last token; = time to the whole reply.',
+      '   (b) a sentence released when the next one\'s first non-space character arrives (LiveKit-style); the last at the end.',
+      '   (a), (b) and "LLM 1st sentence" are token write times, with no server overhead added; Hotline\'s figure is measured at the client.',
+      '   On prose Hotline and (b) release on the same token (the next word brings the space Hotline waits for); Hotline is',
+      '   earlier where a line break ends a sentence, and the replies mix both, so the medians fall on one or the other.',
+    );
+  }
+
+  const b = results.bargeIn;
+  if (b) {
+    out.push(
+      '',
+      `3. Barge-in: ${b.trials} interruptions at random moments of streamed replies, ${b.calls} calls in parallel ` +
+        `(${b.trialsPerCall} per call, then a new call), ${b.durationS.toFixed(0)} s`,
+    );
+    const rows: (string | number)[][] = [];
+    const add = (run: BargeInResult, load: string): void => {
+      const line = (from: string, to: string, s: Summary): void => {
+        rows.push([load, from, to, s.count, formatMs(s.p50), formatMs(s.p90), formatMs(s.p99), formatMs(s.max)]);
+      };
+      line('client sent barge-in', 'LLM server saw the stream close', run.abortMs);
+      line('event entered call core', 'LLM server saw the stream close', run.abortFromCoreMs);
+      line('event entered call core', 'Hotline destroyed the LLM socket', run.socketDestroyedMs);
+    };
+    add(b, `${b.calls} calls`);
+    const low = results.bargeInLowLoad;
+    if (low) add(low, `${low.calls} calls`);
+    out.push(...table(['load', 'from', 'to', 'n', 'p50', 'p90', 'p99', 'max'], rows));
+    out.push(
+      '   "client sent" is an upper bound of "reached Hotline" (one loopback hop included); the LLM server shares the',
+      '   event loop unless --llm-thread, so it notices the close only when that loop gets to it.',
+      `   Streams aborted ${b.abortedStreams}, already complete at the barge-in ${b.completedBeforeBargeIn}, never closed ${b.neverClosed}.`,
+      `   stale speaks sent by Hotline after the barge-in reached it: ${b.staleSent}` +
+        (low ? ` (low load: ${low.staleSent})` : ''),
+      `   speaks of an interrupted reply arriving after the client sent the barge-in: ${b.staleArrived} ` +
+        `(${b.crossedInFlight} of them sent before the barge-in reached Hotline: they crossed it on the wire)`,
+    );
+  }
+
+  const c = results.capacity;
+  if (c) {
+    out.push('', '4. Capacity');
+    if (c.memory) {
+      const mem = c.memory;
+      out.push(
+        `   memory per idle call: ${mem.rssKbPerCall.toFixed(1)} KB RSS (heap ${mem.heapKbPerCall.toFixed(1)} KB, external ` +
+          `${mem.externalKbPerCall.toFixed(1)} KB) over ${mem.idleCalls} greeted calls, after forced GC ` +
+          `(${mem.gcExposed ? '--expose-gc' : 'gc via v8 flags'}); the calls' client side lives in a child process. ` +
+          `Opened in ${mem.openSeconds.toFixed(1)} s.`,
+      );
+    }
+    if (c.target) {
+      out.push(
+        `   ${c.target.calls} calls talking among ${c.targetOpen} open: overhead p50 ${formatMs(c.target.overheadMs.p50)} ms, ` +
+          `p99 ${formatMs(c.target.overheadMs.p99)} ms, max ${formatMs(c.target.overheadMs.max)} ms over ${c.target.speaks} speaks; ` +
+          `event-loop delay p99 ${formatMs(c.target.eventLoop.p99Ms)} ms`,
+      );
+    }
+    if (c.eventLoop) {
+      out.push(
+        `   ${c.eventLoop.calls} calls talking: event-loop delay p50 ${formatMs(c.eventLoop.eventLoop.p50Ms)} ms, ` +
+          `p99 ${formatMs(c.eventLoop.eventLoop.p99Ms)} ms, max ${formatMs(c.eventLoop.eventLoop.maxMs)} ms; overhead p99 ` +
+          `${formatMs(c.eventLoop.overheadMs.p99)} ms`,
+      );
+    }
+    if (c.ladder.length > 0) {
+      out.push('   talking calls vs. first-speak overhead (limit p99 < 10 ms):');
+      out.push(
+        ...table(
+          ['calls', 'p50', 'p99', 'loop p99', 'timed out', 'pass', 'run s'],
+          c.ladder.map((s) => [s.calls, formatMs(s.p50Ms), formatMs(s.p99Ms), formatMs(s.eventLoopP99Ms), s.timedOut, s.pass ? 'yes' : 'no', s.durationS.toFixed(1)]),
+        ).map((line) => `  ${line}`),
+      );
+      out.push(`   largest passing: ${c.maxTalkingUnderLimit} talking calls (stopped: ${c.ladderStop})`);
+    }
+  }
+
+  const w = results.webhook;
+  if (w) {
+    out.push('', '5. Webhook');
+    out.push(
+      `   204 answers (assistant_speech_ended, nothing pending): ${w.rps.toFixed(0)} requests/s with ${w.loops} keep-alive loops ` +
+        `over ${w.durationS.toFixed(1)} s (${w.requests} requests, ${w.unexpected} not 204); latency p50 ` +
+        `${formatMs(w.latencyMs.p50)} ms, p99 ${formatMs(w.latencyMs.p99)} ms. The client shares the process.`,
+    );
+    const u = w.userSpeak;
+    out.push(`   user_speak → first answer, WEBHOOK_REPLY=sentences (${u.samples} turns, ${u.failed} failed), ms:`);
+    out.push(
+      ...table(
+        ['', 'p50', 'p90', 'p99', 'max'],
+        [
+          ['raw (request sent → answer received)', formatMs(u.rawMs.p50), formatMs(u.rawMs.p90), formatMs(u.rawMs.p99), formatMs(u.rawMs.max)],
+          ['LLM wrote the 1st sentence\'s last token', formatMs(u.llmFirstSentenceMs.p50), formatMs(u.llmFirstSentenceMs.p90), formatMs(u.llmFirstSentenceMs.p99), formatMs(u.llmFirstSentenceMs.max)],
+          ['difference per turn', formatMs(u.overheadMs.p50), formatMs(u.overheadMs.p90), formatMs(u.overheadMs.p99), formatMs(u.overheadMs.max)],
+        ],
+      ),
+    );
+  }
+
+  if (results.targets.length > 0) {
+    out.push('', 'Targets');
+    for (const t of results.targets) {
+      const value = t.unit === 'ms' ? formatMs(t.value) : t.unit === 'KB' ? t.value.toFixed(1) : String(t.value);
+      out.push(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${value}${t.unit ? ` ${t.unit}` : ''} (target ≤ ${t.limit}${t.unit ? ` ${t.unit}` : ''})`);
+    }
+  }
+  return out.join('\n');
+}
