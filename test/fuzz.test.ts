@@ -143,15 +143,6 @@ function printable<T extends object>(value: T, text: string): T {
   return value;
 }
 
-function isValidUtf8(bytes: Uint8Array): boolean {
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A stack trace or an internal path in a response body. */
 const LEAK_PATTERNS = [
   /\bat\s+[^\s(]*\s*\(?[^\s()]+\.(?:[cm]?[jt]sx?):\d+/,

@@ -4,10 +4,10 @@
  *   npm run call -- <number> [--var name=value]… [--flow <aiFlowId>] [--billing-device <d>]
  *   npm run call -- --csv contacts.csv [--concurrency 2] [--pause-ms 1000] [--number-column phone]
  */
+import { describeNetworkError } from '../net-errors.js';
+import { isMain } from './is-main.js';
 import { readFile } from 'node:fs/promises';
-import { realpathSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { config } from 'dotenv';
@@ -340,16 +340,6 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** fetch wraps the useful part ("connect ECONNREFUSED …") in `cause`, sometimes as an AggregateError without message. */
-function describeNetworkError(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  for (const candidate of [cause, cause instanceof AggregateError ? cause.errors[0] : undefined, error]) {
-    if (candidate instanceof Error && candidate.message) return candidate.message;
-    const code = (candidate as { code?: unknown } | undefined)?.code;
-    if (typeof code === 'string') return code;
-  }
-  return String(error);
-}
 
 /** A token this short is a test value; replacing it would garble ordinary words. */
 function redact(text: string, token: string): string {
@@ -363,17 +353,8 @@ function displayUrl(url: string): string {
   return parsed.href.replace(/\/+$/, '');
 }
 
-function isMain(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
 
-if (isMain()) {
+if (isMain(import.meta.url)) {
   config({ quiet: true });
   process.exitCode = await runCallCli(process.argv.slice(2), process.env, (line) => console.log(line));
 }

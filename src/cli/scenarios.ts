@@ -6,10 +6,9 @@
  * Prints one line per scenario and `N passed, N failed`; exits 1 if any
  * failed (a file that does not load counts as failed), 2 on bad usage.
  */
-import { realpathSync } from 'node:fs';
+import { isMain } from './is-main.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { config as loadDotenv } from 'dotenv';
 import { loadConfig } from '../config.js';
@@ -129,17 +128,8 @@ export function resultLine(result: ScenarioResult): string {
   return `✗ ${result.name}: ${result.message ?? 'failed'}`;
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
 
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const argv = process.argv.slice(2);
   if (argv.includes('--live')) loadDotenv({ quiet: true });
   runScenariosCli(argv, process.env, (line) => process.stdout.write(`${line}\n`)).then(

@@ -6,8 +6,7 @@
  *
  * See USAGE in src/simulator/options.ts for every option.
  */
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { isMain } from './is-main.js';
 import { config } from 'dotenv';
 import { LineSource } from '../simulator/line-source.js';
 import { parseSettings, UsageError, USAGE, type PlatformSettings } from '../simulator/options.js';
@@ -93,17 +92,8 @@ async function runPlatform(settings: PlatformSettings, io: SimulateIo, interacti
   return code;
 }
 
-function isMain(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
 
-if (isMain()) {
+if (isMain(import.meta.url)) {
   config({ quiet: true });
   const interrupted = new AbortController();
   // The first Ctrl-C hangs up properly (session_end reaches Hotline); a second one quits at once.

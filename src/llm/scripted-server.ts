@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { z } from 'zod';
 import { type ApiError, type ChatMessage, type ChatRequestBody, parseChatRequest } from './chat-request.js';
 import { tokenize } from './tokenize.js';
 

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { describeNetworkError } from '../net-errors.js';
 import {
   AiFlowAccessDeniedError,
   AiFlowNetworkError,
@@ -126,16 +127,6 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** fetch wraps the useful part ("connect ECONNREFUSED …") in `cause`, sometimes as an AggregateError without message. */
-function describeNetworkError(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  for (const candidate of [cause, cause instanceof AggregateError ? cause.errors[0] : undefined, error]) {
-    if (candidate instanceof Error && candidate.message) return candidate.message;
-    const code = (candidate as { code?: unknown } | undefined)?.code;
-    if (typeof code === 'string') return code;
-  }
-  return String(error);
-}
 
 /** Credentials in a URL must not reach an error message. */
 function displayUrl(url: string): string {

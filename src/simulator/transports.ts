@@ -1,3 +1,4 @@
+import { describeNetworkError } from '../net-errors.js';
 import { FakeVoiceService, WebSocketRefusedError, type ReceivedAction } from '../testing/voice-service-client.js';
 
 /** An event as the emulated service sends it. */
@@ -211,16 +212,3 @@ class WebhookTransport implements Transport {
   }
 }
 
-/** fetch and ws hide the useful part ("connect ECONNREFUSED …") in `cause` or an AggregateError. */
-export function describeNetworkError(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  for (const candidate of [cause, cause instanceof AggregateError ? cause.errors[0] : undefined, error]) {
-    if (candidate instanceof AggregateError && candidate.errors[0] instanceof Error && candidate.errors[0].message) {
-      return candidate.errors[0].message;
-    }
-    if (candidate instanceof Error && candidate.message) return candidate.message;
-    const code = (candidate as { code?: unknown } | undefined)?.code;
-    if (typeof code === 'string') return code;
-  }
-  return String(error);
-}
