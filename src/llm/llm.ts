@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { LlmStreamError, sseChunks } from './sse-chunks.js';
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
@@ -48,17 +49,23 @@ export class OpenAiLlm implements Llm {
   }
 
   async stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
-    return this.client.chat.completions.create(
-      {
-        model: request.model ?? this.model,
-        messages: request.messages,
-        tools: request.tools,
-        stream: true,
-        ...((request.temperature ?? this.temperature) === undefined
-          ? {}
-          : { temperature: request.temperature ?? this.temperature }),
-      },
-      { signal },
-    );
+    // The SDK builds and authenticates the request and turns error statuses into its typed errors;
+    // the body of a successful answer is read by Hotline's own lean SSE reader.
+    const response = await this.client.chat.completions
+      .create(
+        {
+          model: request.model ?? this.model,
+          messages: request.messages,
+          tools: request.tools,
+          stream: true,
+          ...((request.temperature ?? this.temperature) === undefined
+            ? {}
+            : { temperature: request.temperature ?? this.temperature }),
+        },
+        { signal },
+      )
+      .asResponse();
+    if (!response.body) throw new LlmStreamError('the LLM answered without a body');
+    return sseChunks(response.body);
   }
 }
