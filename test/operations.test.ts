@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, test } from 'vitest';
-import { WebSocket } from 'ws';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { upgradeStatus } from './helpers/upgrade-status.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
 
@@ -23,18 +23,6 @@ async function connect(): Promise<FakeVoiceService> {
   const service = await FakeVoiceService.connect(env!.hotline.wsUrl, { playback: { kind: 'auto', msPerChar: 0.5 } });
   services.push(service);
   return service;
-}
-
-function upgradeStatus(url: string): Promise<number> {
-  const ws = new WebSocket(url);
-  return new Promise((resolve, reject) => {
-    ws.on('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on('error', reject);
-  });
 }
 
 describe('limits', () => {

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
-import { WebSocket } from 'ws';
 import type { CallRegistry } from '../src/call/call-registry.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { Metrics } from '../src/metrics.js';
@@ -11,6 +10,7 @@ import { createHttpApp } from '../src/transport/http-app.js';
 import { RateLimit } from '../src/transport/rate-limit.js';
 import type { WebhookCalls } from '../src/transport/webhook-calls.js';
 import { webhookRouter } from '../src/transport/webhook.js';
+import { upgradeStatus } from './helpers/upgrade-status.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -213,18 +213,6 @@ describe('shared secret, errors and limits', () => {
     await first.close();
   });
 });
-
-async function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
-  const ws = new WebSocket(url, { headers });
-  return new Promise((resolve, reject) => {
-    ws.on('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on('error', reject);
-  });
-}
 
 describe('WebSocket authentication', () => {
   test('WS_TOKEN: ?token=, X-API-TOKEN or Authorization: Bearer; anything else is refused with 401', async () => {

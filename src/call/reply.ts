@@ -42,6 +42,7 @@ export class Reply {
   private readonly segments: Segment[] = [];
   readonly toolCalls: ToolCallRecord[] = [];
   interrupted = false;
+  private chunksAdded = 0;
 
   beginContent(): void {
     this.segments.push({ kind: 'content', chunks: [] });
@@ -59,12 +60,13 @@ export class Reply {
     }
     const chunk: SpokenChunk = { text, reply: this, delivered: false };
     segment.chunks.push(chunk);
+    this.chunksAdded += 1;
     return chunk;
   }
 
-  /** Sentences generated, delivered or not. */
+  /** Sentences generated, delivered or not; a counter, since the speak path reads it for every sentence. */
   get chunkCount(): number {
-    return this.segments.reduce((n, s) => n + s.chunks.length, 0);
+    return this.chunksAdded;
   }
 
   get deliveredCount(): number {

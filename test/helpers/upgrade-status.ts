@@ -1,0 +1,14 @@
+import { WebSocket } from 'ws';
+
+/** The HTTP status a WebSocket upgrade gets: 101 when it opens, else the refusal's status. */
+export function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const ws = new WebSocket(url, { headers });
+  return new Promise((resolve, reject) => {
+    ws.on('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('error', reject);
+  });
+}
