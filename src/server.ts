@@ -143,6 +143,8 @@ export async function startHotline(
     server.closeAllConnections();
     await closed;
     prompts.close();
+    // Every turn has ended: nothing streams any more, only idle keep-alive sockets are left.
+    llm.close();
     await demo?.close();
   }
 

@@ -4,8 +4,8 @@
  * reply the next interruption hits. Measures how fast the LLM stream is
  * closed and whether anything of the interrupted reply is still spoken.
  */
-import { probeCore } from './core-probe.js';
-import { BenchFixture, now, sleep, type ReplyInfo } from './llm-fixture.js';
+import { now, sleep } from './clock.js';
+import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, STREAM_GAPS, tagOf } from './replies.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
 import { Caller, openCallers } from './ws-callers.js';
@@ -33,16 +33,19 @@ export interface BargeInResult {
   completedBeforeBargeIn: number;
   /** Trials whose stream was neither aborted nor complete when the run ended. */
   neverClosed: number;
-  /** Client sent the barge-in → the scripted server saw the stream close. */
+  /**
+   * The client sent the barge-in → Hotline destroyed the LLM connection's
+   * socket, which closes the stream: the loopback hop in, any wait on
+   * Hotline's event loop, and Hotline's handling. The target figure.
+   */
   abortMs: Summary;
-  /** The barge-in event entered Hotline's call core → the stream closed. */
+  /** The barge-in entered Hotline's call core → the LLM socket was destroyed: Hotline's own handling. */
   abortFromCoreMs: Summary;
   /**
-   * The barge-in event entered the call core → Hotline's HTTP client destroyed
-   * the LLM connection's socket. Hotline's and the SDK's part of the close; the
-   * rest is the LLM server noticing, which here shares the thread.
+   * The client sent the barge-in → the LLM server saw its stream close: adds
+   * the server noticing, which depends on how busy its thread is.
    */
-  socketDestroyedMs: Summary;
+  serverSawCloseMs: Summary;
   /**
    * Speaks of an interrupted reply that Hotline sent after the barge-in had
    * reached its call core: true stale speech.
@@ -66,32 +69,17 @@ interface Trial {
 }
 
 /**
- * Runs `trials` interruptions over `calls` parallel calls. A core probe tells
- * when each barge-in entered Hotline and when each speak left it, so a stale
- * speak can be told from one that merely crossed the barge-in on the wire.
+ * Runs `trials` interruptions over `calls` parallel calls. A probe on
+ * Hotline's thread tells when each barge-in entered Hotline, when the LLM
+ * socket was destroyed and when each speak left, so a stale speak can be told
+ * from one that merely crossed the barge-in on the wire.
  */
 export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions): Promise<BargeInResult> {
   fixture.reset();
   const trials: Trial[] = [];
-  /** The trial each session's next barge-in belongs to, set just before the client sends it. */
-  const pendingBySession = new Map<string, Trial>();
-  /** The trial whose barge-in the call core is handling right now (it aborts synchronously). */
-  let handling: Trial | undefined;
-  const uninstall = probeCore(fixture.hotline.registry, {
-    entered(event, at) {
-      if (event.type !== 'user_speak' || !event.barged_in) return;
-      handling = pendingBySession.get(event.session.id);
-      if (handling) handling.coreAt = at;
-    },
-    handled() {
-      handling = undefined;
-    },
-    speakSent: (text, at) => fixture.noteCoreSpeak(text, at),
-  });
-  // The first socket destroyed while the core handles a barge-in is the LLM stream being closed by Hotline's HTTP client.
-  fixture.onSocketDestroy = () => {
-    if (handling && handling.socketDestroyedAt === undefined) handling.socketDestroyedAt = now();
-  };
+  /** Each session's trials in the order its barge-ins were sent; a socket delivers them in that order. */
+  const trialsBySession = new Map<string, Trial[]>();
+  await fixture.hotline.startProbe();
   const firstTokenWaiters = new Map<string, () => void>();
   fixture.onFirstToken = (reply) => {
     const resolve = firstTokenWaiters.get(reply.tag);
@@ -122,14 +110,15 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
           const gotFirstToken = await firstToken(current, 30_000);
           if (gotFirstToken) await sleep(random() * (STREAM_GAPS[current.template] ?? 0) * options.tokenDelayMs);
           const trial: Trial = { reply: current, bargeInAt: 0 };
-          pendingBySession.set(caller.id, trial);
+          const ofSession = trialsBySession.get(caller.id) ?? [];
+          trialsBySession.set(caller.id, ofSession);
+          ofSession.push(trial);
           trial.bargeInAt = now();
           current = ask(caller, true);
           trials.push(trial);
         }
         // A stale speak would follow its barge-in within milliseconds: wait for it before hanging up.
         await sleep(200);
-        pendingBySession.delete(caller.id);
         await caller.end();
         if (done >= perSlot || budget <= 0) return;
         caller = await Caller.connect(fixture.hotline.wsUrl, `${options.idPrefix}-${index}-${session}`, callerOptions, isGreeting);
@@ -161,15 +150,26 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
 
     await Promise.all(callers.map((caller, i) => interruptMany(caller, i)));
   } finally {
-    uninstall();
-    fixture.onSocketDestroy = undefined;
     fixture.onFirstToken = undefined;
+    const records = await fixture.hotline.stopProbe();
+    fixture.noteLeft(records.speaks);
+    const seen = new Map<string, number>();
+    for (const record of records.bargeIns) {
+      const k = seen.get(record.session) ?? 0;
+      seen.set(record.session, k + 1);
+      const trial = trialsBySession.get(record.session)?.[k];
+      if (!trial) continue;
+      trial.coreAt = record.enteredAt;
+      trial.socketDestroyedAt = record.socketDestroyedAt;
+    }
   }
   const durationS = (now() - started) / 1000;
+  // An LLM server on its own thread reports how a stream ended only afterwards: give the last reports time to land.
+  await sleep(100);
 
   const abortMs: number[] = [];
   const abortFromCoreMs: number[] = [];
-  const socketDestroyedMs: number[] = [];
+  const serverSawCloseMs: number[] = [];
   let aborted = 0;
   let completed = 0;
   let neverClosed = 0;
@@ -180,16 +180,18 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
     const { reply } = trial;
     if (reply.outcome === 'aborted' && reply.closedAt !== undefined) {
       aborted++;
-      abortMs.push(reply.closedAt - trial.bargeInAt);
-      if (trial.coreAt !== undefined) abortFromCoreMs.push(reply.closedAt - trial.coreAt);
-      if (trial.coreAt !== undefined && trial.socketDestroyedAt !== undefined) socketDestroyedMs.push(trial.socketDestroyedAt - trial.coreAt);
+      serverSawCloseMs.push(reply.closedAt - trial.bargeInAt);
+      if (trial.socketDestroyedAt !== undefined) {
+        abortMs.push(trial.socketDestroyedAt - trial.bargeInAt);
+        if (trial.coreAt !== undefined) abortFromCoreMs.push(trial.socketDestroyedAt - trial.coreAt);
+      }
     } else if (reply.outcome === 'completed') {
       completed++;
     } else {
       neverClosed++;
     }
     const coreAt = trial.coreAt ?? trial.bargeInAt;
-    const sent = reply.coreSent;
+    const sent = reply.left;
     for (const sentAt of sent) if (sentAt > coreAt) staleSent++;
     // A socket delivers in order, so the k-th speak sent is the k-th to arrive.
     reply.arrivals.forEach((arrivedAt, k) => {
@@ -208,7 +210,7 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
     neverClosed,
     abortMs: summarize(abortMs),
     abortFromCoreMs: summarize(abortFromCoreMs),
-    socketDestroyedMs: summarize(socketDestroyedMs),
+    serverSawCloseMs: summarize(serverSawCloseMs),
     staleSent,
     staleArrived,
     crossedInFlight: crossed,

@@ -5,27 +5,12 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { now, sleep } from './clock.js';
 import { measureLevel, type FirstSpeakLevel, type TalkOptions } from './first-speak.js';
-import { BenchFixture, now, sleep } from './llm-fixture.js';
+import { forcedGc, settleHeap } from './gc.js';
+import type { HeapFigures } from './hotline-worker.js';
+import type { BenchFixture } from './llm-fixture.js';
 import { openCallers } from './ws-callers.js';
-
-/** global.gc when node runs with --expose-gc, else the same function obtained at run time. */
-export function forcedGc(): { gc: () => void; exposed: boolean } {
-  const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return { gc: exposed, exposed: true };
-  v8.setFlagsFromString('--expose-gc');
-  return { gc: runInNewContext('gc') as () => void, exposed: false };
-}
-
-async function settleHeap(gc: () => void): Promise<void> {
-  // Two rounds: the first frees, finalizers and weak callbacks run in between, the second frees what they released.
-  gc();
-  await sleep(200);
-  gc();
-  await sleep(100);
-}
 
 export interface IdleCallers {
   readonly open: number;
@@ -98,21 +83,28 @@ export interface CapacityOptions {
   ladderBudgetS: number;
 }
 
-/** RSS growth of this process (Hotline's side only) over `idleCalls` greeted calls held by a child. */
+/**
+ * RSS growth of this process over `idleCalls` greeted calls held by a child,
+ * so the growth is Hotline's side only; the heap figures are those of
+ * Hotline's thread.
+ */
 export async function measureMemory(fixture: BenchFixture, options: CapacityOptions): Promise<{ memory: MemoryResult; idle: IdleCallers }> {
-  const { gc, exposed } = forcedGc();
+  const { gc } = forcedGc();
+  // Both threads' garbage is collected before each reading, so neither adds noise to the process's RSS.
+  const settle = async (): Promise<HeapFigures> => {
+    await settleHeap(gc);
+    return fixture.hotline.settleHeap();
+  };
   // Touch every code path of opening and ending a call first, so lazily built state is not counted per call.
   const warm = await openCallers(fixture.hotline.wsUrl, 50, 500, 'memwarm', { msPerChar: 1, onSpeak: () => undefined });
   await Promise.all(warm.map((caller) => caller.end()));
   await sleep(200);
-  await settleHeap(gc);
-  const before = process.memoryUsage();
+  const before = await settle();
   const started = now();
   const idle = await spawnIdleCallers(fixture.hotline.wsUrl, options.idleCalls, options.openPerSecond);
   const openSeconds = (now() - started) / 1000;
   await sleep(500);
-  await settleHeap(gc);
-  const after = process.memoryUsage();
+  const after = await settle();
   const perCall = (bytes: number): number => bytes / idle.open / 1024;
   return {
     memory: {
@@ -120,7 +112,7 @@ export async function measureMemory(fixture: BenchFixture, options: CapacityOpti
       rssKbPerCall: perCall(after.rss - before.rss),
       heapKbPerCall: perCall(after.heapUsed - before.heapUsed),
       externalKbPerCall: perCall(after.external - before.external),
-      gcExposed: exposed,
+      gcExposed: after.gcExposed,
       openSeconds,
     },
     idle,

@@ -9,7 +9,7 @@
 import type { ActionSink } from '../call/call.js';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { VoiceEvent } from '../protocol/events.js';
-import { now } from './llm-fixture.js';
+import { now } from './clock.js';
 
 export interface CoreHooks {
   /** Before the core handles the event. */
@@ -18,6 +18,8 @@ export interface CoreHooks {
   handled?(event: VoiceEvent): void;
   /** A speak leaves the core through the call's sink. */
   speakSent?(text: string, at: number): void;
+  /** The transport has validated and sent that speak: it has left Hotline. */
+  speakLeft?(text: string, at: number): void;
 }
 
 /** Installs the probe; returns its uninstaller. */
@@ -29,8 +31,10 @@ export function probeCore(registry: CallRegistry, hooks: CoreHooks): () => void 
     if (!outer) {
       outer = {
         send(action) {
-          if (action.type === 'speak') hooks.speakSent?.(action.text, now());
+          if (action.type !== 'speak') return sink.send(action);
+          hooks.speakSent?.(action.text, now());
           sink.send(action);
+          hooks.speakLeft?.(action.text, now());
         },
         ...(sink.idle ? { idle: () => sink.idle?.() } : {}),
       };

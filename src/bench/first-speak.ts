@@ -3,10 +3,10 @@
  * comparison and the capacity ladder. Each call waits a random pause, says
  * something, receives the reply sentence by sentence, plays it, and repeats.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { completingTokenIndices, nextSentenceReleases, wholeReplyRelease } from './baselines.js';
-import { probeCore } from './core-probe.js';
-import { BenchFixture, now, sleep, type ReplyInfo } from './llm-fixture.js';
+import { now, sleep } from './clock.js';
+import type { LoopFigures } from './hotline-worker.js';
+import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, tagOf } from './replies.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
 import { openCallers, type Caller } from './ws-callers.js';
@@ -25,14 +25,6 @@ export interface TalkOptions {
   idPrefix: string;
 }
 
-export interface EventLoopDelay {
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  /** Share of the time this thread's event loop was busy, 0–1. */
-  utilization: number;
-}
-
 export interface TalkRun {
   calls: number;
   turns: number;
@@ -40,8 +32,8 @@ export interface TalkRun {
   timedOut: number;
   /** From the first turn to the last reply played; opening the calls not included. */
   durationS: number;
-  /** Of this process (Hotline, the LLM server and the callers share it) while the calls talked. */
-  eventLoop: EventLoopDelay;
+  /** Of Hotline's thread while the calls talked. */
+  eventLoop: LoopFigures;
 }
 
 export async function runTalkingCalls(fixture: BenchFixture, options: TalkOptions): Promise<TalkRun> {
@@ -54,10 +46,8 @@ export async function runTalkingCalls(fixture: BenchFixture, options: TalkOption
     { msPerChar: options.msPerChar, onSpeak: (_caller, text, at) => fixture.noteSpeak(text, at) },
     (text) => tagOf(text) === undefined,
   );
-  const unprobe = probeCore(fixture.hotline.registry, { speakSent: (text, at) => fixture.noteCoreSpeak(text, at) });
-  const monitor = monitorEventLoopDelay({ resolution: 2 });
-  monitor.enable();
-  const busyBefore = performance.eventLoopUtilization();
+  await fixture.hotline.startProbe();
+  await fixture.hotline.startLoopMonitor();
   const started = now();
   let timedOut = 0;
 
@@ -80,14 +70,14 @@ export async function runTalkingCalls(fixture: BenchFixture, options: TalkOption
       await sleep(random() * 2 * options.thinkMs);
     }
   };
+  let eventLoop: LoopFigures;
   try {
     await Promise.all(callers.map((caller, i) => talk(caller, i)));
   } finally {
-    monitor.disable();
-    unprobe();
+    eventLoop = await fixture.hotline.stopLoopMonitor();
+    fixture.noteLeft((await fixture.hotline.stopProbe()).speaks);
   }
   const durationS = (now() - started) / 1000;
-  const { utilization } = performance.eventLoopUtilization(busyBefore);
   await Promise.all(callers.map((caller) => caller.end()));
   return {
     calls: options.calls,
@@ -95,28 +85,25 @@ export async function runTalkingCalls(fixture: BenchFixture, options: TalkOption
     replies: [...fixture.replies.values()],
     timedOut,
     durationS,
-    eventLoop: {
-      p50Ms: monitor.percentile(50) / 1e6,
-      p99Ms: monitor.percentile(99) / 1e6,
-      maxMs: monitor.max / 1e6,
-      utilization,
-    },
+    eventLoop,
   };
 }
 
 export interface ReplyAnalysis {
   replies: number;
   speaks: number;
-  /** Completing token written → speak arrived at the client. */
-  overheadMs: Summary;
-  /** Completing token written → the speak left Hotline's call core (first loopback hop, HTTP client, SDK, turn, call). */
-  tokenToCoreMs: Summary;
-  /** Speak left the call core → arrived at the client (the transport's validation and send, second hop, client parse). */
-  coreToClientMs: Summary;
   /**
-   * Speaks that arrived after the token following their completing token had
-   * already been written: there "the last token before arrival" would name the
-   * wrong token, and the overhead exceeded a token's spacing.
+   * Completing token written by the LLM server → the speak left Hotline (its
+   * WebSocket send returned): the loopback hop in, Hotline's HTTP client, SSE
+   * parsing, turn, chunker, call and transport, and any wait on Hotline's
+   * event loop.
+   */
+  overheadMs: Summary;
+  /** Completing token written → the speak arrived at the voice-service client: adds the hop out and the client's side. */
+  endToEndMs: Summary;
+  /**
+   * Speaks that left Hotline after the token following their completing token
+   * had already been written: the overhead exceeded a token's spacing.
    */
   lateSpeaks: number;
   /** Replies left out: incomplete, or a different number of speaks than the chunker predicts. */
@@ -139,8 +126,7 @@ export interface ReplyAnalysis {
 /** Replays each complete reply's recorded tokens through Hotline's chunker and the baselines. */
 export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
   const overheads: number[] = [];
-  const toCore: number[] = [];
-  const toClient: number[] = [];
+  const endToEnd: number[] = [];
   const hotline: number[] = [];
   const whole: number[] = [];
   const next: number[] = [];
@@ -152,7 +138,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
   let used = 0;
   for (const reply of replies) {
     const tokens = reply.tokens;
-    if (tokens.length === 0 || reply.arrivals.length !== reply.expected) {
+    if (tokens.length === 0 || reply.arrivals.length !== reply.expected || reply.left.length !== reply.expected) {
       skipped++;
       continue;
     }
@@ -163,16 +149,12 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
     }
     used++;
     completing.forEach((tokenIndex, k) => {
-      const arrived = reply.arrivals[k] ?? Number.NaN;
       const written = tokens[tokenIndex]?.at ?? Number.NaN;
-      overheads.push(arrived - written);
-      const left = reply.coreSent[k];
-      if (left !== undefined) {
-        toCore.push(left - written);
-        toClient.push(arrived - left);
-      }
+      const left = reply.left[k] ?? Number.NaN;
+      overheads.push(left - written);
+      endToEnd.push((reply.arrivals[k] ?? Number.NaN) - written);
       const following = tokens[tokenIndex + 1];
-      if (following && following.at < arrived) late++;
+      if (following && following.at < left) late++;
     });
     const sentAt = reply.sentAt;
     hotline.push((reply.arrivals[0] ?? Number.NaN) - sentAt);
@@ -186,8 +168,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
     replies: used,
     speaks: overheads.length,
     overheadMs: summarize(overheads),
-    tokenToCoreMs: summarize(toCore),
-    coreToClientMs: summarize(toClient),
+    endToEndMs: summarize(endToEnd),
     lateSpeaks: late,
     skipped,
     timeToFirstSpeak: {
@@ -206,7 +187,7 @@ export interface FirstSpeakLevel extends ReplyAnalysis {
   turns: number;
   timedOut: number;
   durationS: number;
-  eventLoop: EventLoopDelay;
+  eventLoop: LoopFigures;
 }
 
 export async function measureLevel(fixture: BenchFixture, options: TalkOptions): Promise<FirstSpeakLevel> {

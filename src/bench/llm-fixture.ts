@@ -1,30 +1,19 @@
 /**
- * One Hotline and one scripted OpenAI-compatible server, with traced replies
- * (see replies.ts). The LLM server runs on this thread by default, sharing
- * the event loop with Hotline and the callers; with `llmThread` it runs on a
- * worker thread of the same process, and its times are moved onto this
- * thread's clock through hrtime, which both threads read alike.
+ * One Hotline (on its own thread, see hotline-worker.ts) and one scripted
+ * OpenAI-compatible server, with traced replies (see replies.ts). The LLM
+ * server runs on this thread with the callers by default; with `llmThread`
+ * it gets a worker thread too. Times taken on other threads are moved onto
+ * this thread's clock (clock.ts).
  */
-import diagnostics from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { pino } from 'pino';
-import { loadConfig } from '../config.js';
 import { startScriptedLlmServer, type RecordedRequest, type RecordedToken, type RequestOutcome } from '../llm/scripted-server.js';
-import { startHotline, type RunningHotline } from '../server.js';
-import { clockOffset, type LlmWorkerCommand, type LlmWorkerData, type LlmWorkerMessage } from './llm-worker.js';
+import { clockOffset, now } from './clock.js';
+import { HotlineThread } from './hotline-thread.js';
+import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
-
-/** One clock for everything, the one the scripted server stamps tokens with. */
-export function now(): number {
-  return performance.timeOrigin + performance.now();
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+import { spawnWorker } from './spawn-worker.js';
 
 /** A reply the bench asked for, and what happened to it. */
 export interface ReplyInfo {
@@ -44,8 +33,8 @@ export interface ReplyInfo {
   outcome: RequestOutcome | undefined;
   /** Arrival time at the client of each speak of this reply, in order. */
   readonly arrivals: number[];
-  /** When each speak left Hotline's call core, in order (only while a core probe is installed). */
-  readonly coreSent: number[];
+  /** When each speak left Hotline (its transport's send returned), in order; filled from a probe's records. */
+  readonly left: number[];
   /** Resolved once `expected` speaks have arrived. */
   complete: (() => void) | undefined;
 }
@@ -68,20 +57,16 @@ export class BenchFixture {
   readonly replies = new Map<string, ReplyInfo>();
   /** Called when the first token of a traced reply has been written. */
   onFirstToken: ((reply: ReplyInfo) => void) | undefined;
-  /** Called when any client socket of this thread is destroyed (Hotline's LLM connections among them). */
-  onSocketDestroy: (() => void) | undefined;
   private nextId = 0;
   private llm: LlmSide | undefined;
-  private hotlineRef: RunningHotline | undefined;
+  private hotlineRef: HotlineThread | undefined;
   private transcriptsDir = '';
 
   static async start(options: FixtureOptions): Promise<BenchFixture> {
     const fixture = new BenchFixture();
-    // Watch every client socket from the start: Hotline's HTTP client keeps its LLM connections alive across phases.
-    diagnostics.subscribe('net.client.socket', fixture.watchSocket);
     fixture.llm = options.llmThread ? await fixture.startWorkerLlm(options) : await fixture.startLocalLlm(options);
     fixture.transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-'));
-    const config = loadConfig({
+    fixture.hotlineRef = await HotlineThread.start({
       NODE_ENV: 'bench',
       HOST: '127.0.0.1',
       PORT: '0',
@@ -97,11 +82,10 @@ export class BenchFixture {
       LLM_TOTAL_TIMEOUT_MS: '120000',
       MAX_CALLS: '100000',
     });
-    fixture.hotlineRef = await startHotline(config, pino({ level: 'silent' }), { watchPrompts: false });
     return fixture;
   }
 
-  get hotline(): RunningHotline {
+  get hotline(): HotlineThread {
     if (!this.hotlineRef) throw new Error('fixture not started');
     return this.hotlineRef;
   }
@@ -126,7 +110,7 @@ export class BenchFixture {
       closedAt: undefined,
       outcome: undefined,
       arrivals: [],
-      coreSent: [],
+      left: [],
       complete: undefined,
     };
     this.replies.set(tag, reply);
@@ -143,10 +127,12 @@ export class BenchFixture {
     return reply;
   }
 
-  /** Records a speak leaving Hotline's call core against its reply. */
-  noteCoreSpeak(text: string, at: number): void {
-    const tag = tagOf(text);
-    if (tag !== undefined) this.replies.get(tag)?.coreSent.push(at);
+  /** Records the speaks a probe saw leave Hotline against their replies. */
+  noteLeft(speaks: readonly { text: string; at: number }[]): void {
+    for (const { text, at } of speaks) {
+      const tag = tagOf(text);
+      if (tag !== undefined) this.replies.get(tag)?.left.push(at);
+    }
   }
 
   /** Forgets traced replies, so a long phase does not keep every token of the previous one alive. */
@@ -156,21 +142,10 @@ export class BenchFixture {
   }
 
   async close(): Promise<void> {
-    diagnostics.unsubscribe('net.client.socket', this.watchSocket);
     await this.hotlineRef?.close();
     await this.llm?.close();
     if (this.transcriptsDir) await rm(this.transcriptsDir, { recursive: true, force: true });
   }
-
-  private readonly watchSocket = (message: unknown): void => {
-    const { socket } = message as { socket: Socket };
-    const destroy = socket.destroy;
-    const observe = (): void => this.onSocketDestroy?.();
-    socket.destroy = function destroyObserved(this: Socket, error?: Error) {
-      observe();
-      return destroy.call(this, error);
-    };
-  };
 
   private startLocalLlm(options: FixtureOptions): Promise<LlmSide> {
     let fast = false;
@@ -217,7 +192,7 @@ export class BenchFixture {
 
   private async startWorkerLlm(options: FixtureOptions): Promise<LlmSide> {
     const data: LlmWorkerData = { role: 'hotline-bench-llm', ttftMs: options.ttftMs, tokenDelayMs: options.tokenDelayMs };
-    const worker = spawnWorker(data);
+    const worker = spawnWorker('llm-worker', data);
     const ready = await new Promise<Extract<LlmWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       worker.once('error', reject);
       worker.on('message', function awaitReady(message: LlmWorkerMessage) {
@@ -263,19 +238,4 @@ export class BenchFixture {
       },
     };
   }
-}
-
-/**
- * Starts llm-worker on a thread. Under tsx the loader hooks of this thread do
- * not reach a worker, so a small bootstrap registers tsx there first.
- */
-function spawnWorker(data: LlmWorkerData): Worker {
-  const typescript = import.meta.url.endsWith('.ts');
-  const entry = new URL(`./llm-worker.${typescript ? 'ts' : 'js'}`, import.meta.url);
-  if (!typescript) return new Worker(fileURLToPath(entry), { workerData: data });
-  const tsxApi = pathToFileURL(fileURLToPath(import.meta.resolve('tsx/esm/api'))).href;
-  const bootstrap =
-    `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })` +
-    `.catch((error) => { setImmediate(() => { throw error; }); });`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
 }

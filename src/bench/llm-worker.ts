@@ -10,6 +10,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { startScriptedLlmServer, type RecordedRequest } from '../llm/scripted-server.js';
+import { clockOffset, now } from './clock.js';
 import { replyText, requestedTag, UNTRACED_REPLY } from './replies.js';
 
 export interface LlmWorkerData {
@@ -28,15 +29,6 @@ export type LlmWorkerMessage =
 
 export type LlmWorkerCommand = { kind: 'fast'; on: boolean } | { kind: 'reset' };
 
-/** performance.timeOrigin + performance.now() minus hrtime: differs per thread, constant within one. */
-export function clockOffset(): number {
-  const hr = Number(process.hrtime.bigint()) / 1e6;
-  return performance.timeOrigin + performance.now() - hr;
-}
-
-function now(): number {
-  return performance.timeOrigin + performance.now();
-}
 
 async function main(port: NonNullable<typeof parentPort>, data: LlmWorkerData): Promise<void> {
   const post = (message: LlmWorkerMessage): void => port.postMessage(message);

@@ -34,9 +34,10 @@ export interface Target {
 }
 
 export const FIRST_SPEAK_NOTE =
-  'Upper bound of Hotline\'s share: measured from the scripted LLM server writing the completing token to the ' +
-  'speak arriving at the in-process voice-service client, so it includes two loopback hops, the openai SDK\'s ' +
-  'SSE parsing and the client\'s JSON.parse. Client, Hotline and LLM server share one process and one clock.';
+  'From the scripted LLM server writing the token that completes a sentence to that speak leaving Hotline (its ' +
+  'WebSocket send returned): the loopback hop in, any wait on Hotline\'s event loop, HTTP client, SSE parsing, ' +
+  'turn, chunker, call and transport. Hotline runs on a thread of its own; the LLM server and the callers share ' +
+  'the main thread. Times from both threads are on one clock.';
 
 export interface BenchResults {
   machine: Machine;
@@ -70,7 +71,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): Target[
       10,
       'ms',
     ),
-    judge('barge-in → LLM stream closed p99', results.bargeIn?.abortMs.p99, 5, 'ms'),
+    judge('barge-in sent → LLM stream closed by Hotline p99', results.bargeIn?.abortMs.p99, 5, 'ms'),
     judge(
       'stale speaks sent after the barge-in reached Hotline',
       results.bargeIn === undefined ? undefined : results.bargeIn.staleSent + (results.bargeInLowLoad?.staleSent ?? 0),
@@ -104,11 +105,11 @@ export function render(results: BenchResults): string {
 
   const fs = results.firstSpeak;
   if (fs) {
-    out.push('', '1. First-speak overhead: completing LLM token written → speak arrived at the client (ms)');
+    out.push('', '1. First-speak overhead: completing LLM token written → speak left Hotline (ms)');
     out.push(`   ${FIRST_SPEAK_NOTE}`);
     out.push(
       ...table(
-        ['calls', 'turns', 'speaks', 'p50', 'p90', 'p99', 'max', '→core p50', 'p99', 'core→ p50', 'p99', 'late', 'timed out', 'loop p99', 'busy', 'run s'],
+        ['calls', 'turns', 'speaks', 'p50', 'p90', 'p99', 'max', 'at client p50', 'p99', 'late', 'timed out', 'loop p99', 'busy', 'run s'],
         fs.levels.map((l) => [
           l.calls,
           l.turns,
@@ -117,10 +118,8 @@ export function render(results: BenchResults): string {
           formatMs(l.overheadMs.p90),
           formatMs(l.overheadMs.p99),
           formatMs(l.overheadMs.max),
-          formatMs(l.tokenToCoreMs.p50),
-          formatMs(l.tokenToCoreMs.p99),
-          formatMs(l.coreToClientMs.p50),
-          formatMs(l.coreToClientMs.p99),
+          formatMs(l.endToEndMs.p50),
+          formatMs(l.endToEndMs.p99),
           l.lateSpeaks,
           l.timedOut,
           formatMs(l.eventLoop.p99Ms),
@@ -130,11 +129,10 @@ export function render(results: BenchResults): string {
       ),
     );
     out.push(
-      '   →core = token written → speak left Hotline\'s call core (LLM hop, HTTP client, SDK, turn, call);',
-      '   core→ = speak left the call core → arrived at the client (transport validation and send, second hop, client).',
-      '   late = speaks that arrived after the next token had been written (the overhead exceeded a token gap);',
-      '   the completing token is found by replaying the tokens through Hotline\'s chunker. loop p99 = event-loop delay,',
-      '   busy = event-loop utilisation of the thread Hotline runs on, while the calls talked.',
+      '   at client = token written → speak arrived at the voice-service client (adds the hop out and the client\'s',
+      '   own event loop, which it shares with the LLM server). late = speaks that left after the next token had been',
+      '   written (the overhead exceeded a token gap); the completing token is found by replaying the tokens through',
+      '   Hotline\'s chunker. loop p99 = event-loop delay, busy = event-loop utilisation of Hotline\'s thread.',
     );
     out.push('', '2. Time to first speak vs. whole reply: ms from the user_speak being sent, p50 / mean, on the same token streams');
     const cell = (s: { p50: number; mean: number }): string => `${formatMs(s.p50)} / ${formatMs(s.mean)}`;
@@ -177,17 +175,18 @@ export function render(results: BenchResults): string {
       const line = (from: string, to: string, s: Summary): void => {
         rows.push([load, from, to, s.count, formatMs(s.p50), formatMs(s.p90), formatMs(s.p99), formatMs(s.max)]);
       };
-      line('client sent barge-in', 'LLM server saw the stream close', run.abortMs);
-      line('event entered call core', 'LLM server saw the stream close', run.abortFromCoreMs);
-      line('event entered call core', 'Hotline destroyed the LLM socket', run.socketDestroyedMs);
+      line('client sent barge-in', 'Hotline closed the LLM stream', run.abortMs);
+      line('event entered call core', 'Hotline closed the LLM stream', run.abortFromCoreMs);
+      line('client sent barge-in', 'LLM server saw the close', run.serverSawCloseMs);
     };
     add(b, `${b.calls} calls`);
     const low = results.bargeInLowLoad;
     if (low) add(low, `${low.calls} calls`);
     out.push(...table(['load', 'from', 'to', 'n', 'p50', 'p90', 'p99', 'max'], rows));
     out.push(
-      '   "client sent" is an upper bound of "reached Hotline" (one loopback hop included); the LLM server shares the',
-      '   event loop unless --llm-thread, so it notices the close only when that loop gets to it.',
+      '   "closed" = Hotline destroyed the LLM connection\'s socket. "client sent" is an upper bound of "reached Hotline"',
+      '   (the loopback hop and any wait on Hotline\'s loop included). The LLM server shares the callers\' thread unless',
+      '   --llm-thread, so it notices the close only when that loop gets to it.',
       `   Streams aborted ${b.abortedStreams}, already complete at the barge-in ${b.completedBeforeBargeIn}, never closed ${b.neverClosed}.`,
       `   stale speaks sent by Hotline after the barge-in reached it: ${b.staleSent}` +
         (low ? ` (low load: ${low.staleSent})` : ''),

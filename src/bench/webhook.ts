@@ -5,7 +5,8 @@
  */
 import { Agent, request } from 'node:http';
 import { completingTokenIndices } from './baselines.js';
-import { BenchFixture, now, sleep, type ReplyInfo } from './llm-fixture.js';
+import { now, sleep } from './clock.js';
+import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, tagOf } from './replies.js';
 import { differences, seededRandom, summarize, type Summary } from './stats.js';
 

@@ -1,8 +1,10 @@
 /**
- * Hotline's benchmark: Hotline and a scripted OpenAI-compatible LLM server in
- * this process, calls driven over real WebSockets (and HTTP for the webhook)
- * as the voice service drives them, on 127.0.0.1 only. Prints a table and,
- * with --out, writes the same figures as JSON. Not part of `npm test`.
+ * Hotline's benchmark: Hotline on a thread of its own, a scripted
+ * OpenAI-compatible LLM server and the callers on the main thread (or the LLM
+ * server on a third with --llm-thread), calls driven over real WebSockets (and
+ * HTTP for the webhook) as the voice service drives them, on 127.0.0.1 only.
+ * Prints a table and, with --out, writes the same figures as JSON. Not part
+ * of `npm test`.
  *
  *   npm run bench -- [--quick] [--only first-speak,barge-in,capacity,webhook] [--out bench.json] [--llm-thread]
  *                    [--ttft-ms 300] [--tokens-per-second 60] [--calls 1,100,1000] [--turns N]
@@ -22,7 +24,8 @@ import {
   type CapacityResult,
 } from '../bench/capacity.js';
 import { measureLevel, type FirstSpeakLevel } from '../bench/first-speak.js';
-import { BenchFixture, now } from '../bench/llm-fixture.js';
+import { now } from '../bench/clock.js';
+import { BenchFixture } from '../bench/llm-fixture.js';
 import { evaluateTargets, FIRST_SPEAK_NOTE, machine, render, type BenchResults } from '../bench/report.js';
 import { parseCounts } from '../bench/stats.js';
 import { warmUp } from '../bench/warm-up.js';

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { createHttpFetch, type HttpFetch } from './http-fetch.js';
 import { LlmStreamError, sseChunks } from './sse-chunks.js';
 import type {
   ChatCompletionChunk,
@@ -29,6 +30,7 @@ export interface OpenAiLlmOptions {
 
 export class OpenAiLlm implements Llm {
   private readonly client: OpenAI;
+  private readonly http: HttpFetch = createHttpFetch();
   readonly model: string;
   private readonly temperature: number | undefined;
 
@@ -39,6 +41,8 @@ export class OpenAiLlm implements Llm {
       baseURL: options.baseURL ?? null,
       // Retrying costs the caller seconds of silence; failures are handled per turn.
       maxRetries: 0,
+      // node:http instead of undici: its fetch and web streams cost more per token than Hotline itself.
+      fetch: this.http.fetch,
     });
     this.model = options.model;
     this.temperature = options.temperature;
@@ -48,9 +52,14 @@ export class OpenAiLlm implements Llm {
     return this.client.baseURL;
   }
 
+  /** Closes the LLM connections kept alive between turns; call it once no turn runs any more. */
+  close(): void {
+    this.http.close();
+  }
+
   async stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
     // The SDK builds and authenticates the request and turns error statuses into its typed errors;
-    // the body of a successful answer is read by Hotline's own lean SSE reader.
+    // the body of a successful answer is read, as Node's own stream, by Hotline's lean SSE reader.
     const response = await this.client.chat.completions
       .create(
         {
@@ -65,7 +74,8 @@ export class OpenAiLlm implements Llm {
         { signal },
       )
       .asResponse();
-    if (!response.body) throw new LlmStreamError('the LLM answered without a body');
-    return sseChunks(response.body);
+    const body = this.http.rawBody(response) ?? response.body;
+    if (!body) throw new LlmStreamError('the LLM answered without a body');
+    return sseChunks(body);
   }
 }

@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 
 /** The LLM reported an error inside an already open stream. */
@@ -9,35 +10,45 @@ export class LlmStreamError extends Error {
 }
 
 /**
- * Chat Completions chunks from a server-sent-events body. Hotline reads the
- * SDK's raw response itself: the SDK's generic stream layers cost several
- * times more per token than all of Hotline's own work on it.
+ * Chat Completions chunks from a server-sent-events body (a Node stream or a
+ * web stream). Hotline reads the raw response itself: the SDK's generic stream
+ * layers cost several times more per token than all of Hotline's own work on it.
  */
-export async function* sseChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<ChatCompletionChunk> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string[] = [];
+export async function* sseChunks(body: AsyncIterable<Uint8Array>): AsyncGenerator<ChatCompletionChunk> {
+  // Keeps multi-byte characters split across chunks whole, and decodes Buffers faster than TextDecoder's stream mode.
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let data: string | undefined;
+  let done = false;
   for await (const bytes of body) {
-    buffer += decoder.decode(bytes, { stream: true });
-    let newline = buffer.indexOf('\n');
+    // Like the SDK, read on to the end after [DONE]: leaving the body early would destroy a keep-alive socket.
+    if (done) continue;
+    const text = rest + decoder.write(bytes);
+    let start = 0;
+    let newline = text.indexOf('\n');
     while (newline >= 0) {
-      let line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      newline = buffer.indexOf('\n');
-      if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line === '') {
+      const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      if (end === start) {
         // A blank line ends an event.
-        if (data.length === 0) continue;
-        const payload = data.join('\n');
-        data = [];
-        if (payload === '[DONE]') return;
-        const chunk = JSON.parse(payload) as ChatCompletionChunk & { error?: { message?: string } };
-        if (chunk.error) throw new LlmStreamError(chunk.error.message ?? 'the LLM reported an error in the stream');
-        yield chunk;
-      } else if (line.startsWith('data:')) {
-        data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
+        if (data !== undefined) {
+          const payload = data;
+          data = undefined;
+          if (payload === '[DONE]') {
+            done = true;
+            break;
+          }
+          const chunk = JSON.parse(payload) as ChatCompletionChunk & { error?: { message?: string } };
+          if (chunk.error) throw new LlmStreamError(chunk.error.message ?? 'the LLM reported an error in the stream');
+          yield chunk;
+        }
+      } else if (text.startsWith('data:', start)) {
+        const value = text.slice(start + (text.charCodeAt(start + 5) === 32 ? 6 : 5), end);
+        data = data === undefined ? value : `${data}\n${value}`;
       }
       // Comments (":"), "event:", "id:" and "retry:" lines carry nothing Hotline needs.
+      start = newline + 1;
+      newline = text.indexOf('\n', start);
     }
+    rest = start === 0 ? text : text.slice(start);
   }
 }
