@@ -4,7 +4,9 @@
  * reply the next interruption hits. Measures how fast the LLM stream is
  * closed and whether anything of the interrupted reply is still spoken.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { now, sleep } from './clock.js';
+import type { LoopFigures } from './hotline-worker.js';
 import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, STREAM_GAPS, tagOf } from './replies.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
@@ -39,6 +41,10 @@ export interface BargeInResult {
    * Hotline's event loop, and Hotline's handling. The target figure.
    */
   abortMs: Summary;
+  /** The socket data carrying the barge-in reached Hotline's code → the LLM socket was destroyed. */
+  abortFromReceivedMs: Summary;
+  /** The client sent the barge-in → its socket data reached Hotline's code: the loopback hop and the wait for Hotline's loop. */
+  wireMs: Summary;
   /** The barge-in entered Hotline's call core → the LLM socket was destroyed: Hotline's own handling. */
   abortFromCoreMs: Summary;
   /**
@@ -59,11 +65,16 @@ export interface BargeInResult {
    */
   crossedInFlight: number;
   durationS: number;
+  /** Hotline's event loop over the run. */
+  eventLoop: LoopFigures;
+  /** Event-loop delay p99 of the thread the callers (and the LLM server, unless on its own thread) run on. */
+  callersLoopP99Ms: number;
 }
 
 interface Trial {
   reply: ReplyInfo;
   bargeInAt: number;
+  receivedAt?: number;
   coreAt?: number;
   socketDestroyedAt?: number;
 }
@@ -80,6 +91,9 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
   /** Each session's trials in the order its barge-ins were sent; a socket delivers them in that order. */
   const trialsBySession = new Map<string, Trial[]>();
   await fixture.hotline.startProbe();
+  await fixture.hotline.startLoopMonitor();
+  const mainLoop = monitorEventLoopDelay({ resolution: 2 });
+  mainLoop.enable();
   const firstTokenWaiters = new Map<string, () => void>();
   fixture.onFirstToken = (reply) => {
     const resolve = firstTokenWaiters.get(reply.tag);
@@ -90,6 +104,7 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
   const callerOptions = { msPerChar: options.msPerChar, onSpeak: (_caller: Caller, text: string, at: number) => fixture.noteSpeak(text, at) };
   const isGreeting = (text: string): boolean => tagOf(text) === undefined;
   const started = now();
+  let eventLoop: LoopFigures | undefined;
   try {
     const callers = await openCallers(fixture.hotline.wsUrl, options.calls, options.openPerSecond, options.idPrefix, callerOptions, isGreeting);
     const perSlot = Math.ceil(options.trials / options.calls);
@@ -151,6 +166,8 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
     await Promise.all(callers.map((caller, i) => interruptMany(caller, i)));
   } finally {
     fixture.onFirstToken = undefined;
+    mainLoop.disable();
+    eventLoop = await fixture.hotline.stopLoopMonitor();
     const records = await fixture.hotline.stopProbe();
     fixture.noteLeft(records.speaks);
     const seen = new Map<string, number>();
@@ -159,6 +176,7 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
       seen.set(record.session, k + 1);
       const trial = trialsBySession.get(record.session)?.[k];
       if (!trial) continue;
+      trial.receivedAt = record.receivedAt;
       trial.coreAt = record.enteredAt;
       trial.socketDestroyedAt = record.socketDestroyedAt;
     }
@@ -169,6 +187,8 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
 
   const abortMs: number[] = [];
   const abortFromCoreMs: number[] = [];
+  const abortFromReceivedMs: number[] = [];
+  const wireMs: number[] = [];
   const serverSawCloseMs: number[] = [];
   let aborted = 0;
   let completed = 0;
@@ -184,6 +204,8 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
       if (trial.socketDestroyedAt !== undefined) {
         abortMs.push(trial.socketDestroyedAt - trial.bargeInAt);
         if (trial.coreAt !== undefined) abortFromCoreMs.push(trial.socketDestroyedAt - trial.coreAt);
+        if (trial.receivedAt !== undefined) abortFromReceivedMs.push(trial.socketDestroyedAt - trial.receivedAt);
+        if (trial.receivedAt !== undefined) wireMs.push(trial.receivedAt - trial.bargeInAt);
       }
     } else if (reply.outcome === 'completed') {
       completed++;
@@ -210,10 +232,14 @@ export async function runBargeIns(fixture: BenchFixture, options: BargeInOptions
     neverClosed,
     abortMs: summarize(abortMs),
     abortFromCoreMs: summarize(abortFromCoreMs),
+    abortFromReceivedMs: summarize(abortFromReceivedMs),
+    wireMs: summarize(wireMs),
     serverSawCloseMs: summarize(serverSawCloseMs),
     staleSent,
     staleArrived,
     crossedInFlight: crossed,
     durationS,
+    eventLoop: eventLoop ?? { p50Ms: 0, p99Ms: 0, maxMs: 0, utilization: 0 },
+    callersLoopP99Ms: mainLoop.percentile(99) / 1e6,
   };
 }

@@ -73,6 +73,7 @@ export class HotlineThread {
       speaks: records.speaks.map((s) => ({ text: s.text, at: s.at + shift })),
       bargeIns: records.bargeIns.map((b) => ({
         session: b.session,
+        receivedAt: b.receivedAt === undefined ? undefined : b.receivedAt + shift,
         enteredAt: b.enteredAt + shift,
         socketDestroyedAt: b.socketDestroyedAt === undefined ? undefined : b.socketDestroyedAt + shift,
       })),

@@ -29,7 +29,7 @@ export interface ProbeRecords {
   /** Each speak as it left Hotline (the transport's send returned). */
   speaks: { text: string; at: number }[];
   /** Each barge-in (user_speak with barged_in) as it entered the call core, and when the LLM socket was destroyed. */
-  bargeIns: { session: string; enteredAt: number; socketDestroyedAt: number | undefined }[];
+  bargeIns: { session: string; receivedAt: number | undefined; enteredAt: number; socketDestroyedAt: number | undefined }[];
 }
 
 export interface LoopFigures {
@@ -77,6 +77,19 @@ async function main(port: NonNullable<typeof parentPort>, data: HotlineWorkerDat
   /** The barge-in the core is handling right now: it aborts the LLM stream synchronously. */
   let handling: ProbeRecords['bargeIns'][number] | undefined;
 
+  /**
+   * When the socket data being handled now reached Hotline's code: ws parses a
+   * chunk and dispatches its events synchronously inside the socket's 'data'
+   * event, so a listener put in front of ws's own stamps every event it carries.
+   */
+  let dataAt: number | undefined;
+  diagnostics.subscribe('net.server.socket', (message) => {
+    const { socket } = message as { socket: Socket };
+    socket.prependListener('data', () => {
+      dataAt = now();
+    });
+  });
+
   // Every client socket of this thread is watched from the start: Hotline keeps its LLM connections alive across phases.
   diagnostics.subscribe('net.client.socket', (message) => {
     const { socket } = message as { socket: Socket };
@@ -100,7 +113,7 @@ async function main(port: NonNullable<typeof parentPort>, data: HotlineWorkerDat
         unprobe = probeCore(hotline.registry, {
           entered(event, at) {
             if (event.type !== 'user_speak' || !event.barged_in) return;
-            handling = { session: event.session.id, enteredAt: at, socketDestroyedAt: undefined };
+            handling = { session: event.session.id, receivedAt: dataAt, enteredAt: at, socketDestroyedAt: undefined };
             current.bargeIns.push(handling);
           },
           handled() {

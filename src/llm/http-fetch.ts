@@ -164,7 +164,7 @@ function responseInit(res: IncomingMessage): ResponseInit {
  * error. The SDK tells the caller's abort (its own signal is aborted) from its timeout (an error
  * named AbortError, its signal not aborted) by exactly these.
  */
-function abortError(signal: AbortSignal | undefined): Error {
+export function abortError(signal: AbortSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }

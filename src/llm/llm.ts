@@ -60,22 +60,50 @@ export class OpenAiLlm implements Llm {
   async stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
     // The SDK builds and authenticates the request and turns error statuses into its typed errors;
     // the body of a successful answer is read, as Node's own stream, by Hotline's lean SSE reader.
-    const response = await this.client.chat.completions
-      .create(
-        {
-          model: request.model ?? this.model,
-          messages: request.messages,
-          tools: request.tools,
-          stream: true,
-          ...((request.temperature ?? this.temperature) === undefined
-            ? {}
-            : { temperature: request.temperature ?? this.temperature }),
-        },
-        { signal },
-      )
-      .asResponse();
-    const body = this.http.rawBody(response) ?? response.body;
-    if (!body) throw new LlmStreamError('the LLM answered without a body');
-    return sseChunks(body);
+    // The SDK hears of an abort only while the request is pending: once the body is Hotline's, a
+    // barge-in closes it directly, without the SDK's AbortError and the socket error that follows it.
+    const pending = new AbortController();
+    const forward = (): void => pending.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+    let response: Response;
+    try {
+      response = await this.client.chat.completions
+        .create(
+          {
+            model: request.model ?? this.model,
+            messages: request.messages,
+            tools: request.tools,
+            stream: true,
+            ...((request.temperature ?? this.temperature) === undefined
+              ? {}
+              : { temperature: request.temperature ?? this.temperature }),
+          },
+          { signal: pending.signal },
+        )
+        .asResponse();
+    } catch (error) {
+      signal.removeEventListener('abort', forward);
+      throw error;
+    }
+    const raw = this.http.rawBody(response);
+    if (!raw) {
+      // Not this client's body (cannot happen with its own fetch): the SDK's signal keeps closing it.
+      if (!response.body) throw new LlmStreamError('the LLM answered without a body');
+      return sseChunks(response.body, signal);
+    }
+    signal.removeEventListener('abort', forward);
+    const close = (): void => {
+      // Without an error: Node formats the stack of an error a stream is destroyed with, which
+      // under source maps costs more than the rest of a barge-in. The reader learns of the abort
+      // from the signal.
+      raw.destroy();
+    };
+    if (signal.aborted) close();
+    else {
+      signal.addEventListener('abort', close, { once: true });
+      raw.once('close', () => signal.removeEventListener('abort', close));
+    }
+    return sseChunks(raw, signal);
   }
 }
