@@ -67,6 +67,17 @@ describe('parseEvent', () => {
     expect(Object.getPrototypeOf(parsed.kind === 'event' ? parsed.event : {})).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
+
+  test('a __proto__ key spelled with escapes is dropped too', () => {
+    for (const key of ['\\u005f_proto__', '__\\u0070roto__', '\\u005F\\u005Fproto\\u005f\\u005f']) {
+      const parsed = parseEvent(`{"type":"user_speak","session":{"id":"s","${key}":{"polluted":1}},"text":"hi","${key}":{"polluted":1}}`);
+      if (parsed.kind !== 'event') throw new Error(`not parsed: ${JSON.stringify(parsed)}`);
+      expect(Object.hasOwn(parsed.event, '__proto__')).toBe(false);
+      expect(Object.hasOwn(parsed.event.session, '__proto__')).toBe(false);
+      expect(Object.getPrototypeOf(parsed.event)).toBe(Object.prototype);
+      expect((parsed.event as Record<string, unknown>).polluted).toBeUndefined();
+    }
+  });
 });
 
 describe('ActionSchema', () => {

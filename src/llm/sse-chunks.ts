@@ -1,8 +1,9 @@
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { abortError } from './http-fetch.js';
 
-/** The LLM reported an error inside an already open stream. */
+/** The LLM reported an error inside an already open stream, or the stream broke off. */
 export class LlmStreamError extends Error {
   constructor(message: string) {
     super(message);
@@ -14,44 +15,71 @@ export class LlmStreamError extends Error {
  * Chat Completions chunks from a server-sent-events body (a Node stream or a
  * web stream). Hotline reads the raw response itself: the SDK's generic stream
  * layers cost several times more per token than all of Hotline's own work on it.
+ * With an aborted `signal`, a body that breaks off fails with the abort.
  */
-export async function* sseChunks(body: AsyncIterable<Uint8Array>, signal?: AbortSignal): AsyncGenerator<ChatCompletionChunk> {
-  // Keeps multi-byte characters split across chunks whole, and decodes Buffers faster than TextDecoder's stream mode.
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  let data: string | undefined;
-  let done = false;
+export function sseChunks(body: AsyncIterable<Uint8Array>, signal?: AbortSignal): AsyncIterable<ChatCompletionChunk> {
+  return body instanceof Readable ? new ReadableSse(body, signal) : fromIterable(body, signal);
+}
+
+/** Splits a body into SSE events and parses their data; keeps an incomplete line for the next piece. */
+class SseParser {
+  // Keeps multi-byte characters split across pieces whole, and decodes Buffers faster than TextDecoder's stream mode.
+  private readonly decoder = new StringDecoder('utf8');
+  private rest = '';
+  private data: string | undefined;
+  /** [DONE] has come: nothing after it is parsed. */
+  done = false;
+
+  /** Appends the chunks this piece completes to `out`; throws on an error event or bad JSON. */
+  write(bytes: Uint8Array, out: ChatCompletionChunk[]): void {
+    if (this.done) return;
+    const text = this.rest + this.decoder.write(bytes);
+    let start = 0;
+    let newline = text.indexOf('\n');
+    while (newline >= 0) {
+      const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      if (end === start) {
+        // A blank line ends an event.
+        if (this.data !== undefined) {
+          const payload = this.data;
+          this.data = undefined;
+          if (payload === '[DONE]') {
+            this.done = true;
+            this.rest = '';
+            return;
+          }
+          const chunk = JSON.parse(payload) as ChatCompletionChunk & { error?: { message?: string } };
+          if (chunk.error) throw new LlmStreamError(chunk.error.message ?? 'the LLM reported an error in the stream');
+          out.push(chunk);
+        }
+      } else if (text.startsWith('data:', start)) {
+        const value = text.slice(start + (text.charCodeAt(start + 5) === 32 ? 6 : 5), end);
+        this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+      }
+      // Comments (":"), "event:", "id:" and "retry:" lines carry nothing Hotline needs.
+      start = newline + 1;
+      newline = text.indexOf('\n', start);
+    }
+    this.rest = start === 0 ? text : text.slice(start);
+  }
+}
+
+async function* fromIterable(body: AsyncIterable<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<ChatCompletionChunk> {
+  const parser = new SseParser();
+  const out: ChatCompletionChunk[] = [];
   try {
     for await (const bytes of body) {
       // Like the SDK, read on to the end after [DONE]: leaving the body early would destroy a keep-alive socket.
-      if (done) continue;
-      const text = rest + decoder.write(bytes);
-      let start = 0;
-      let newline = text.indexOf('\n');
-      while (newline >= 0) {
-        const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-        if (end === start) {
-          // A blank line ends an event.
-          if (data !== undefined) {
-            const payload = data;
-            data = undefined;
-            if (payload === '[DONE]') {
-              done = true;
-              break;
-            }
-            const chunk = JSON.parse(payload) as ChatCompletionChunk & { error?: { message?: string } };
-            if (chunk.error) throw new LlmStreamError(chunk.error.message ?? 'the LLM reported an error in the stream');
-            yield chunk;
-          }
-        } else if (text.startsWith('data:', start)) {
-          const value = text.slice(start + (text.charCodeAt(start + 5) === 32 ? 6 : 5), end);
-          data = data === undefined ? value : `${data}\n${value}`;
-        }
-        // Comments (":"), "event:", "id:" and "retry:" lines carry nothing Hotline needs.
-        start = newline + 1;
-        newline = text.indexOf('\n', start);
+      let failure: { error: unknown } | undefined;
+      try {
+        parser.write(bytes, out);
+      } catch (error) {
+        // The chunks before the bad event are the reader's first.
+        failure = { error };
       }
-      rest = start === 0 ? text : text.slice(start);
+      for (const chunk of out) yield chunk;
+      out.length = 0;
+      if (failure) throw failure.error;
     }
   } catch (error) {
     // A body closed by an abort fails as a premature close: the reader must see the abort.
@@ -60,4 +88,117 @@ export async function* sseChunks(body: AsyncIterable<Uint8Array>, signal?: Abort
   }
   // Should a closed body ever end quietly instead, the abort must not pass for the reply's end.
   if (signal?.aborted) throw abortError(signal);
+}
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+/** Parsed chunks the reader has not taken yet before the body is paused. */
+const HIGH_WATER = 64;
+
+/**
+ * A Node stream read through its 'data' events, parsed as it arrives: each
+ * chunk costs the reader one promise, where a Readable's async iterator and a
+ * generator on top of it cost several promises, ticks and objects per token.
+ */
+class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
+  private readonly parser = new SseParser();
+  private readonly queue: ChatCompletionChunk[] = [];
+  private head = 0;
+  /** The body has ended, or its failure has been handed to the reader. */
+  private finished = false;
+  private failure: { error: unknown } | undefined;
+  private waiter: { resolve(result: IteratorResult<ChatCompletionChunk>): void; reject(error: unknown): void } | undefined;
+
+  constructor(
+    private readonly body: Readable,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    // A body that ended or broke before anyone read it has already said so; its listeners would wait forever.
+    if (body.readableEnded) this.finished = true;
+    else if (body.destroyed) this.fail(body.errored ?? new LlmStreamError('the LLM stream closed before it ended'));
+    if (this.finished || this.failure) return;
+    body.on('data', (bytes: Buffer) => this.onData(bytes));
+    body.once('end', () => {
+      this.finished = true;
+      this.deliver();
+    });
+    body.once('error', (error: Error) => this.fail(error));
+    // Destroyed without an error (a barge-in closes it so): the reply broke off.
+    body.once('close', () => this.fail(new LlmStreamError('the LLM stream closed before it ended')));
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<ChatCompletionChunk>> {
+    if (this.head < this.queue.length) return Promise.resolve({ value: this.take(), done: false });
+    if (this.failure) return Promise.reject(this.takeFailure());
+    if (this.finished) return Promise.resolve(DONE);
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  /** The reader stopped early: the rest of the reply is not wanted. */
+  return(): Promise<IteratorResult<ChatCompletionChunk>> {
+    this.finished = true;
+    this.queue.length = 0;
+    this.head = 0;
+    if (!this.body.readableEnded) this.body.destroy();
+    return Promise.resolve(DONE);
+  }
+
+  private onData(bytes: Buffer): void {
+    // Like the SDK, read on to the end after [DONE]: leaving the body early would destroy a keep-alive socket.
+    if (this.finished || this.failure || this.parser.done) return;
+    try {
+      this.parser.write(bytes, this.queue);
+    } catch (error) {
+      this.fail(error);
+      this.body.destroy();
+      return;
+    }
+    this.deliver();
+    if (this.queue.length - this.head >= HIGH_WATER) this.body.pause();
+  }
+
+  private fail(error: unknown): void {
+    if (this.finished || this.failure) return;
+    this.failure = { error: this.signal?.aborted ? abortError(this.signal) : error };
+    this.deliver();
+  }
+
+  /** Hands the reader waiting for it the next chunk, the failure or the end. */
+  private deliver(): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    if (this.head < this.queue.length) {
+      this.waiter = undefined;
+      waiter.resolve({ value: this.take(), done: false });
+    } else if (this.failure) {
+      this.waiter = undefined;
+      waiter.reject(this.takeFailure());
+    } else if (this.finished) {
+      this.waiter = undefined;
+      waiter.resolve(DONE);
+    }
+  }
+
+  private take(): ChatCompletionChunk {
+    const chunk = this.queue[this.head++] as ChatCompletionChunk;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+      if (this.body.isPaused() && !this.finished) this.body.resume();
+    }
+    return chunk;
+  }
+
+  /** Queued chunks come first; then the failure, once, and the end after it. */
+  private takeFailure(): unknown {
+    const { error } = this.failure as { error: unknown };
+    this.failure = undefined;
+    this.finished = true;
+    return error;
+  }
 }
