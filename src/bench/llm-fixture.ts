@@ -13,6 +13,7 @@ import { clockOffset, now } from './clock.js';
 import { HotlineThread } from './hotline-thread.js';
 import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
+import { yieldCpuToHotline } from './priority.js';
 import { spawnWorker } from './spawn-worker.js';
 
 /** A reply the bench asked for, and what happened to it. */
@@ -42,8 +43,10 @@ export interface ReplyInfo {
 export interface FixtureOptions {
   ttftMs: number;
   tokenDelayMs: number;
-  /** Run the scripted LLM server on a worker thread instead of Hotline's event loop. */
+  /** Run the scripted LLM server on a worker thread instead of the callers' thread. */
   llmThread: boolean;
+  /** The callers' and the LLM server's threads drop to the lowest CPU priority once Hotline runs (see priority.ts). */
+  yieldCpu: boolean;
 }
 
 interface LlmSide {
@@ -61,6 +64,8 @@ export class BenchFixture {
   private llm: LlmSide | undefined;
   private hotlineRef: HotlineThread | undefined;
   private transcriptsDir = '';
+  /** The nice value the callers' thread runs at, if it gave way to Hotline. */
+  callersNice: number | undefined;
 
   static async start(options: FixtureOptions): Promise<BenchFixture> {
     const fixture = new BenchFixture();
@@ -82,6 +87,8 @@ export class BenchFixture {
       LLM_TOTAL_TIMEOUT_MS: '120000',
       MAX_CALLS: '100000',
     });
+    // After Hotline's thread has started: a thread is born with its creator's priority.
+    if (options.yieldCpu) fixture.callersNice = yieldCpuToHotline();
     return fixture;
   }
 
@@ -191,7 +198,7 @@ export class BenchFixture {
   }
 
   private async startWorkerLlm(options: FixtureOptions): Promise<LlmSide> {
-    const data: LlmWorkerData = { role: 'hotline-bench-llm', ttftMs: options.ttftMs, tokenDelayMs: options.tokenDelayMs };
+    const data: LlmWorkerData = { role: 'hotline-bench-llm', ttftMs: options.ttftMs, tokenDelayMs: options.tokenDelayMs, yieldCpu: options.yieldCpu };
     const worker = spawnWorker('llm-worker', data);
     const ready = await new Promise<Extract<LlmWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       worker.once('error', reject);

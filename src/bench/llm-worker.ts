@@ -11,6 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { startScriptedLlmServer, type RecordedRequest } from '../llm/scripted-server.js';
 import { clockOffset, now } from './clock.js';
+import { yieldCpuToHotline } from './priority.js';
 import { replyText, requestedTag, UNTRACED_REPLY } from './replies.js';
 
 export interface LlmWorkerData {
@@ -18,6 +19,8 @@ export interface LlmWorkerData {
   role: 'hotline-bench-llm';
   ttftMs: number;
   tokenDelayMs: number;
+  /** Drop this thread to the lowest CPU priority (see priority.ts). */
+  yieldCpu: boolean;
 }
 
 export type LlmWorkerMessage =
@@ -31,6 +34,7 @@ export type LlmWorkerCommand = { kind: 'fast'; on: boolean } | { kind: 'reset' }
 
 
 async function main(port: NonNullable<typeof parentPort>, data: LlmWorkerData): Promise<void> {
+  if (data.yieldCpu) yieldCpuToHotline();
   const post = (message: LlmWorkerMessage): void => port.postMessage(message);
   let fast = false;
   const tags = new WeakMap<RecordedRequest, string>();

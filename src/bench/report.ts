@@ -33,11 +33,18 @@ export interface Target {
   pass: boolean;
 }
 
-export const FIRST_SPEAK_NOTE =
-  'From the scripted LLM server writing the token that completes a sentence to that speak leaving Hotline (its ' +
-  'WebSocket send returned): the loopback hop in, any wait on Hotline\'s event loop, HTTP client, SSE parsing, ' +
-  'turn, chunker, call and transport. Hotline runs on a thread of its own; the LLM server and the callers share ' +
-  'the main thread. Times from both threads are on one clock.';
+/** What the first-speak figure covers; `callersNice` is the callers' thread's nice value, if it gave way to Hotline. */
+export function firstSpeakNote(callersNice: number | undefined): string {
+  return (
+    'From the scripted LLM server writing the token that completes a sentence to that speak leaving Hotline (its ' +
+    "WebSocket send returned): the loopback hop in, any wait on Hotline's event loop, HTTP client, SSE parsing, " +
+    'turn, chunker, call and transport. Hotline runs on a thread of its own; the LLM server and the callers share ' +
+    (callersNice === undefined
+      ? "the main thread, at Hotline's CPU priority (--same-priority)."
+      : `the main thread, which gives way to Hotline's (nice ${callersNice}) as other hosts would.`) +
+    ' Times from both threads are on one clock.'
+  );
+}
 
 export interface BenchResults {
   machine: Machine;
@@ -124,7 +131,7 @@ export function render(results: BenchResults): string {
   const fs = results.firstSpeak;
   if (fs) {
     out.push('', '1. First-speak overhead: completing LLM token written → speak left Hotline (ms)');
-    out.push(`   ${FIRST_SPEAK_NOTE}`);
+    out.push(`   ${fs.note}`);
     out.push(
       ...table(
         ['calls', 'turns', 'speaks', 'p50', 'p90', 'p99', 'max', 'at client p50', 'p99', 'late', 'timed out', 'loop p99', 'busy', 'run s'],

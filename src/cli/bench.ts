@@ -3,10 +3,12 @@
  * OpenAI-compatible LLM server and the callers on the main thread (or the LLM
  * server on a third with --llm-thread), calls driven over real WebSockets (and
  * HTTP for the webhook) as the voice service drives them, on 127.0.0.1 only.
- * Prints a table and, with --out, writes the same figures as JSON. Not part
+ * The callers and the LLM server stand in for other hosts, so their threads
+ * give way to Hotline's at the lowest CPU priority (--same-priority keeps them
+ * level, to see what sharing two cores with them costs). Prints a table and, with --out, writes the same figures as JSON. Not part
  * of `npm test`.
  *
- *   npm run bench -- [--quick] [--only first-speak,barge-in,capacity,webhook] [--out bench.json] [--llm-thread]
+ *   npm run bench -- [--quick] [--only first-speak,barge-in,capacity,webhook] [--out bench.json] [--llm-thread] [--same-priority]
  *                    [--ttft-ms 300] [--tokens-per-second 60] [--calls 1,100,1000] [--turns N]
  *                    [--think-ms 500] [--ms-per-char 5] [--barge-ins 10000] [--barge-in-calls 200]
  *                    [--idle-calls 2000] [--target-talking 200] [--event-loop-calls 500]
@@ -26,7 +28,7 @@ import {
 import { measureLevel, type FirstSpeakLevel } from '../bench/first-speak.js';
 import { now } from '../bench/clock.js';
 import { BenchFixture } from '../bench/llm-fixture.js';
-import { evaluateTargets, FIRST_SPEAK_NOTE, machine, render, type BenchResults } from '../bench/report.js';
+import { evaluateTargets, firstSpeakNote, machine, render, type BenchResults } from '../bench/report.js';
 import { parseCounts } from '../bench/stats.js';
 import { warmUp } from '../bench/warm-up.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
@@ -38,6 +40,7 @@ const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     'llm-thread': { type: 'boolean', default: false },
+    'same-priority': { type: 'boolean', default: false },
     only: { type: 'string' },
     out: { type: 'string' },
     'ttft-ms': { type: 'string', default: '300' },
@@ -124,7 +127,8 @@ const progress = (message: string): void => {
 const startedAt = now();
 const startedIso = new Date().toISOString();
 const llmThread = values['llm-thread'];
-const fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread });
+const samePriority = values['same-priority'];
+const fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority });
 const talk = { openPerSecond, thinkMs, msPerChar, seed, turnTimeoutMs };
 
 let firstSpeak: FirstSpeakLevel[] | undefined;
@@ -228,6 +232,8 @@ const partial: Omit<BenchResults, 'targets'> = {
     quick,
     only: [...phases].join(','),
     llmThread,
+    // The callers' (and LLM server's) CPU priority as a nice value: 19 when they gave way to Hotline.
+    callersNice: fixture.callersNice ?? 'same',
     ttftMs,
     tokensPerSecond,
     tokenDelayMs: Number(tokenDelayMs.toFixed(2)),
@@ -245,7 +251,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   },
   startedAt: startedIso,
   durationS: (now() - startedAt) / 1000,
-  ...(firstSpeak ? { firstSpeak: { note: FIRST_SPEAK_NOTE, levels: firstSpeak } } : {}),
+  ...(firstSpeak ? { firstSpeak: { note: firstSpeakNote(fixture.callersNice), levels: firstSpeak } } : {}),
   ...(bargeIn ? { bargeIn } : {}),
   ...(bargeInLowLoad ? { bargeInLowLoad } : {}),
   ...(capacity ? { capacity } : {}),
