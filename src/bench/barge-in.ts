@@ -38,10 +38,10 @@ export interface BargeInResult {
   /**
    * The client sent the barge-in → Hotline destroyed the LLM connection's
    * socket, which closes the stream: the loopback hop in, any wait on
-   * Hotline's event loop, and Hotline's handling. The target figure.
+   * Hotline's event loop, and Hotline's handling. Stricter than the target.
    */
   abortMs: Summary;
-  /** The socket data carrying the barge-in reached Hotline's code → the LLM socket was destroyed. */
+  /** The socket data carrying the barge-in reached Hotline's code → the LLM socket was destroyed: the target figure. */
   abortFromReceivedMs: Summary;
   /** The client sent the barge-in → its socket data reached Hotline's code: the loopback hop and the wait for Hotline's loop. */
   wireMs: Summary;

@@ -40,7 +40,7 @@ export function firstSpeakNote(callersNice: number | undefined): string {
     "WebSocket send returned): the loopback hop in, any wait on Hotline's event loop, HTTP client, SSE parsing, " +
     'turn, chunker, call and transport. Hotline runs on a thread of its own; the LLM server and the callers share ' +
     (callersNice === undefined
-      ? "the main thread, at Hotline's CPU priority (--same-priority)."
+      ? "the main thread, at Hotline's CPU priority (--same-priority, or the system kept it there)."
       : `the main thread, which gives way to Hotline's (nice ${callersNice}) as other hosts would.`) +
     ' Times from both threads are on one clock.'
   );
