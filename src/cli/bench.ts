@@ -5,8 +5,8 @@
  * HTTP for the webhook) as the voice service drives them, on 127.0.0.1 only.
  * The callers and the LLM server stand in for other hosts, so their threads
  * give way to Hotline's at the lowest CPU priority (--same-priority keeps them
- * level, to see what sharing two cores with them costs). Prints a table and, with --out, writes the same figures as JSON. Not part
- * of `npm test`.
+ * level, to see what sharing two cores with them costs). Prints a table and,
+ * with --out, writes the same figures as JSON. Not part of `npm test`.
  *
  *   npm run bench -- [--quick] [--only first-speak,barge-in,capacity,webhook] [--out bench.json] [--llm-thread] [--same-priority]
  *                    [--ttft-ms 300] [--tokens-per-second 60] [--calls 1,100,1000] [--turns N]

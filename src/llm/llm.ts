@@ -86,13 +86,10 @@ export class OpenAiLlm implements Llm {
       signal.removeEventListener('abort', forward);
       throw error;
     }
-    const raw = this.http.rawBody(response);
-    if (!raw) {
-      // Not this client's body (cannot happen with its own fetch): the SDK's signal keeps closing it.
-      if (!response.body) throw new LlmStreamError('the LLM answered without a body');
-      return sseChunks(response.body, signal);
-    }
     signal.removeEventListener('abort', forward);
+    // Every 2xx answer of this client carries its body as a Node stream; error statuses the SDK has thrown.
+    const raw = this.http.rawBody(response);
+    if (!raw) throw new LlmStreamError('the LLM answered without a body');
     const close = (): void => {
       // Without an error: Node formats the stack of an error a stream is destroyed with, which
       // under source maps costs more than the rest of a barge-in. The reader learns of the abort

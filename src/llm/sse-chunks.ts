@@ -91,6 +91,7 @@ async function* fromIterable(body: AsyncIterable<Uint8Array>, signal: AbortSigna
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+const brokenOff = (): LlmStreamError => new LlmStreamError('the LLM stream closed before it ended');
 /** Parsed chunks the reader has not taken yet before the body is paused. */
 const HIGH_WATER = 64;
 
@@ -114,7 +115,7 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
   ) {
     // A body that ended or broke before anyone read it has already said so; its listeners would wait forever.
     if (body.readableEnded) this.finished = true;
-    else if (body.destroyed) this.fail(body.errored ?? new LlmStreamError('the LLM stream closed before it ended'));
+    else if (body.destroyed) this.fail(body.errored ?? brokenOff());
     if (this.finished || this.failure) return;
     body.on('data', (bytes: Buffer) => this.onData(bytes));
     body.once('end', () => {
@@ -123,7 +124,7 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
     });
     body.once('error', (error: Error) => this.fail(error));
     // Destroyed without an error (a barge-in closes it so): the reply broke off.
-    body.once('close', () => this.fail(new LlmStreamError('the LLM stream closed before it ended')));
+    body.once('close', () => this.fail(brokenOff()));
   }
 
   [Symbol.asyncIterator](): this {
