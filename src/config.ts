@@ -4,13 +4,36 @@ import { ConfigError } from './errors.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
-const optionalText = z
-  .string()
-  .trim()
-  .transform((v) => (v === '' ? undefined : v))
-  .optional();
+/**
+ * Each variable's schema carries the one line a person reads when it is wrong:
+ * the name, what is expected and, where it helps, how to fix it.
+ */
+const text = z.string().trim();
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const int = (name: string, min: number, fallback: number, unit = '') => {
+  const error = `${name} must be a whole number${unit}, at least ${min}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).default(fallback);
+};
+
+const port = z.coerce
+  .number({ error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
+  .int({ error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
+  .min(0, { error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
+  .max(65535, { error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
+  .default(3000);
+
+const url = (name: string, example: string) =>
+  text
+    .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), {
+      error: `${name} must be an http:// or https:// URL, e.g. ${example}`,
+    })
+    .optional();
+
+const boolean = (name: string, fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: `${name} must be true or false` })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 // "sales=4930111,support=4940222" → { sales: '4930111', support: '4940222' }
 const namedTargets = z
@@ -21,7 +44,7 @@ const namedTargets = z
     for (const pair of (raw ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
       const [name, target] = pair.split('=').map((p) => p.trim());
       if (!name || !target) {
-        ctx.addIssue({ code: 'custom', message: `"${pair}" is not name=target` });
+        ctx.addIssue({ code: 'custom', message: `TRANSFER_TARGETS: "${pair}" is not name=number (e.g. sales=4930111111)` });
         continue;
       }
       targets[name] = target;
@@ -29,49 +52,116 @@ const namedTargets = z
     return targets;
   });
 
+export type Transport = 'websocket' | 'webhook';
+
+const transports = z
+  .string()
+  .default('websocket,webhook')
+  .transform((raw, ctx) => {
+    const names = raw.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
+    const bad = names.filter((n) => n !== 'websocket' && n !== 'webhook');
+    if (bad.length > 0 || names.length === 0) {
+      ctx.addIssue({ code: 'custom', message: 'TRANSPORTS must name websocket, webhook or both, separated by a comma' });
+      return z.NEVER;
+    }
+    return new Set(names as Transport[]);
+  });
+
+/**
+ * Which proxies' X-Forwarded-For entries to believe, as Express's "trust proxy":
+ * false, a number of hops, or addresses/subnets (also loopback, linklocal,
+ * uniquelocal). `true` means the one proxy in front: believing every hop would
+ * let a client pick its own address by writing the leftmost entry.
+ */
+export type TrustProxy = false | number | string[];
+
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((raw, ctx): TrustProxy => {
+    const value = raw.trim().toLowerCase();
+    if (value === 'false' || value === '0' || value === 'no') return false;
+    if (value === 'true' || value === 'yes') return 1;
+    if (/^\d+$/.test(value)) return Number(value);
+    const entries = raw.split(',').map((p) => p.trim()).filter(Boolean);
+    const valid = entries.every((e) => /^(loopback|linklocal|uniquelocal)$/i.test(e) || /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(e));
+    if (!valid || entries.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'TRUST_PROXY must be false, true (one proxy), a hop count, or proxy addresses/subnets such as 10.0.0.1,loopback',
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const EnvSchema = z.object({
-  NODE_ENV: z.string().default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
-  PUBLIC_URL: optionalText,
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  OPENAI_API_KEY: optionalText,
-  OPENAI_BASE_URL: optionalText,
-  LLM_MODEL: z.string().trim().min(1).default('gpt-4o-mini'),
-  LLM_TEMPERATURE: z.coerce.number().min(0).max(2).optional(),
-  LLM_TIMEOUT_MS: positiveInt(8000),
-  LLM_TOTAL_TIMEOUT_MS: positiveInt(30_000),
-  LLM_MAX_FAILURES: positiveInt(3),
-  LLM_HISTORY_MAX_CHARS: positiveInt(32_000),
-  MAX_CALLS: positiveInt(2000),
-  CALL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(10 * 60 * 1000),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
-  PROMPTS_DIR: z.string().default(path.join(projectRoot, 'prompts')),
-  TRANSCRIPTS_DIR: z.string().default(path.join(projectRoot, 'data', 'transcripts')),
-  TRANSFER_TARGET: optionalText,
+  NODE_ENV: text.default('development'),
+  PORT: port,
+  HOST: text.default('0.0.0.0'),
+  PUBLIC_URL: url('PUBLIC_URL', 'https://hotline.example.com'),
+  TRANSPORTS: transports,
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  OPENAI_API_KEY: text.optional(),
+  OPENAI_BASE_URL: url('OPENAI_BASE_URL', 'http://localhost:11434/v1'),
+  LLM_MODEL: text.min(1).default('gpt-4o-mini'),
+  LLM_TEMPERATURE: z.coerce
+    .number({ error: 'LLM_TEMPERATURE must be a number from 0 to 2' })
+    .min(0, { error: 'LLM_TEMPERATURE must be a number from 0 to 2' })
+    .max(2, { error: 'LLM_TEMPERATURE must be a number from 0 to 2' })
+    .optional(),
+  LLM_TIMEOUT_MS: int('LLM_TIMEOUT_MS', 1, 8000, ' of milliseconds'),
+  LLM_THINKING_TIMEOUT_MS: int('LLM_THINKING_TIMEOUT_MS', 1, 20_000, ' of milliseconds'),
+  LLM_TOTAL_TIMEOUT_MS: int('LLM_TOTAL_TIMEOUT_MS', 1, 30_000, ' of milliseconds'),
+  LLM_MAX_FAILURES: int('LLM_MAX_FAILURES', 1, 3),
+  LLM_HISTORY_MAX_CHARS: int('LLM_HISTORY_MAX_CHARS', 1, 32_000, ' of characters'),
+  LLM_MAX_TOKENS: int('LLM_MAX_TOKENS', 0, 2048, ' of tokens'),
+  LLM_MAX_TOKENS_PARAM: z
+    .enum(['auto', 'max_tokens', 'max_completion_tokens'], {
+      error: 'LLM_MAX_TOKENS_PARAM must be auto, max_tokens or max_completion_tokens',
+    })
+    .default('auto'),
+  LLM_MAX_TOOL_ROUNDS: int('LLM_MAX_TOOL_ROUNDS', 1, 3),
+  LLM_CHECK_AT_START: boolean('LLM_CHECK_AT_START', true),
+  REPLY_MAX_CHARS: int('REPLY_MAX_CHARS', 1, 1000, ' of characters'),
+  THINKING_FILLER_MS: int('THINKING_FILLER_MS', 0, 2500, ' of milliseconds'),
+  MAX_CALLS: int('MAX_CALLS', 1, 2000),
+  CALL_IDLE_TIMEOUT_MS: int('CALL_IDLE_TIMEOUT_MS', 0, 10 * 60 * 1000, ' of milliseconds'),
+  SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 30_000, ' of milliseconds'),
+  SHUTDOWN_NOTICE_MS: int('SHUTDOWN_NOTICE_MS', 0, 10_000, ' of milliseconds'),
+  WS_START_TIMEOUT_MS: int('WS_START_TIMEOUT_MS', 1, 5000, ' of milliseconds'),
+  WS_PING_INTERVAL_MS: int('WS_PING_INTERVAL_MS', 0, 30_000, ' of milliseconds'),
+  PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')),
+  TRANSCRIPTS_DIR: text.default(path.join(projectRoot, 'data', 'transcripts')),
+  TRANSFER_TARGET: text.optional(),
   TRANSFER_TARGETS: namedTargets,
-  WEBHOOK_SECRET: optionalText,
-  WS_TOKEN: optionalText,
-  WEBHOOK_MAX_BYTES: positiveInt(64 * 1024),
-  WEBHOOK_REPLY: z.enum(['whole', 'sentences']).default('whole'),
-  RATE_LIMIT_WEBHOOK_PER_MINUTE: z.coerce.number().int().min(0).default(6000),
-  RATE_LIMIT_WS_PER_MINUTE: z.coerce.number().int().min(0).default(600),
-  ADMIN_TOKEN: optionalText,
-  AIFLOW_API_URL: optionalText.pipe(z.url().optional()),
-  AIFLOW_ACCESS_TOKEN: optionalText,
-  AIFLOW_ID: optionalText,
-  AIFLOW_BILLING_DEVICE: optionalText,
-  AIFLOW_TIMEOUT_MS: positiveInt(10_000),
-  OUTBOUND_TTL_MS: positiveInt(10 * 60 * 1000),
-  DEFAULT_COUNTRY_CODE: optionalText.pipe(z.string().regex(/^\d{1,3}$/, 'digits only, e.g. 49').optional()),
-  TZ: optionalText,
-  TRUST_PROXY: z
-    .enum(['true', 'false', '1', '0'])
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
-  PLAYBACK_GRACE_MS: z.coerce.number().int().min(0).default(1500),
-  DEMO_TTFT_MS: z.coerce.number().int().min(0).default(350),
-  DEMO_TOKEN_DELAY_MS: z.coerce.number().int().min(0).default(25),
+  WEBHOOK_SECRET: text.optional(),
+  WS_TOKEN: text.optional(),
+  METRICS_TOKEN: text.optional(),
+  WEBHOOK_MAX_BYTES: int('WEBHOOK_MAX_BYTES', 1, 64 * 1024, ' of bytes'),
+  WEBHOOK_REPLY: z
+    .enum(['whole', 'sentences'], { error: 'WEBHOOK_REPLY must be whole or sentences' })
+    .default('whole'),
+  RATE_LIMIT_WEBHOOK_PER_MINUTE: int('RATE_LIMIT_WEBHOOK_PER_MINUTE', 0, 6000),
+  RATE_LIMIT_WS_PER_MINUTE: int('RATE_LIMIT_WS_PER_MINUTE', 0, 600),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: int('RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 0, 30),
+  ADMIN_TOKEN: text.optional(),
+  AIFLOW_API_URL: url('AIFLOW_API_URL', 'https://api.example.com'),
+  AIFLOW_ACCESS_TOKEN: text.optional(),
+  AIFLOW_ID: text.optional(),
+  AIFLOW_BILLING_DEVICE: text.optional(),
+  AIFLOW_TIMEOUT_MS: int('AIFLOW_TIMEOUT_MS', 1, 10_000, ' of milliseconds'),
+  OUTBOUND_TTL_MS: int('OUTBOUND_TTL_MS', 1, 10 * 60 * 1000, ' of milliseconds'),
+  DEFAULT_COUNTRY_CODE: text.regex(/^\d{1,3}$/, { error: 'DEFAULT_COUNTRY_CODE must be 1–3 digits, e.g. 49' }).optional(),
+  TZ: text.optional(),
+  TRUST_PROXY: trustProxy,
+  PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds'),
+  DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 350, ' of milliseconds'),
+  DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 25, ' of milliseconds'),
 });
 
 export interface Config {
@@ -79,6 +169,8 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string | undefined;
+  /** The call transports served; a deployment switches off the one it does not use. */
+  transports: ReadonlySet<Transport>;
   logLevel: string;
   llm: {
     /** 'demo' runs the built-in scripted model through the same SDK code path. */
@@ -87,13 +179,28 @@ export interface Config {
     baseURL: string | undefined;
     model: string;
     temperature: number | undefined;
+    /** No first token (answer or reasoning) within this: the turn fails. */
     timeoutMs: number;
+    /** A model still only reasoning after this has nothing to say: the turn fails. */
+    thinkingTimeoutMs: number;
     totalTimeoutMs: number;
     maxFailures: number;
     /** Budget of the history sent per request, in characters; the transcript on disk stays whole. */
     historyMaxChars: number;
+    /** Sent as `maxTokensParam`; undefined sends no cap. */
+    maxTokens: number | undefined;
+    maxTokensParam: 'max_tokens' | 'max_completion_tokens';
+    /** LLM requests one turn may make while the model calls tools. */
+    maxToolRounds: number;
+    /** A cheap request at startup tells whether the LLM is reachable and the key accepted. */
+    checkAtStart: boolean;
   };
-  limits: { maxCalls: number; idleTimeoutMs: number; shutdownGraceMs: number };
+  /** The longest reply spoken, in characters; the LLM stream is closed there. */
+  replyMaxChars: number;
+  /** A reasoning model silent this long: WebSocket callers hear prompts/thinking.md; 0 never. */
+  thinkingFillerMs: number;
+  limits: { maxCalls: number; idleTimeoutMs: number; shutdownGraceMs: number; shutdownNoticeMs: number };
+  websocket: { startTimeoutMs: number; pingIntervalMs: number };
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
   transcriptsDir: string;
@@ -103,14 +210,16 @@ export interface Config {
     webhookSecret: string | undefined;
     /** Token a WebSocket upgrade must present (?token=, X-API-TOKEN or Authorization: Bearer). */
     wsToken: string | undefined;
+    /** Bearer token GET /metrics requires; unset leaves it open. */
+    metricsToken: string | undefined;
   };
   /** Largest event accepted, by webhook (413) or WebSocket (close 1009). */
   maxEventBytes: number;
   webhookReply: 'whole' | 'sentences';
   /** Requests per minute per remote address; 0 turns the limit off. */
-  rateLimit: { webhookPerMinute: number; wsUpgradesPerMinute: number };
-  /** Behind a reverse proxy: take the client address from X-Forwarded-For. */
-  trustProxy: boolean;
+  rateLimit: { webhookPerMinute: number; wsUpgradesPerMinute: number; authFailuresPerMinute: number };
+  /** Behind a reverse proxy: which X-Forwarded-For entries name the client. */
+  trustProxy: TrustProxy;
   /** Bearer token of Hotline's own admin API (POST /api/calls); unset turns that API off. */
   adminToken: string | undefined;
   outbound: {
@@ -130,26 +239,70 @@ export interface Config {
   playbackGraceMs: number;
 }
 
-/** Reads the configuration; throws a ConfigError naming every bad variable and how to fix it. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
+/** Every secret of the configuration, for redacting logs. */
+export function secretsOf(config: Config): string[] {
+  const { auth, llm, adminToken, outbound } = config;
+  return [llm.apiKey, auth.webhookSecret, auth.wsToken, auth.metricsToken, adminToken, outbound.accessToken].filter(
+    (s): s is string => typeof s === 'string' && s !== '',
+  );
+}
+
+/** `.env` files and shells leave empty values behind: `PORT=` means "not set", never 0. */
+function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') out[name] = value;
+  return out;
+}
+
+/** The one line that explains a bad variable: its own message, or the name and zod's words. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const name = String(issue.path[0] ?? '');
+  return issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
+}
+
+/** OpenAI itself wants max_completion_tokens (its reasoning models refuse max_tokens); every other server knows max_tokens. */
+function maxTokensParamFor(baseURL: string | undefined): 'max_tokens' | 'max_completion_tokens' {
+  if (!baseURL) return 'max_completion_tokens';
+  const host = new URL(baseURL).hostname;
+  return host === 'api.openai.com' || host.endsWith('.openai.azure.com') ? 'max_completion_tokens' : 'max_tokens';
+}
+
+/** Reads the configuration; throws a ConfigError with one line per bad variable, saying how to fix it. */
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(withoutEmptyValues(rawEnv));
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable.`);
+    const lines = [...new Set(parsed.error.issues.map(describeIssue))];
+    throw new ConfigError(lines.join('\n'));
   }
   const e = parsed.data;
   const mode = e.OPENAI_API_KEY || e.OPENAI_BASE_URL ? 'remote' : 'demo';
-  if (mode === 'demo' && e.NODE_ENV === 'production') {
+  const production = e.NODE_ENV === 'production';
+  if (mode === 'demo' && production) {
     throw new ConfigError(
       'No LLM configured: set OPENAI_API_KEY (OpenAI) and/or OPENAI_BASE_URL (Azure, Ollama, vLLM or any ' +
         'OpenAI-compatible endpoint), and LLM_MODEL. The built-in demo model is refused when NODE_ENV=production.',
     );
+  }
+  const outboundOn = Boolean(e.ADMIN_TOKEN && e.AIFLOW_API_URL && e.AIFLOW_ACCESS_TOKEN);
+  if (production && outboundOn) {
+    // An open transport lets anyone claim an outbound call's variables by posting its session_start.
+    const open = [
+      e.TRANSPORTS.has('webhook') && !e.WEBHOOK_SECRET ? 'the webhook (set WEBHOOK_SECRET)' : undefined,
+      e.TRANSPORTS.has('websocket') && !e.WS_TOKEN ? 'the WebSocket (set WS_TOKEN)' : undefined,
+    ].filter(Boolean);
+    if (open.length > 0) {
+      throw new ConfigError(
+        `Outbound calls are on, but ${open.join(' and ')} ${open.length > 1 ? 'are' : 'is'} open to anyone: ` +
+          'secure it, or switch off the transport you do not use with TRANSPORTS=websocket or TRANSPORTS=webhook.',
+      );
+    }
   }
   return {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
     publicUrl: e.PUBLIC_URL,
+    transports: e.TRANSPORTS,
     logLevel: e.LOG_LEVEL,
     llm: {
       mode,
@@ -158,19 +311,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       model: mode === 'demo' ? 'hotline-demo' : e.LLM_MODEL,
       temperature: e.LLM_TEMPERATURE,
       timeoutMs: e.LLM_TIMEOUT_MS,
+      thinkingTimeoutMs: e.LLM_THINKING_TIMEOUT_MS,
       totalTimeoutMs: e.LLM_TOTAL_TIMEOUT_MS,
       maxFailures: e.LLM_MAX_FAILURES,
       historyMaxChars: e.LLM_HISTORY_MAX_CHARS,
+      maxTokens: e.LLM_MAX_TOKENS > 0 ? e.LLM_MAX_TOKENS : undefined,
+      maxTokensParam: e.LLM_MAX_TOKENS_PARAM === 'auto' ? maxTokensParamFor(e.OPENAI_BASE_URL) : e.LLM_MAX_TOKENS_PARAM,
+      maxToolRounds: e.LLM_MAX_TOOL_ROUNDS,
+      checkAtStart: e.LLM_CHECK_AT_START,
     },
-    limits: { maxCalls: e.MAX_CALLS, idleTimeoutMs: e.CALL_IDLE_TIMEOUT_MS, shutdownGraceMs: e.SHUTDOWN_GRACE_MS },
+    replyMaxChars: e.REPLY_MAX_CHARS,
+    thinkingFillerMs: e.THINKING_FILLER_MS,
+    limits: {
+      maxCalls: e.MAX_CALLS,
+      idleTimeoutMs: e.CALL_IDLE_TIMEOUT_MS,
+      shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+      shutdownNoticeMs: e.SHUTDOWN_NOTICE_MS,
+    },
+    websocket: { startTimeoutMs: e.WS_START_TIMEOUT_MS, pingIntervalMs: e.WS_PING_INTERVAL_MS },
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
     promptsDir: path.resolve(e.PROMPTS_DIR),
     transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),
     transfer: { defaultTarget: e.TRANSFER_TARGET, targets: e.TRANSFER_TARGETS },
-    auth: { webhookSecret: e.WEBHOOK_SECRET, wsToken: e.WS_TOKEN },
+    auth: { webhookSecret: e.WEBHOOK_SECRET, wsToken: e.WS_TOKEN, metricsToken: e.METRICS_TOKEN },
     maxEventBytes: e.WEBHOOK_MAX_BYTES,
     webhookReply: e.WEBHOOK_REPLY,
-    rateLimit: { webhookPerMinute: e.RATE_LIMIT_WEBHOOK_PER_MINUTE, wsUpgradesPerMinute: e.RATE_LIMIT_WS_PER_MINUTE },
+    rateLimit: {
+      webhookPerMinute: e.RATE_LIMIT_WEBHOOK_PER_MINUTE,
+      wsUpgradesPerMinute: e.RATE_LIMIT_WS_PER_MINUTE,
+      authFailuresPerMinute: e.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+    },
     trustProxy: e.TRUST_PROXY,
     adminToken: e.ADMIN_TOKEN,
     outbound: {

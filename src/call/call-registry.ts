@@ -40,6 +40,8 @@ export class CallRegistry {
   private readonly endedListeners: ((sessionId: string) => void)[] = [];
   private emptyWaiters: (() => void)[] = [];
   private accepting = true;
+  /** Connections open without a call yet: they count against MAX_CALLS like calls do. */
+  private heldSlots = 0;
   private readonly reaper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: CallRegistryOptions) {
@@ -56,7 +58,24 @@ export class CallRegistry {
 
   /** False while shutting down or at MAX_CALLS: new calls are refused. */
   get canAccept(): boolean {
-    return this.accepting && this.calls.size < this.options.maxCalls;
+    return this.accepting && this.calls.size + this.heldSlots < this.options.maxCalls;
+  }
+
+  /**
+   * Takes one of the MAX_CALLS places for a connection that has not started a
+   * call yet; undefined when none is free. The returned function gives it back
+   * (once; further calls do nothing) — before the connection's session_start is
+   * dispatched, which then takes the place as a call.
+   */
+  holdSlot(): (() => void) | undefined {
+    if (!this.canAccept) return undefined;
+    this.heldSlots += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.heldSlots -= 1;
+    };
   }
 
   get isAccepting(): boolean {

@@ -17,7 +17,11 @@ export type PromptName =
   | 'error'
   | 'transferFailed'
   | 'giveUpTransfer'
-  | 'giveUp';
+  | 'giveUp'
+  | 'thinking'
+  | 'idleGoodbye'
+  | 'shutdownGoodbye'
+  | 'shutdownTransfer';
 
 export interface PromptProblem {
   file: string;
@@ -76,6 +80,26 @@ const PROMPT_FILES: readonly PromptFileSpec[] = [
     name: 'giveUp',
     file: 'give-up.md',
     fallback: "I'm sorry, I'm having technical trouble and can't help right now. Please call again later. Goodbye.",
+  },
+  {
+    name: 'thinking',
+    file: 'thinking.md',
+    fallback: 'Let me think about that for a moment.',
+  },
+  {
+    name: 'idleGoodbye',
+    file: 'idle-goodbye.md',
+    fallback: "I haven't heard from you in a while, so I'll end the call now. Goodbye.",
+  },
+  {
+    name: 'shutdownGoodbye',
+    file: 'shutdown-goodbye.md',
+    fallback: "I'm sorry, I have to end this call now for maintenance. Please call again in a few minutes. Goodbye.",
+  },
+  {
+    name: 'shutdownTransfer',
+    file: 'shutdown-transfer.md',
+    fallback: "I'm sorry, I have to hand this call over now. One moment, I'll connect you with a colleague.",
   },
 ];
 
