@@ -8,12 +8,27 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ConfigError } from '../src/errors.js';
 import { BUILTIN_NAMES, builtinVariables } from '../src/prompts/builtins.js';
 import { parseFrontMatter } from '../src/prompts/front-matter.js';
-import { checkPromptsFolder, PromptStore, type PromptProblem } from '../src/prompts/prompt-store.js';
+import { checkPromptsFolder, PromptStore, type PromptName, type PromptProblem } from '../src/prompts/prompt-store.js';
 
 const run = promisify(execFile);
 const logger = pino({ level: 'silent' });
 const SHIPPED = path.resolve('prompts');
 const GERMAN = path.resolve('prompts/examples/de');
+
+const PROMPT_NAMES: readonly PromptName[] = [
+  'system',
+  'greeting',
+  'outboundGreeting',
+  'outboundGenericGreeting',
+  'error',
+  'transferFailed',
+  'giveUpTransfer',
+  'giveUp',
+  'thinking',
+  'idleGoodbye',
+  'shutdownGoodbye',
+  'shutdownTransfer',
+];
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -29,6 +44,10 @@ const GOOD: Record<string, string> = {
   'transfer-failed.md': "I'm sorry, nobody is free.\n",
   'give-up-transfer.md': "I'm sorry, let me connect you.\n",
   'give-up.md': "I'm sorry, please call again later. Goodbye.\n",
+  'thinking.md': 'One moment, please.\n',
+  'idle-goodbye.md': 'Are you still there? Goodbye.\n',
+  'shutdown-goodbye.md': 'We have to end the call for maintenance. Goodbye.\n',
+  'shutdown-transfer.md': 'We have to hand you over now. One moment.\n',
 };
 
 async function tempFolder(files: Record<string, string> = GOOD): Promise<string> {
@@ -42,6 +61,20 @@ async function openStore(dir: string, options: { watch?: boolean } = {}): Promis
   const store = await PromptStore.open(dir, logger, options);
   cleanups.push(() => store.close());
   return store;
+}
+
+/** The lines of the ConfigError that stops the start. */
+async function startupError(dir: string): Promise<string[]> {
+  const error = await PromptStore.open(dir, logger).then(
+    () => expect.unreachable(`${dir} opened`),
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return (error as ConfigError).message.split('\n');
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function messages(problems: readonly PromptProblem[]): string[] {
@@ -65,6 +98,10 @@ describe('shipped prompts', () => {
       'transfer-failed.md',
       'give-up-transfer.md',
       'give-up.md',
+      'thinking.md',
+      'idle-goodbye.md',
+      'shutdown-goodbye.md',
+      'shutdown-transfer.md',
     ]);
   });
 
@@ -74,7 +111,7 @@ describe('shipped prompts', () => {
     const outbound = { ...builtins, name: 'Anna', topic: 'your order 42' };
     expect(prompts.render('outboundGreeting', outbound)).toMatch(/Anna.*your order 42/);
     expect(prompts.render('system', outbound)).toContain('your order 42');
-    for (const name of ['system', 'greeting', 'outboundGreeting', 'outboundGenericGreeting', 'error', 'transferFailed'] as const) {
+    for (const name of PROMPT_NAMES) {
       expect(prompts.wouldLeaveEmpty(name, builtins)).toBe(false);
       const text = prompts.render(name, builtins, (p) => expect.unreachable(`{{${p}}} in ${name}`));
       expect(text).not.toMatch(/\{\{|\}\}|^\s|\s$| {2}| [,.!?]/);
@@ -137,7 +174,7 @@ describe('front matter', () => {
     await writeFile(path.join(dir, 'system.md'), `---\ntemperature: [oops\n---\nText`);
     const failure = PromptStore.open(dir, logger);
     await expect(failure).rejects.toBeInstanceOf(ConfigError);
-    await expect(failure).rejects.toThrow(/system\.md: error: front matter is not valid YAML/);
+    await expect(failure).rejects.toThrow(new RegExp(`^PROMPTS_DIR ${escape(dir)}: system\\.md: front matter is not valid YAML`));
   });
 
   test('front matter in another file is spoken, so it is warned about', async () => {
@@ -216,8 +253,22 @@ describe('the store', () => {
     expect(prompts.render('outboundGenericGreeting', {})).not.toMatch(/\{\{/);
 
     await rm(path.join(dir, 'greeting.md'));
-    await expect(PromptStore.open(dir, logger)).rejects.toThrow(/greeting\.md: error: is missing/);
-    await expect(PromptStore.open(path.join(dir, 'nope'), logger)).rejects.toThrow(/prompts folder not found/);
+    await expect(PromptStore.open(dir, logger)).rejects.toThrow(/greeting\.md: is missing/);
+  });
+
+  test('an unusable folder stops the start with one line per problem, naming PROMPTS_DIR and the fix', async () => {
+    const dir = await tempFolder({ ...GOOD, 'system.md': 'You help.\nSay {{ bad name }} and {{oops\n' });
+    await rm(path.join(dir, 'greeting.md'));
+    expect(await startupError(dir)).toEqual([
+      `PROMPTS_DIR ${dir}: system.md: line 2, column 5: invalid placeholder name "bad name": use letters, digits, _ . - and start with a letter or _`,
+      `PROMPTS_DIR ${dir}: system.md: line 2, column 24: unclosed "{{": a placeholder needs "}}" on the same line`,
+      `PROMPTS_DIR ${dir}: greeting.md: is missing; Hotline needs system.md and greeting.md to start (the shipped ones are in ./prompts)`,
+    ]);
+
+    const fix = 'set PROMPTS_DIR to the folder with system.md and greeting.md (the shipped one is ./prompts)';
+    expect(await startupError(path.join(dir, 'nope'))).toEqual([`PROMPTS_DIR ${path.join(dir, 'nope')} does not exist: ${fix}`]);
+    const file = path.join(dir, 'error.md');
+    expect(await startupError(file)).toEqual([`PROMPTS_DIR ${file} is not a folder: ${fix}`]);
   });
 
   test('a broken optional file falls back at start, but never replaces a good version on reload', async () => {
@@ -303,6 +354,10 @@ describe('checkPromptsFolder', () => {
       ['transfer-failed.md', []],
       ['give-up-transfer.md', []],
       ['give-up.md', []],
+      ['thinking.md', []],
+      ['idle-goodbye.md', []],
+      ['shutdown-goodbye.md', []],
+      ['shutdown-transfer.md', []],
       ['greting.md', []],
     ]);
     expect(messages(report.files.flatMap((f) => f.problems))).toEqual([
@@ -315,6 +370,10 @@ describe('checkPromptsFolder', () => {
       'transfer-failed.md warning: is missing; the built-in default is used',
       'give-up-transfer.md warning: is missing; the built-in default is used',
       'give-up.md warning: is missing; the built-in default is used',
+      'thinking.md warning: is missing; the built-in default is used',
+      'idle-goodbye.md warning: is missing; the built-in default is used',
+      'shutdown-goodbye.md warning: is missing; the built-in default is used',
+      'shutdown-transfer.md warning: is missing; the built-in default is used',
       expect.stringMatching(/^greting\.md warning: is not read by Hotline/),
     ]);
   });
@@ -328,7 +387,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('8 files, 0 problems');
+    expect(lines.at(-1)).toBe('12 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -344,6 +403,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('8 files, 2 problems');
+    expect(lines.at(-1)).toBe('12 files, 2 problems');
   }, 30_000);
 });

@@ -1,9 +1,10 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isBuiltinName } from './builtins.js';
+import { FolderWatch } from './folder-watch.js';
 import { parseFrontMatter, type PromptSettings } from './front-matter.js';
 import { compileTemplate, Template, TemplateSyntaxError, type PlaceholderPart, type TemplateVariables } from './template.js';
 
@@ -105,6 +106,13 @@ const PROMPT_FILES: readonly PromptFileSpec[] = [
 
 export const PROMPT_FILE_NAMES: readonly string[] = PROMPT_FILES.map((spec) => spec.file);
 
+const REQUIRED_FILES = PROMPT_FILES.filter((spec) => spec.fallback === undefined)
+  .map((spec) => spec.file)
+  .join(' and ');
+
+/** The fix for a PROMPTS_DIR that is no usable folder. */
+const POINT_ELSEWHERE = `set PROMPTS_DIR to the folder with ${REQUIRED_FILES} (the shipped one is ./prompts)`;
+
 const FALLBACK_TEMPLATES = new Map(
   PROMPT_FILES.flatMap((spec) => (spec.fallback === undefined ? [] : [[spec.name, compileTemplate(spec.fallback)] as const])),
 );
@@ -114,6 +122,8 @@ const EMPTY_SETTINGS: PromptSettings = Object.freeze({ transferTargets: Object.f
 /** One file as read from disk; `template` only if the file has no errors. */
 interface LoadedFile {
   readonly spec: PromptFileSpec;
+  /** As read; undefined if it could not be. */
+  readonly text: string | undefined;
   readonly placeholders: string[];
   readonly problems: PromptProblem[];
   readonly template: Template | undefined;
@@ -131,6 +141,10 @@ interface FolderLoad {
   /** Every file with its placeholders and problems, in a stable order; folder-level problems included. */
   readonly reports: readonly FileReport[];
   readonly problems: readonly PromptProblem[];
+  /** Why the folder itself is unusable and how to fix that, worded to follow its path; undefined if it could be read. */
+  readonly folderError: string | undefined;
+  /** Equal for equal texts and problems: tells a real edit from the noise of editors' temporary files. */
+  readonly fingerprint: string;
 }
 
 async function loadFolder(dir: string): Promise<FolderLoad> {
@@ -138,12 +152,7 @@ async function loadFolder(dir: string): Promise<FolderLoad> {
   try {
     entries = await readdir(dir);
   } catch (error) {
-    const problem: PromptProblem = {
-      file: dir,
-      severity: 'error',
-      message: errorCode(error) === 'ENOENT' ? 'prompts folder not found' : `prompts folder cannot be read: ${describe(error)}`,
-    };
-    return { files: [], reports: [{ file: dir, placeholders: [], problems: [problem] }], problems: [problem] };
+    return unreadableFolder(dir, error);
   }
   const files = await Promise.all(PROMPT_FILES.map((spec) => loadFile(dir, spec)));
   const reports: FileReport[] = files.map((f) => ({ file: f.spec.file, placeholders: f.placeholders, problems: f.problems }));
@@ -154,7 +163,35 @@ async function loadFolder(dir: string): Promise<FolderLoad> {
       problems: [{ file, severity: 'warning', message: `is not read by Hotline (prompt files are ${PROMPT_FILE_NAMES.join(', ')})` }],
     });
   }
-  return { files, reports, problems: reports.flatMap((r) => r.problems) };
+  const problems = reports.flatMap((r) => r.problems);
+  return { files, reports, problems, folderError: undefined, fingerprint: fingerprint(files.map((f) => f.text), problems) };
+}
+
+function unreadableFolder(dir: string, error: unknown): FolderLoad {
+  const code = errorCode(error);
+  const [message, folderError] =
+    code === 'ENOENT'
+      ? ['prompts folder not found', `does not exist: ${POINT_ELSEWHERE}`]
+      : code === 'ENOTDIR'
+        ? ['prompts folder is a file, not a folder', `is not a folder: ${POINT_ELSEWHERE}`]
+        : [
+            `prompts folder cannot be read: ${describe(error)}`,
+            `cannot be read (${describe(error)}): let the user Hotline runs as read it, or ${POINT_ELSEWHERE}`,
+          ];
+  const problem: PromptProblem = { file: dir, severity: 'error', message };
+  return {
+    files: [],
+    reports: [{ file: dir, placeholders: [], problems: [problem] }],
+    problems: [problem],
+    folderError,
+    fingerprint: fingerprint([], [problem]),
+  };
+}
+
+function fingerprint(texts: readonly (string | undefined)[], problems: readonly PromptProblem[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ texts: texts.map((t) => t ?? null), problems }))
+    .digest('hex');
 }
 
 /** A misspelt file name would otherwise be ignored without a word. */
@@ -172,9 +209,9 @@ async function loadFile(dir: string, spec: PromptFileSpec): Promise<LoadedFile> 
     problems.push({ file: spec.file, severity, message });
   };
   const optional = spec.fallback !== undefined;
-  const unusable = (): LoadedFile => ({ spec, placeholders: [], problems, template: undefined, settings: undefined });
+  let text: string | undefined;
+  const unusable = (): LoadedFile => ({ spec, text, placeholders: [], problems, template: undefined, settings: undefined });
 
-  let text: string;
   try {
     text = (await readFile(path.join(dir, spec.file), 'utf8')).replace(/^\uFEFF/, '');
   } catch (error) {
@@ -216,7 +253,7 @@ async function loadFile(dir: string, spec: PromptFileSpec): Promise<LoadedFile> 
     );
   }
   const failed = problems.some((p) => p.severity === 'error');
-  return { spec, placeholders: [...template.placeholders], problems, template: failed ? undefined : template, settings };
+  return { spec, text, placeholders: [...template.placeholders], problems, template: failed ? undefined : template, settings };
 }
 
 /** The first use of each name that has neither a built-in value nor a default. */
@@ -282,11 +319,37 @@ function filesFromDisk(load: FolderLoad): string[] {
   return load.files.filter((f) => f.template !== undefined).map((f) => f.spec.file);
 }
 
-function formatProblems(problems: readonly PromptProblem[]): string {
-  return problems.map((p) => `  ${p.file}: ${p.severity}: ${p.message}`).join('\n');
+/**
+ * One line per problem, naming the variable, because it is printed without a
+ * stack trace to someone who has to fix the setting or the file.
+ */
+function startupErrorLines(dir: string, load: FolderLoad, fatal: readonly PromptProblem[]): string[] {
+  if (load.folderError !== undefined) {
+    return [`PROMPTS_DIR ${dir} ${load.folderError}`];
+  }
+  return fatal.map((p) => {
+    const gone = p.message === 'is missing' || p.message === 'is empty';
+    const hint = gone ? `; Hotline needs ${REQUIRED_FILES} to start (the shipped ones are in ./prompts)` : '';
+    return `PROMPTS_DIR ${dir}: ${p.file}: ${p.message}${hint}`;
+  });
+}
+
+export interface PromptStoreOptions {
+  /** Reload by itself when the folder changes. */
+  watch?: boolean;
+  /** How often a watched folder is checked for having been replaced or removed; default 2 s. */
+  checkIntervalMs?: number;
+}
+
+export interface ReloadResult {
+  ok: boolean;
+  problems: PromptProblem[];
 }
 
 const RELOAD_DEBOUNCE_MS = 100;
+const DEFAULT_CHECK_INTERVAL_MS = 2000;
+/** The fingerprint of "no folder": whatever is found when it is back counts as new. */
+const FOLDER_GONE = 'gone';
 
 /**
  * The prompts folder, loaded and kept current: edits apply from the next
@@ -294,35 +357,40 @@ const RELOAD_DEBOUNCE_MS = 100;
  */
 export class PromptStore {
   private set: PromptSet;
-  private watcher: FSWatcher | undefined;
-  private debounce: NodeJS.Timeout | undefined;
+  /** Fingerprint of the version in `set`: an unchanged folder keeps the very same PromptSet. */
+  private inUse: string;
+  /** Fingerprint of the folder at the last look, good or bad: only news is logged. */
+  private lastSeen: string;
+  private folderWatch: FolderWatch | undefined;
   // Reloads run one after another, so an older read can never overwrite a newer one.
   private queue: Promise<unknown> = Promise.resolve();
-  private closed = false;
 
   private constructor(
     readonly dir: string,
     private readonly logger: Logger,
     initial: PromptSet,
+    fingerprint: string,
   ) {
     this.set = initial;
+    this.inUse = fingerprint;
+    this.lastSeen = fingerprint;
   }
 
   /**
    * Errors in system.md or greeting.md stop the start: better no agent than
    * one nobody configured. Other files fall back to built-in defaults.
    */
-  static async open(dir: string, logger: Logger, options: { watch?: boolean } = {}): Promise<PromptStore> {
+  static async open(dir: string, logger: Logger, options: PromptStoreOptions = {}): Promise<PromptStore> {
     const load = await loadFolder(dir);
     const errors = load.problems.filter((p) => p.severity === 'error');
     const fatal = errors.filter((p) => !PROMPT_FILES.some((spec) => spec.file === p.file && spec.fallback !== undefined));
-    if (fatal.length > 0) throw new ConfigError(`the prompts in ${dir} cannot be used:\n${formatProblems(fatal)}`);
-    const store = new PromptStore(dir, logger, buildPromptSet(load, logger));
+    if (fatal.length > 0) throw new ConfigError(startupErrorLines(dir, load, fatal).join('\n'));
+    const store = new PromptStore(dir, logger, buildPromptSet(load, logger), load.fingerprint);
     logger.info({ dir, files: filesFromDisk(load) }, 'prompts loaded');
     if (errors.length > 0) logger.error({ dir, problems: errors }, 'prompt files with errors replaced by built-in defaults');
     const warnings = load.problems.filter((p) => p.severity === 'warning');
     if (warnings.length > 0) logger.warn({ dir, problems: warnings }, 'prompt problems');
-    if (options.watch) store.startWatching();
+    if (options.watch) await store.startWatching(options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
     return store;
   }
 
@@ -331,73 +399,78 @@ export class PromptStore {
     return this.set;
   }
 
-  /** Re-reads the folder; on errors the last good version stays. */
-  reload(): Promise<{ ok: boolean; problems: PromptProblem[] }> {
+  /** Re-reads the folder; on errors the last good version stays. Logs only what is new since the last look. */
+  reload(): Promise<ReloadResult> {
     const run = this.queue.then(() => this.load());
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  /** Stops watching; `current` stays usable. */
+  /** Stops watching and every timer; `current` stays usable. */
   close(): void {
-    this.closed = true;
-    clearTimeout(this.debounce);
-    this.debounce = undefined;
-    this.watcher?.close();
-    this.watcher = undefined;
+    this.folderWatch?.close();
+    this.folderWatch = undefined;
   }
 
-  private async load(): Promise<{ ok: boolean; problems: PromptProblem[] }> {
+  private async load(): Promise<ReloadResult> {
     let load: FolderLoad;
     try {
       load = await loadFolder(this.dir);
     } catch (error) {
       const problems: PromptProblem[] = [{ file: this.dir, severity: 'error', message: `cannot be loaded: ${describe(error)}` }];
-      this.logger.warn({ dir: this.dir, problems }, 'prompts not reloaded; keeping the last good version');
+      if (this.see(fingerprint([], problems))) this.logNotReloaded(problems);
       return { ok: false, problems };
     }
+    const news = this.see(load.fingerprint);
     const problems = [...load.problems];
     if (problems.some((p) => p.severity === 'error')) {
-      this.logger.warn({ dir: this.dir, problems }, 'prompts not reloaded; keeping the last good version');
+      if (news) this.logNotReloaded(problems);
       return { ok: false, problems };
     }
-    this.set = buildPromptSet(load, this.logger);
-    this.logger.info({ dir: this.dir, files: filesFromDisk(load) }, 'prompts reloaded');
-    if (problems.length > 0) this.logger.warn({ dir: this.dir, problems }, 'prompt problems');
+    if (load.fingerprint !== this.inUse) {
+      this.set = buildPromptSet(load, this.logger);
+      this.inUse = load.fingerprint;
+    }
+    if (news) {
+      this.logger.info({ dir: this.dir, files: filesFromDisk(load) }, 'prompts reloaded');
+      if (problems.length > 0) this.logger.warn({ dir: this.dir, problems }, 'prompt problems');
+    }
     return { ok: true, problems };
   }
 
-  /**
-   * The folder, not the files: editors save by writing a temporary file and
-   * renaming it over the old one, which a watch on the file would lose.
-   */
-  private startWatching(): void {
-    try {
-      const watcher = watch(this.dir, { persistent: false }, (_event, filename) => this.onFolderChange(filename));
-      watcher.on('error', (error) => {
-        this.logger.warn({ err: error, dir: this.dir }, 'watching the prompts folder failed; edits apply after a restart');
-        watcher.close();
-        if (this.watcher === watcher) this.watcher = undefined;
-      });
-      watcher.unref();
-      this.watcher = watcher;
-    } catch (error) {
-      this.logger.warn({ err: error, dir: this.dir }, 'cannot watch the prompts folder; edits apply after a restart');
-    }
+  /** Records what the folder looks like now; true if that differs from the last look. */
+  private see(fingerprint: string): boolean {
+    const news = fingerprint !== this.lastSeen;
+    this.lastSeen = fingerprint;
+    return news;
   }
 
-  private onFolderChange(filename: string | null): void {
-    if (this.closed) return;
-    // Editors' temporary and swap files come and go on every save; only Markdown matters.
-    if (filename !== null && !filename.toLowerCase().endsWith('.md')) return;
-    clearTimeout(this.debounce);
-    // One reload for the burst of events a single save makes.
-    this.debounce = setTimeout(() => {
-      this.debounce = undefined;
-      if (this.closed) return;
-      this.reload().catch((error: unknown) => this.logger.error({ err: error, dir: this.dir }, 'prompt reload failed'));
-    }, RELOAD_DEBOUNCE_MS);
-    this.debounce.unref();
+  private logNotReloaded(problems: readonly PromptProblem[]): void {
+    this.logger.warn({ dir: this.dir, problems }, 'prompts not reloaded; keeping the last good version');
+  }
+
+  /**
+   * Any change in the folder reloads, not only a `.md` name: a Kubernetes
+   * ConfigMap update renames `..data`, and editors save through temporary
+   * files. Reloads that find nothing new stay quiet.
+   */
+  private async startWatching(checkIntervalMs: number): Promise<void> {
+    const events = {
+      changed: async () => {
+        await this.reload();
+      },
+      gone: () => this.onFolderGone(),
+      returned: async (how: 'back' | 'replaced') => {
+        this.logger.info({ dir: this.dir }, how === 'back' ? 'prompts folder is back' : 'prompts folder was replaced; watching the new one');
+        await this.reload();
+      },
+    };
+    this.folderWatch = await FolderWatch.start(this.dir, this.logger, events, { checkIntervalMs, debounceMs: RELOAD_DEBOUNCE_MS });
+  }
+
+  private onFolderGone(): void {
+    this.see(FOLDER_GONE);
+    this.logger.warn({ dir: this.dir }, 'prompts folder is gone; keeping the last good version until it is back');
   }
 }
 
