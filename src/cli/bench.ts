@@ -8,14 +8,9 @@
  * level, to see what sharing two cores with them costs). Prints a table and,
  * with --out, writes the same figures as JSON. Not part of `npm test`.
  *
- *   npm run bench -- [--quick] [--only first-speak,barge-in,capacity,webhook] [--out bench.json] [--llm-thread] [--same-priority]
- *                    [--ttft-ms 300] [--tokens-per-second 60] [--calls 1,100,1000] [--turns N]
- *                    [--think-ms 500] [--ms-per-char 5] [--barge-ins 10000] [--barge-in-calls 200]
- *                    [--idle-calls 2000] [--target-talking 200] [--event-loop-calls 500]
- *                    [--ladder-budget-s 90] [--webhook-seconds 5] [--seed 1]
+ *   npm run bench -- [options]      (USAGE below, or --help, lists them with their defaults)
  */
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { runBargeIns, type BargeInResult } from '../bench/barge-in.js';
 import {
   climbLadder,
@@ -32,23 +27,63 @@ import { evaluateTargets, firstSpeakNote, machine, render, type BenchResults } f
 import { parseCounts } from '../bench/stats.js';
 import { warmUp } from '../bench/warm-up.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
+import { command, commandLineOrExit, numberOption, UsageError, type CommandLine } from './args.js';
 
 const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook'] as const;
 type Phase = (typeof PHASES)[number];
 
-const { values } = parseArgs({
+const USAGE = `Usage: npm run bench -- [options]
+
+Benchmarks Hotline on a thread of its own against a scripted OpenAI-compatible LLM server, with
+callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1, and prints a
+table of first-speak overhead, barge-in latency, capacity and webhook throughput. A full run takes
+about 3½ minutes on 2 cores, --quick about 40 s; the run gives up after 15 minutes (exit 3).
+
+Run:
+  --quick                   a short smoke run: the defaults in [brackets] below
+  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook (default: all)
+  --out <file>              also write the figures as JSON to this file
+  --llm-thread              run the LLM server on a thread of its own (default: the callers' thread)
+  --same-priority           the callers and the LLM server keep Hotline's CPU priority
+                            (default: they drop to the lowest, standing in for other hosts)
+  --seed <n>                seed of the random timings (default 1)
+
+The LLM server and the callers:
+  --ttft-ms <ms>            time to the first token (default 300)
+  --tokens-per-second <n>   token rate after it (default 60)
+  --think-ms <ms>           callers wait 0 to twice this between turns (default 500)
+  --ms-per-char <ms>        playback time of Hotline's speech per character (default 5)
+
+Phases:
+  --calls <n,n,...>         first-speak: calls talking at once, one level each (default 1,100,1000 [1,50])
+  --turns <n>               first-speak: turns per call (default 12 for 1 call, 4 up to 200, else 2 [2, else 1])
+  --barge-ins <n>           barge-in: interruptions (default 10000 [300])
+  --barge-in-calls <n>      barge-in: calls interrupting in parallel (default 200 [100])
+  --idle-calls <n>          capacity: greeted idle calls for the memory figure (default 2000 [300])
+  --target-talking <n>      capacity: calls talking among the idle ones (default 200 [30])
+  --event-loop-calls <n>    capacity: calls talking while the event-loop delay is measured (default 500 [100])
+  --ladder-budget-s <s>     capacity: time for the ladder of talking calls (default 90 [6])
+  --webhook-seconds <s>     webhook: how long to drive it (default 5 [1])
+
+Example:
+  npm run bench -- --quick --only first-speak,barge-in --out bench.json`;
+
+const BENCH = command({
+  name: 'bench',
+  usage: USAGE,
+  allowPositionals: false,
   options: {
     quick: { type: 'boolean', default: false },
     'llm-thread': { type: 'boolean', default: false },
     'same-priority': { type: 'boolean', default: false },
     only: { type: 'string' },
     out: { type: 'string' },
-    'ttft-ms': { type: 'string', default: '300' },
-    'tokens-per-second': { type: 'string', default: '60' },
+    'ttft-ms': { type: 'string' },
+    'tokens-per-second': { type: 'string' },
     calls: { type: 'string' },
     turns: { type: 'string' },
-    'think-ms': { type: 'string', default: '500' },
-    'ms-per-char': { type: 'string', default: '5' },
+    'think-ms': { type: 'string' },
+    'ms-per-char': { type: 'string' },
     'barge-ins': { type: 'string' },
     'barge-in-calls': { type: 'string' },
     'idle-calls': { type: 'string' },
@@ -56,63 +91,88 @@ const { values } = parseArgs({
     'event-loop-calls': { type: 'string' },
     'ladder-budget-s': { type: 'string' },
     'webhook-seconds': { type: 'string' },
-    seed: { type: 'string', default: '1' },
+    seed: { type: 'string' },
   },
 });
 
-const quick = values.quick;
-const pick = (given: string | undefined, full: number, small: number): number => (given === undefined ? (quick ? small : full) : Number(given));
+type BenchValues = CommandLine<typeof BENCH.options, false>['values'];
+type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help'>;
 
-const phases = new Set<Phase>();
-for (const name of (values.only ?? PHASES.join(',')).split(',').map((s) => s.trim())) {
-  if (!(PHASES as readonly string[]).includes(name)) {
-    console.error(`unknown phase "${name}"; choose from ${PHASES.join(', ')}`);
-    process.exit(2);
-  }
-  phases.add(name as Phase);
+/** Every setting of the run, checked before anything starts; throws UsageError. */
+function benchSettings(values: BenchValues) {
+  const quick = values.quick;
+  const number = (flag: ValueFlag, full: number, small = full): number => numberOption(`--${flag}`, values[flag], quick ? small : full);
+  const count = (flag: ValueFlag, full: number, small = full): number =>
+    numberOption(`--${flag}`, values[flag], quick ? small : full, { integer: true });
+  const turns = values.turns === undefined ? undefined : count('turns', 0);
+  const tokensPerSecond = numberOption('--tokens-per-second', values['tokens-per-second'], 60, { aboveMin: true });
+  return {
+    quick,
+    phases: phasesFrom(values.only),
+    levels: levelsFrom(values.calls ?? (quick ? '1,50' : '1,100,1000')),
+    // Few turns at high counts keep the run in budget; one call needs more turns for a stable median.
+    turnsFor: (calls: number): number => turns ?? (quick ? (calls === 1 ? 2 : 1) : calls === 1 ? 12 : calls <= 200 ? 4 : 2),
+    ttftMs: number('ttft-ms', 300),
+    tokensPerSecond,
+    tokenDelayMs: 1000 / tokensPerSecond,
+    thinkMs: number('think-ms', 500),
+    msPerChar: number('ms-per-char', 5),
+    seed: number('seed', 1),
+    bargeIns: count('barge-ins', 10_000, 300),
+    bargeInCalls: count('barge-in-calls', 200, 100),
+    idleCalls: count('idle-calls', 2000, 300),
+    targetTalking: count('target-talking', 200, 30),
+    eventLoopCalls: count('event-loop-calls', 500, 100),
+    ladderBudgetS: number('ladder-budget-s', 90, 6),
+    webhookSeconds: number('webhook-seconds', 5, 1),
+    llmThread: values['llm-thread'],
+    samePriority: values['same-priority'],
+    out: values.out,
+  };
 }
 
-const ttftMs = Number(values['ttft-ms']);
-const tokensPerSecond = Number(values['tokens-per-second']);
-const tokenDelayMs = 1000 / tokensPerSecond;
-const thinkMs = Number(values['think-ms']);
-const msPerChar = Number(values['ms-per-char']);
-const seed = Number(values.seed);
-const levels = parseCounts(values.calls ?? (quick ? '1,50' : '1,100,1000'));
-const turnsOverride = values.turns === undefined ? undefined : Number(values.turns);
-// Few turns at high counts keep the run in budget; one call needs more turns for a stable median.
-const turnsFor = (calls: number): number => turnsOverride ?? (quick ? (calls === 1 ? 2 : 1) : calls === 1 ? 12 : calls <= 200 ? 4 : 2);
-const bargeIns = pick(values['barge-ins'], 10_000, 300);
-const bargeInCalls = pick(values['barge-in-calls'], 200, 100);
-const idleCalls = pick(values['idle-calls'], 2000, 300);
-const targetTalking = pick(values['target-talking'], 200, 30);
-const eventLoopCalls = pick(values['event-loop-calls'], 500, 100);
-const ladderBudgetS = pick(values['ladder-budget-s'], 90, 6);
-const webhookSeconds = pick(values['webhook-seconds'], 5, 1);
+function phasesFrom(only: string | undefined): Set<Phase> {
+  const phases = new Set<Phase>();
+  for (const name of (only ?? PHASES.join(',')).split(',').map((s) => s.trim())) {
+    if (!(PHASES as readonly string[]).includes(name)) throw new UsageError(`--only: unknown phase "${name}"; choose from ${PHASES.join(', ')}`);
+    phases.add(name as Phase);
+  }
+  return phases;
+}
+
+function levelsFrom(calls: string): number[] {
+  try {
+    return parseCounts(calls);
+  } catch (error) {
+    throw new UsageError(`--calls: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+// Before anything starts: --help and bad usage end the process here.
+const {
+  quick,
+  phases,
+  levels,
+  turnsFor,
+  ttftMs,
+  tokensPerSecond,
+  tokenDelayMs,
+  thinkMs,
+  msPerChar,
+  seed,
+  bargeIns,
+  bargeInCalls,
+  idleCalls,
+  targetTalking,
+  eventLoopCalls,
+  ladderBudgetS,
+  webhookSeconds,
+  llmThread,
+  samePriority,
+  out,
+} = commandLineOrExit(BENCH, process.argv.slice(2), ({ values }) => benchSettings(values));
 const openPerSecond = 400;
 const turnTimeoutMs = 60_000;
-
-const numeric: Record<string, number> = {
-  'ttft-ms': ttftMs,
-  'tokens-per-second': tokensPerSecond,
-  'think-ms': thinkMs,
-  'ms-per-char': msPerChar,
-  seed,
-  turns: turnsOverride ?? 1,
-  'barge-ins': bargeIns,
-  'barge-in-calls': bargeInCalls,
-  'idle-calls': idleCalls,
-  'target-talking': targetTalking,
-  'event-loop-calls': eventLoopCalls,
-  'ladder-budget-s': ladderBudgetS,
-  'webhook-seconds': webhookSeconds,
-};
-for (const [flag, value] of Object.entries(numeric)) {
-  if (!Number.isFinite(value) || value < 0 || (flag === 'tokens-per-second' && value === 0)) {
-    console.error(`--${flag} must be a non-negative number`);
-    process.exit(2);
-  }
-}
 
 // However the machine behaves, the run ends.
 setTimeout(() => {
@@ -126,8 +186,6 @@ const progress = (message: string): void => {
 
 const startedAt = now();
 const startedIso = new Date().toISOString();
-const llmThread = values['llm-thread'];
-const samePriority = values['same-priority'];
 const fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority });
 const talk = { openPerSecond, thinkMs, msPerChar, seed, turnTimeoutMs };
 
@@ -259,7 +317,7 @@ const partial: Omit<BenchResults, 'targets'> = {
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 console.log(render(results));
-if (values.out) {
-  await writeFile(values.out, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nJSON written to ${values.out}`);
+if (out) {
+  await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nJSON written to ${out}`);
 }

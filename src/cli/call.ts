@@ -6,9 +6,9 @@
  */
 import { describeNetworkError } from '../net-errors.js';
 import { isMain } from './is-main.js';
+import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { config } from 'dotenv';
 
@@ -18,14 +18,38 @@ export const USAGE = `Usage:
                    [--var name=value]... [--flow <aiFlowId>] [--billing-device <device>]
 
 Asks the running Hotline (POST <url>/api/calls) to call each number.
-  --url <url>        Hotline's address (default: BOT_URL, else http://localhost:3000)
-  --token <token>    admin token (default: ADMIN_TOKEN, also read from .env)
-  --var name=value   a variable for the greeting and prompt; repeatable. With --csv, a default for every row
-  --csv <file>       one call per row; the header names the columns. The number is in the column
-                     phone, phone_number, number or toPhoneNumber (or --number-column); the columns
-                     aiFlowId and billingDevice are passed as such; every other column is a variable
-  --concurrency <n>  at most n requests at once (default 2)
-  --pause-ms <ms>    at least this long between starting two calls (default 1000)`;
+  --url <url>                Hotline's address (default: BOT_URL, else http://localhost:3000)
+  --token <token>            admin token (default: ADMIN_TOKEN, also read from .env)
+  --var name=value           a variable for the greeting and prompt; repeatable. With --csv, a default
+                             for every row
+  --flow <aiFlowId>          the AI flow that calls (default: the running Hotline's AIFLOW_ID)
+  --billing-device <device>  the billing device (default: the running Hotline's AIFLOW_BILLING_DEVICE)
+  --csv <file>               one call per row; the header names the columns. The number is in the column
+                             phone, phone_number, number or toPhoneNumber (or --number-column); the columns
+                             aiFlowId and billingDevice are passed as such; every other column is a variable
+  --number-column <column>   with --csv, the column that holds the number (default: found by name, as above)
+  --concurrency <n>          with --csv, at most n requests at once (default 2)
+  --pause-ms <ms>            with --csv, at least this long between starting two calls (default 1000)
+
+Example:
+  npm run call -- +49 151 1234567 --var name=Anna --var topic="your order"`;
+
+const CALL = command({
+  name: 'call',
+  usage: USAGE,
+  allowPositionals: true,
+  options: {
+    var: { type: 'string', multiple: true },
+    flow: { type: 'string' },
+    'billing-device': { type: 'string' },
+    csv: { type: 'string' },
+    concurrency: { type: 'string' },
+    'pause-ms': { type: 'string' },
+    'number-column': { type: 'string' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+  },
+});
 
 const NUMBER_COLUMNS = ['phone', 'phone_number', 'number', 'tophonenumber'];
 // Hotline's admin API refuses other variable names; checked here so a bad header fails before any call.
@@ -33,8 +57,6 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const REQUEST_TIMEOUT_MS = 30_000;
 
 type Out = (line: string) => void;
-
-class UsageError extends Error {}
 
 interface Target {
   /** As written in the arguments or the file: what the user will recognise in the output. */
@@ -61,8 +83,16 @@ interface Connection {
   token: string;
 }
 
-/** Runs the command line; returns the exit code: 0 all initiated, 1 any failed, 2 bad usage. */
-export async function runCallCli(argv: string[], env: Record<string, string | undefined>, out: Out): Promise<number> {
+/**
+ * Runs the command line; returns the exit code: 0 all initiated, 1 any failed, 2 bad usage.
+ * Bad usage goes to `reportUsage`: by default to `out` with the usage; the script sends one line to stderr.
+ */
+export async function runCallCli(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  out: Out,
+  reportUsage: (message: string) => void = (message) => out(`${message}\n\n${USAGE}`),
+): Promise<number> {
   try {
     const parsed = parseArguments(argv);
     if (parsed.help) {
@@ -88,7 +118,7 @@ export async function runCallCli(argv: string[], env: Record<string, string | un
     return await runBatch(connection, targets, parsed, out);
   } catch (error) {
     if (error instanceof UsageError) {
-      out(`${error.message}\n\n${USAGE}`);
+      reportUsage(error.message);
       return 2;
     }
     throw error;
@@ -109,35 +139,10 @@ interface ParsedArguments {
   token: string | undefined;
 }
 
-function readCommandLine(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      var: { type: 'string', multiple: true },
-      flow: { type: 'string' },
-      'billing-device': { type: 'string' },
-      csv: { type: 'string' },
-      concurrency: { type: 'string' },
-      'pause-ms': { type: 'string' },
-      'number-column': { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-    },
-  });
-}
-
 function parseArguments(argv: string[]): ParsedArguments {
-  let commandLine: ReturnType<typeof readCommandLine>;
-  try {
-    commandLine = readCommandLine(argv);
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  const commandLine = parseCommandLine(CALL, argv);
   const { values, positionals } = commandLine;
-  const help = values.help ?? false;
+  const help = wantsHelp(commandLine);
   // `npm run call -- +49 151 1234567` arrives as three words; Hotline reads them as one number.
   const number = positionals.join(' ').trim();
   if (!help) {
@@ -151,8 +156,8 @@ function parseArguments(argv: string[]): ParsedArguments {
     variables: parseVariables(values.var ?? []),
     flow: nonEmpty(values.flow),
     billingDevice: nonEmpty(values['billing-device']),
-    concurrency: integerOption('--concurrency', values.concurrency, 2, 1),
-    pauseMs: integerOption('--pause-ms', values['pause-ms'], 1000, 0),
+    concurrency: numberOption('--concurrency', values.concurrency, 2, { min: 1, integer: true }),
+    pauseMs: numberOption('--pause-ms', values['pause-ms'], 1000, { integer: true }),
     numberColumn: nonEmpty(values['number-column']),
     url: nonEmpty(values.url),
     token: nonEmpty(values.token),
@@ -170,13 +175,6 @@ function parseVariables(pairs: string[]): Record<string, string> {
     variables[name] = pair.slice(at + 1);
   }
   return variables;
-}
-
-function integerOption(flag: string, raw: string | undefined, fallback: number, min: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new UsageError(`${flag} must be a whole number of at least ${min}, not "${raw}".`);
-  return value;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -356,5 +354,5 @@ function displayUrl(url: string): string {
 
 if (isMain(import.meta.url)) {
   config({ quiet: true });
-  process.exitCode = await runCallCli(process.argv.slice(2), process.env, (line) => console.log(line));
+  process.exitCode = await runCallCli(process.argv.slice(2), process.env, (line) => console.log(line), usageToStderr('call'));
 }

@@ -2,20 +2,39 @@
  * Checks a prompts folder the way Hotline loads it: every file with the
  * placeholders it uses and what is wrong with it.
  *
- *   npm run prompts:check -- [dir]      (default: PROMPTS_DIR, else ./prompts)
+ *   npm run prompts:check -- [dir]      (default: PROMPTS_DIR, else ./prompts; --help for the usage)
  *
  * Exits 1 on any problem, warnings included, so CI can refuse a prompt edit
  * that would make a call speak a gap.
  */
 import path from 'node:path';
 import { checkPromptsFolder } from '../prompts/prompt-store.js';
+import { command, commandLineOrExit, UsageError } from './args.js';
+
+const USAGE = `Usage: npm run prompts:check -- [folder]
+
+Checks a prompts folder the way Hotline loads it: prints every file with the placeholders it uses
+and what is wrong with it. Exits 1 on any problem, warnings included, so CI can refuse a prompt edit
+that would make a call speak a gap.
+  folder     the prompts folder to check (default: PROMPTS_DIR, else ./prompts)
+
+Example:
+  npm run prompts:check -- ./prompts`;
+
+const PROMPTS_CHECK = command({ name: 'prompts:check', usage: USAGE, allowPositionals: true, options: {} });
+
+function folderFrom(positionals: string[], env: Record<string, string | undefined>): string {
+  if (positionals.length > 1) throw new UsageError(`give one folder, not ${positionals.length}`);
+  return path.resolve(positionals[0] ?? env.PROMPTS_DIR ?? 'prompts');
+}
 
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
 async function main(): Promise<number> {
-  const dir = path.resolve(process.argv[2] ?? process.env.PROMPTS_DIR ?? 'prompts');
+  // Before the folder is read: --help and bad usage end the process here.
+  const dir = commandLineOrExit(PROMPTS_CHECK, process.argv.slice(2), ({ positionals }) => folderFrom(positionals, process.env));
   const { files } = await checkPromptsFolder(dir);
   const lines = [`prompts in ${dir}`];
   let problems = 0;

@@ -7,9 +7,9 @@
  * failed (a file that does not load counts as failed), 2 on bad usage.
  */
 import { isMain } from './is-main.js';
+import { command, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { config as loadDotenv } from 'dotenv';
 import { loadConfig } from '../config.js';
 import { describeAction } from '../scenarios/action-log.js';
@@ -21,32 +21,49 @@ export const USAGE = `Usage: npm run scenarios -- [file.yaml | name]... [--live]
 Runs every scenario in scenarios/ (or the files and scenario names given) against a
 Hotline started in-process on the built-in scripted demo model.
   --live      use the LLM configured in the environment (OPENAI_API_KEY, OPENAI_BASE_URL,
-              LLM_MODEL, also read from .env) instead; scenarios marked
-              "requires: scripted" are skipped and model: rules are ignored
-  --verbose   list what Hotline sent in each failed scenario
-The scripted model's speed comes from DEMO_TTFT_MS and DEMO_TOKEN_DELAY_MS.`;
+              LLM_MODEL, also read from .env) instead (default: the scripted model); scenarios
+              marked "requires: scripted" are skipped and model: rules are ignored
+  --verbose   list what Hotline sent in each failed scenario (default: only why it failed)
+The scripted model's speed comes from DEMO_TTFT_MS and DEMO_TOKEN_DELAY_MS.
+
+Example:
+  npm run scenarios -- greeting barge-in --verbose`;
+
+const SCENARIOS = command({
+  name: 'scenarios',
+  usage: USAGE,
+  allowPositionals: true,
+  options: { live: { type: 'boolean' }, verbose: { type: 'boolean' } },
+});
 
 const SCENARIOS_DIR = path.resolve(import.meta.dirname, '..', '..', 'scenarios');
 
 type Out = (line: string) => void;
 
-class UsageError extends Error {}
-
-/** Runs the command line; returns the exit code. */
-export async function runScenariosCli(argv: string[], env: Record<string, string | undefined>, out: Out): Promise<number> {
+/**
+ * Runs the command line; returns the exit code. Bad usage goes to `reportUsage`:
+ * by default to `out` (with the usage for a bad option); the script sends one line to stderr.
+ */
+export async function runScenariosCli(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  out: Out,
+  reportUsage?: (message: string) => void,
+): Promise<number> {
+  const refuse = (message: string, withUsage: boolean): number => {
+    if (reportUsage) reportUsage(message);
+    else out(withUsage ? `${message}\n\n${USAGE}` : message);
+    return 2;
+  };
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { live: { type: 'boolean' }, verbose: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    });
+    parsed = parseCommandLine(SCENARIOS, argv);
   } catch (error) {
-    out(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 2;
+    if (!(error instanceof UsageError)) throw error;
+    return refuse(error.message, true);
   }
   const { values, positionals } = parsed;
-  if (values.help) {
+  if (wantsHelp(parsed)) {
     out(USAGE);
     return 0;
   }
@@ -56,8 +73,7 @@ export async function runScenariosCli(argv: string[], env: Record<string, string
     outcomes = await select(positionals);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    out(error.message);
-    return 2;
+    return refuse(error.message, false);
   }
 
   const live = values.live ?? false;
@@ -132,7 +148,7 @@ export function resultLine(result: ScenarioResult): string {
 if (isMain(import.meta.url)) {
   const argv = process.argv.slice(2);
   if (argv.includes('--live')) loadDotenv({ quiet: true });
-  runScenariosCli(argv, process.env, (line) => process.stdout.write(`${line}\n`)).then(
+  runScenariosCli(argv, process.env, (line) => process.stdout.write(`${line}\n`), usageToStderr('scenarios')).then(
     (code) => {
       process.exitCode = code;
     },

@@ -10,6 +10,7 @@ import { isMain } from './is-main.js';
 import { config } from 'dotenv';
 import { LineSource } from '../simulator/line-source.js';
 import { parseSettings, UsageError, USAGE, type PlatformSettings } from '../simulator/options.js';
+import { usageToStderr } from './args.js';
 import { startPlatformEmulator } from '../simulator/platform-emulator.js';
 import { runCall } from '../simulator/run-call.js';
 
@@ -18,6 +19,8 @@ export interface SimulateIo {
   output: (line: string) => void;
   /** Aborting it hangs up the call in progress and ends the run (Ctrl-C). */
   signal?: AbortSignal;
+  /** Where bad usage goes; by default to `output` with the usage. The script sends one line to stderr. */
+  reportUsage?: (message: string) => void;
 }
 
 /** Runs the command line; returns the exit code: 0 the call ended normally, 1 refused or unreachable, 2 bad usage. */
@@ -27,7 +30,8 @@ export async function runSimulate(argv: string[], env: Record<string, string | u
     settings = parseSettings(argv, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.output(`${error.message}\n\n${USAGE}`);
+    if (io.reportUsage) io.reportUsage(error.message);
+    else io.output(`${error.message}\n\n${USAGE}`);
     return 2;
   }
   if (settings.mode === 'help') {
@@ -105,5 +109,6 @@ if (isMain(import.meta.url)) {
     input: process.stdin,
     output: (line) => console.log(line),
     signal: interrupted.signal,
+    reportUsage: usageToStderr('simulate'),
   });
 }

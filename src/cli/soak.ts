@@ -2,24 +2,42 @@
  * Soak test, not part of CI: keeps many calls talking for a while, then ends
  * them and checks that memory and open handles return to their baseline.
  *
- *   npm run soak -- [--calls 200] [--minutes 10]
+ *   npm run soak -- [--calls 200] [--minutes 10]      (--help for the usage)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { startScriptedLlmServer } from '../llm/scripted-server.js';
 import { startHotline } from '../server.js';
 import { FakeVoiceService } from '../testing/voice-service-client.js';
+import { command, commandLineOrExit, numberOption } from './args.js';
 
-const { values } = parseArgs({
-  options: { calls: { type: 'string', default: '200' }, minutes: { type: 'string', default: '10' } },
+const USAGE = `Usage: npm run soak -- [--calls 200] [--minutes 10]
+
+Soak test, not part of CI: starts Hotline and a scripted LLM server on 127.0.0.1, keeps many calls
+talking for a while, then ends them and prints memory and open handles against the baseline taken
+before the calls. Run it through npm: the script starts Node with --expose-gc for exact figures.
+  --calls <n>        calls talking at once (default 200)
+  --minutes <n>      how long they talk; fractions allowed (default 10)
+
+Example:
+  npm run soak -- --calls 50 --minutes 2`;
+
+const SOAK = command({
+  name: 'soak',
+  usage: USAGE,
+  allowPositionals: false,
+  options: { calls: { type: 'string' }, minutes: { type: 'string' } },
 });
-const calls = Number(values.calls);
-const durationMs = Number(values.minutes) * 60_000;
+
+// Before any server starts: --help and bad usage end the process here.
+const { calls, durationMs } = commandLineOrExit(SOAK, process.argv.slice(2), ({ values }) => ({
+  calls: numberOption('--calls', values.calls, 200, { min: 1, integer: true }),
+  durationMs: numberOption('--minutes', values.minutes, 10) * 60_000,
+}));
 
 const gc = (globalThis as { gc?: () => void }).gc;
 function snapshot(): { rssMb: number; heapMb: number; handles: number } {

@@ -1,4 +1,6 @@
-import { parseArgs } from 'node:util';
+import { command, numberOption, parseCommandLine, UsageError, wantsHelp, type CommandLine } from '../cli/args.js';
+
+export { UsageError };
 
 export const USAGE = `Usage:
   npm run simulate -- [--url ws://localhost:3000/ws | --webhook <url>] [options]
@@ -38,9 +40,10 @@ Outbound emulator (--platform):
   --flow-without-number <id>    this flow has no phone number: 400 (repeatable)
   --unknown-flow <id>           this flow does not exist: 404 (repeatable)
 
-Exit codes: 0 the call ended normally, 1 Hotline refused or could not be reached, 2 bad usage.`;
+Example:
+  npm run simulate -- --url ws://localhost:3000/ws --outbound --json call.json
 
-export class UsageError extends Error {}
+Exit codes: 0 the call ended normally, 1 Hotline refused or could not be reached, 2 bad usage.`;
 
 export type HotlineTarget = { kind: 'websocket'; url: string; token?: string } | { kind: 'webhook'; url: string; secret?: string };
 
@@ -83,50 +86,44 @@ export const DEFAULT_CALLER_NUMBER = '4915100000000';
 export const DEFAULT_FLOW_NUMBER = '4930000000';
 const DEFAULT_PLATFORM_PORT = 4000;
 
+const ABOVE_ZERO = { aboveMin: true } as const;
 const PLATFORM_ONLY = ['port', 'host', 'platform-token', 'flow-number', 'flow-without-number', 'unknown-flow'] as const;
 const CALL_ONLY = ['outbound', 'from', 'to', 'json'] as const;
 
-function readCommandLine(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: false,
-    strict: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      url: { type: 'string' },
-      webhook: { type: 'string' },
-      token: { type: 'string' },
-      secret: { type: 'string' },
-      outbound: { type: 'boolean' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      json: { type: 'string' },
-      wpm: { type: 'string' },
-      speed: { type: 'string' },
-      'answer-timeout-ms': { type: 'string' },
-      'no-wait': { type: 'boolean' },
-      verbose: { type: 'boolean' },
-      platform: { type: 'boolean' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'platform-token': { type: 'string' },
-      'flow-number': { type: 'string' },
-      'flow-without-number': { type: 'string', multiple: true },
-      'unknown-flow': { type: 'string', multiple: true },
-    },
-  });
-}
+const SIMULATE = command({
+  name: 'simulate',
+  usage: USAGE,
+  allowPositionals: false,
+  options: {
+    url: { type: 'string' },
+    webhook: { type: 'string' },
+    token: { type: 'string' },
+    secret: { type: 'string' },
+    outbound: { type: 'boolean' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    json: { type: 'string' },
+    wpm: { type: 'string' },
+    speed: { type: 'string' },
+    'answer-timeout-ms': { type: 'string' },
+    'no-wait': { type: 'boolean' },
+    verbose: { type: 'boolean' },
+    platform: { type: 'boolean' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'platform-token': { type: 'string' },
+    'flow-number': { type: 'string' },
+    'flow-without-number': { type: 'string', multiple: true },
+    'unknown-flow': { type: 'string', multiple: true },
+  },
+});
 
-type Values = ReturnType<typeof readCommandLine>['values'];
+type Values = CommandLine<typeof SIMULATE.options, false>['values'];
 
 export function parseSettings(argv: string[], env: Record<string, string | undefined>): Settings {
-  let values: Values;
-  try {
-    values = readCommandLine(argv).values;
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  if (values.help) return { mode: 'help' };
+  const commandLine = parseCommandLine(SIMULATE, argv);
+  if (wantsHelp(commandLine)) return { mode: 'help' };
+  const { values } = commandLine;
   const platform = values.platform ?? false;
   const misplaced = (platform ? CALL_ONLY : PLATFORM_ONLY).filter((name) => values[name] !== undefined);
   if (misplaced.length > 0) {
@@ -135,9 +132,9 @@ export function parseSettings(argv: string[], env: Record<string, string | undef
   }
   const target = targetFrom(values, env);
   const voice: VoiceSettings = {
-    wpm: numberOption('--wpm', values.wpm, 180),
-    speed: numberOption('--speed', values.speed, 1),
-    answerTimeoutMs: numberOption('--answer-timeout-ms', values['answer-timeout-ms'], 15_000),
+    wpm: numberOption('--wpm', values.wpm, 180, ABOVE_ZERO),
+    speed: numberOption('--speed', values.speed, 1, ABOVE_ZERO),
+    answerTimeoutMs: numberOption('--answer-timeout-ms', values['answer-timeout-ms'], 15_000, ABOVE_ZERO),
     noWait: values['no-wait'] ?? false,
     verbose: values.verbose ?? false,
   };
@@ -180,13 +177,6 @@ function targetFrom(values: Values, env: Record<string, string | undefined>): Ho
   if (values.secret !== undefined) throw new UsageError('--secret is the webhook secret; the WebSocket uses --token.');
   const token = nonEmpty(values.token) ?? nonEmpty(env.WS_TOKEN);
   return { kind: 'websocket', url: nonEmpty(values.url) ?? DEFAULT_WS_URL, ...(token === undefined ? {} : { token }) };
-}
-
-function numberOption(flag: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new UsageError(`${flag} must be a number above 0, not "${raw}".`);
-  return value;
 }
 
 function phoneNumber(flag: string, raw: string | undefined, fallback: string): string {

@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Every npm script with a command line: the script name users type, and its file. */
+const COMMANDS = [
+  { name: 'bench', file: 'src/cli/bench.ts' },
+  { name: 'soak', file: 'src/cli/soak.ts' },
+  { name: 'prompts:check', file: 'src/cli/prompts-check.ts' },
+  { name: 'call', file: 'src/cli/call.ts' },
+  { name: 'simulate', file: 'src/cli/simulate.ts' },
+  { name: 'scenarios', file: 'src/cli/scenarios.ts' },
+] as const;
+
+/** Malformed values of numeric options: refused before any work, like an unknown option. */
+const BAD_NUMBERS = [
+  { name: 'bench', file: 'src/cli/bench.ts', args: ['--calls', 'abc'], flag: '--calls' },
+  { name: 'soak', file: 'src/cli/soak.ts', args: ['--minutes', 'x'], flag: '--minutes' },
+] as const;
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(file: string, args: readonly string[]): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', file, ...args],
+      // Never the developer's variables: a .env-like ADMIN_TOKEN or PROMPTS_DIR must not change what is tested.
+      // The timeout only matters if a command starts its real work instead of answering.
+      { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => {
+        // A numeric code is the exit code; a string code means the child never started.
+        if (typeof error?.code === 'string') reject(error);
+        else resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+const exits = new Map<string, Exit>();
+const key = (file: string, args: readonly string[]): string => [file, ...args].join(' ');
+
+beforeAll(async () => {
+  // All children at once: each tsx start costs about a second.
+  const runs: [string, readonly string[]][] = [
+    ...COMMANDS.flatMap(({ file }): [string, readonly string[]][] => [
+      [file, ['--help']],
+      [file, ['--bogus']],
+    ]),
+    ['src/cli/bench.ts', ['-h']],
+    ...BAD_NUMBERS.map(({ file, args }): [string, readonly string[]] => [file, args]),
+  ];
+  const results = await Promise.all(runs.map(([file, args]) => run(file, args)));
+  runs.forEach(([file, args], i) => exits.set(key(file, args), results[i]!));
+}, 120_000);
+
+function exitOf(file: string, args: readonly string[]): Exit {
+  const exit = exits.get(key(file, args));
+  if (!exit) throw new Error(`not run: ${key(file, args)}`);
+  return exit;
+}
+
+function expectOneLineRefusal(exit: Exit, name: string, problem: RegExp): void {
+  expect(exit.code, exit.stderr).toBe(2);
+  expect(exit.stdout).toBe('');
+  expect(exit.stderr).not.toContain('    at ');
+  const lines = exit.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(problem);
+  expect(lines[0]).toContain(`npm run ${name} -- --help`);
+}
+
+describe.each(COMMANDS)('npm run $name', ({ name, file }) => {
+  test('--help prints the usage with an example on stdout and exits 0', () => {
+    const exit = exitOf(file, ['--help']);
+    expect(exit.code, exit.stderr).toBe(0);
+    expect(exit.stderr).toBe('');
+    expect(exit.stdout).toMatch(new RegExp(`^Usage:\\s+npm run ${name} --`));
+    expect(exit.stdout).toContain('(default');
+    expect(exit.stdout).toMatch(new RegExp(`Example:\\n +npm run ${name} -- `));
+  });
+
+  test('an unknown option is exit 2 with one line on stderr pointing at --help', () => {
+    expectOneLineRefusal(exitOf(file, ['--bogus']), name, new RegExp(`^${name}: Unknown option '--bogus'`));
+  });
+});
+
+test('-h is --help', () => {
+  const short = exitOf('src/cli/bench.ts', ['-h']);
+  expect(short.code).toBe(0);
+  expect(short.stdout).toBe(exitOf('src/cli/bench.ts', ['--help']).stdout);
+});
+
+test.each(BAD_NUMBERS)('npm run $name -- $args.0 $args.1: exit 2 naming the option', ({ name, file, args, flag }) => {
+  expectOneLineRefusal(exitOf(file, args), name, new RegExp(`^${name}: ${flag}\\b.*"${args[1]}"`));
+});
