@@ -20,6 +20,14 @@ export class LlmTimeoutError extends HotlineError {
   }
 }
 
+/** A reasoning model thought past the time allowed without saying anything. */
+export class LlmThinkingTimeoutError extends HotlineError {
+  readonly code = 'llm_thinking_timeout';
+  constructor(readonly timeoutMs: number) {
+    super(`LLM only reasoned and said nothing within ${timeoutMs} ms`);
+  }
+}
+
 /** The LLM's reply went on past the total time allowed for one turn. */
 export class LlmTotalTimeoutError extends HotlineError {
   readonly code = 'llm_total_timeout';

@@ -1,11 +1,12 @@
 import { APIConnectionError, APIError } from 'openai';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { LlmEmptyReplyError, LlmTimeoutError, LlmTotalTimeoutError } from './errors.js';
+import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalTimeoutError } from './errors.js';
+import { LlmStreamError } from './llm/sse-chunks.js';
 
 // Seconds; voice latency matters from tens of milliseconds to a few seconds.
 const LATENCY_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8];
 
-export type LlmErrorKind = 'timeout' | 'total_timeout' | 'rate_limit' | 'server' | 'connection' | 'bad_request' | 'empty' | 'other';
+export type LlmErrorKind = 'timeout' | 'thinking_timeout' | 'total_timeout' | 'stream' | 'rate_limit' | 'server' | 'connection' | 'bad_request' | 'empty' | 'other';
 
 /** What operators see at GET /metrics, in Prometheus text format. */
 export class Metrics {
@@ -83,7 +84,9 @@ export class Metrics {
 
 export function llmErrorKind(error: unknown): LlmErrorKind {
   if (error instanceof LlmTimeoutError) return 'timeout';
+  if (error instanceof LlmThinkingTimeoutError) return 'thinking_timeout';
   if (error instanceof LlmTotalTimeoutError) return 'total_timeout';
+  if (error instanceof LlmStreamError) return 'stream';
   if (error instanceof LlmEmptyReplyError) return 'empty';
   if (error instanceof APIConnectionError) return 'connection';
   if (error instanceof APIError) {

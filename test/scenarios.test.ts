@@ -99,25 +99,28 @@ describe('a scenario that does not hold fails with a useful message', () => {
     );
   });
 
-  test('stale speech is caught: a "barge-in" swallowed as a duplicate lets the old reply go on', async () => {
+  test('stale speech is caught: a "barge-in" Hotline rightly takes for a redelivery lets the old reply go on', async () => {
     const scenario = parseScenario(
       [
         'name: swallowed-barge-in',
         'model:',
-        '  - reply: { content: "One is here. Two is here. Three is here.", token_delay_ms: 20 }',
+        '  - reply: { content: "One is here. Two is here. Three is here.", ttft_ms: 300, token_delay_ms: 20 }',
         'steps:',
         '  - expect: { speak: true }',
         '  - say: "Go on"',
-        // The same payload again within 2 s is a duplicate: Hotline ignores it and keeps talking.
+        // The same payload again while the model is still silent, nothing else having happened, is a
+        // redelivery: Hotline ignores it and keeps talking.
         '  - say: "Go on"',
-        '    wait_for: speak',
+        '    after_ms: 100',
         '  - expect: { no_stale_speech: true }',
       ].join('\n'),
       'stale.yaml',
     );
     const result = await runScenario(scenario, FAST);
     expect(result.status).toBe('failed');
-    expect(result.message).toBe('step 4: expected no stale speech after the barge-in, got "Two is here.", "Three is here."');
+    expect(result.message).toBe(
+      'step 4: expected no stale speech after the barge-in, got "One is here.", "Two is here.", "Three is here."',
+    );
   });
 
   test('a reply that is not the whole expected text, and a live run skips scripted scenarios', async () => {

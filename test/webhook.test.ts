@@ -7,12 +7,13 @@ import type { CallRegistry } from '../src/call/call-registry.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { Metrics } from '../src/metrics.js';
 import { createHttpApp } from '../src/transport/http-app.js';
-import { RateLimit } from '../src/transport/rate-limit.js';
+import { compileProxyTrust } from '../src/transport/auth.js';
+import { AccessLimits, RateLimit } from '../src/transport/rate-limit.js';
 import type { WebhookCalls } from '../src/transport/webhook-calls.js';
 import { webhookRouter } from '../src/transport/webhook.js';
 import { upgradeStatus } from './helpers/upgrade-status.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
-import { scriptByUserText } from './helpers/scripts.js';
+import { scriptByUserText, userTexts } from './helpers/scripts.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 
 const GREETING = 'Hello, thanks for calling! How can I help you today?';
@@ -106,16 +107,29 @@ describe('webhook conversation', () => {
     expect(await firstRequest.ended).toBe('aborted');
   });
 
-  test('a retried identical event starts no second turn; both copies get the answer', async () => {
+  test('a retry of an unanswered event starts no second turn; both copies get the answer', async () => {
     env = await startTestHotline(scriptByUserText({ Hello: { content: 'Hi there.', ttftMs: 100 } }));
     const c = caller();
-    const [start1, start2] = await Promise.all([c.start(), c.start()]);
-    expect([start1.status, start2.status]).toEqual([200, 200]);
+    expect(await c.start()).toMatchObject({ status: 200, body: { type: 'speak' } });
+    // The start again after its greeting went out, with no transfer sent: a redelivery, not a new greeting.
+    expect(await c.start()).toMatchObject({ status: 204 });
     const event = { type: 'user_speak', session: { id: c.id }, text: 'Hello' };
     const [a, b] = await Promise.all([post(event), post(event)]);
     expect(a).toMatchObject({ status: 200, body: { text: 'Hi there.' } });
     expect(b).toMatchObject({ status: 200, body: { text: 'Hi there.' } });
     expect(env.llm.requests).toHaveLength(1);
+  });
+
+  test('the same words again after the answer went out are a new turn, answered anew', async () => {
+    let turn = 0;
+    env = await startTestHotline(() => ({ content: turn++ === 0 ? 'Shall I book it?' : 'Booked for Monday.' }));
+    const c = caller();
+    await c.start();
+    expect(await c.say('yes')).toMatchObject({ status: 200, body: { text: 'Shall I book it?' } });
+    // No playback events in between: the answer itself is what happened.
+    expect(await c.say('yes')).toMatchObject({ status: 200, body: { text: 'Booked for Monday.' } });
+    expect(env.llm.requests).toHaveLength(2);
+    expect(userTexts(env.llm.requests[1]!.body)).toEqual(['yes', 'yes']);
   });
 
   test('WEBHOOK_REPLY=sentences: the first sentence at once, the rest with the next assistant_speech_ended', async () => {
@@ -189,8 +203,20 @@ describe('shared secret, errors and limits', () => {
       metrics,
       logger,
       llm: { mode: 'remote', model: 'm' },
-      routers: [webhookRouter({ registry, metrics, calls: failing, logger, secret: undefined, maxBytes: 1024, rateLimit: new RateLimit(0), trustProxy: false })],
-      trustProxy: false,
+      routers: [
+        webhookRouter({
+          registry,
+          metrics,
+          calls: failing,
+          logger,
+          secret: undefined,
+          maxBytes: 1024,
+          limits: new AccessLimits(new RateLimit(0), new RateLimit(0)),
+          proxyTrust: compileProxyTrust(false),
+        }),
+      ],
+      proxyTrust: compileProxyTrust(false),
+      metricsToken: undefined,
     });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -262,7 +288,9 @@ describe('one core, two transports', () => {
         .trim()
         .split('\n')
         .map((line) => {
-          const { ts: _ts, ...rest } = JSON.parse(line) as Record<string, unknown>;
+          const { ts: _ts, session_id: sessionId, ...rest } = JSON.parse(line) as Record<string, unknown>;
+          // Every line says whose call it is.
+          expect(sessionId).toBe(id);
           return rest;
         });
     const overWebhook = await read(c.id);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -6,7 +7,7 @@ import type { PendingCalls } from '../outbound/pending-calls.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
-import { Call, type ActionSink, type CallSettings, type SpeechPacing } from './call.js';
+import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
 
 export interface CallRegistryOptions {
@@ -30,6 +31,11 @@ interface CallSetup {
   transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
 }
 
+/** How long a retired call's last actions may wait for the service to collect them (webhook). */
+const RETIRE_DRAIN_MS = 10_000;
+/** The longest a retired call's goodbye may take before the call ends regardless. */
+const RETIRE_LEAVE_MS = 30_000;
+
 /** Every call in progress, by session id: the one core both transports drive. */
 export class CallRegistry {
   private readonly calls = new Map<string, Call>();
@@ -40,6 +46,8 @@ export class CallRegistry {
   private readonly endedListeners: ((sessionId: string) => void)[] = [];
   private emptyWaiters: (() => void)[] = [];
   private accepting = true;
+  /** Calls Hotline is ending itself (idle, shutdown): each is retired once. */
+  private readonly retiring = new Set<string>();
   /** Connections open without a call yet: they count against MAX_CALLS like calls do. */
   private heldSlots = 0;
   private readonly reaper: NodeJS.Timeout | undefined;
@@ -103,7 +111,8 @@ export class CallRegistry {
 
   /**
    * Routes one event to its call; session_start creates the call. Returns the
-   * call, or undefined when the event names a session that does not exist.
+   * call, or undefined when the event names a session that does not exist or
+   * belongs to another connection that is still open.
    */
   dispatch(event: VoiceEvent, sink: ActionSink, pacing: SpeechPacing = 'stream'): Call | undefined {
     const id = event.session.id;
@@ -111,7 +120,13 @@ export class CallRegistry {
     if (!call) {
       if (event.type !== 'session_start' || !this.canAccept) return undefined;
       call = this.create(id, sink, pacing);
-    } else {
+    } else if (call.sink !== sink) {
+      // A session belongs to the connection that started it; a newcomer takes over only once that one is gone.
+      if (call.sink.open !== false) {
+        this.options.logger.warn({ sessionId: id, type: event.type }, 'event for a call of another connection refused');
+        return undefined;
+      }
+      this.options.logger.info({ sessionId: id }, 'call taken over by a new connection');
       call.attach(sink);
     }
     this.lastEventAt.set(id, Date.now());
@@ -121,6 +136,40 @@ export class CallRegistry {
       call.handle(event);
     }
     return call;
+  }
+
+  /** A connection closed: the calls it still owns end with it (a call another connection took over goes on). */
+  release(sessionId: string, sink: ActionSink, reason: string): Promise<void> {
+    const call = this.calls.get(sessionId);
+    if (!call || call.sink !== sink) return Promise.resolve();
+    return this.end(sessionId, reason);
+  }
+
+  /**
+   * Hotline ends a call itself (idle, shutdown): the caller hears a short line,
+   * the hangup or transfer follows once it has played and has left for the
+   * service, then the call ends and its connection closes.
+   */
+  async retire(sessionId: string, why: LeaveReason): Promise<void> {
+    const call = this.calls.get(sessionId);
+    if (!call || this.retiring.has(sessionId)) return;
+    this.retiring.add(sessionId);
+    try {
+      // A caller who keeps making noise can hold the line back only so long.
+      await Promise.race([call.leave(why), sleep(RETIRE_LEAVE_MS, undefined, { ref: false })]);
+      const { sink } = call;
+      // Over the webhook the line and the hangup wait for the service's next request.
+      await sink.drain?.(RETIRE_DRAIN_MS);
+      await this.end(sessionId, why === 'idle' ? 'idle_timeout' : 'shutdown');
+      sink.close?.();
+    } finally {
+      this.retiring.delete(sessionId);
+    }
+  }
+
+  /** Retires every call in progress (shutdown). */
+  async retireAll(why: LeaveReason): Promise<void> {
+    await Promise.all([...this.calls.keys()].map((id) => this.retire(id, why)));
   }
 
   /** Ends a call and frees it; `origin` tells who ended it (the service, or Hotline: socket closed, shutdown). */
@@ -150,8 +199,9 @@ export class CallRegistry {
     const cutoff = Date.now() - this.options.idleTimeoutMs;
     for (const [id, at] of this.lastEventAt) {
       if (at > cutoff) continue;
-      this.options.logger.info({ sessionId: id }, 'call idle for too long; ending it');
-      void this.end(id, 'idle_timeout');
+      if (this.retiring.has(id)) continue;
+      this.options.logger.info({ sessionId: id }, 'call idle for too long; saying goodbye and hanging up');
+      this.retire(id, 'idle').catch((error: unknown) => this.options.logger.error({ err: error, sessionId: id }, 'ending an idle call failed'));
     }
   }
 

@@ -1,4 +1,3 @@
-import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -15,18 +14,30 @@ import type {
   VoiceEvent,
 } from '../protocol/events.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import { DuplicateFilter } from './duplicate-filter.js';
+import { History } from './history.js';
 import { Playback } from './playback.js';
+import { RedeliveryFilter } from './redelivery.js';
 import { Reply, type SpokenChunk, type ToolCallRecord } from './reply.js';
+import { ReplyLog } from './reply-log.js';
 import { parseTransferTarget } from './tools.js';
 import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
 
 /** Limits and timings every call shares, from the configuration. */
 export interface CallSettings {
   llmTimeoutMs: number;
+  /** A reasoning model that says nothing for this long fails the turn. */
+  llmThinkingTimeoutMs: number;
   llmTotalTimeoutMs: number;
   /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
   llmMaxFailures: number;
+  /** LLM requests one turn may make while the model calls tools. */
+  llmMaxToolRounds: number;
+  /** Token cap of each LLM request; undefined sends none. */
+  llmMaxTokens: number | undefined;
+  /** The longest reply spoken, in characters. */
+  replyMaxChars: number;
+  /** A reasoning model silent this long: the caller hears the thinking line (streaming transports only); 0 never. */
+  thinkingFillerMs: number;
   playbackGraceMs: number;
   /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
   historyMaxChars: number;
@@ -38,6 +49,12 @@ export interface ActionSink {
   send(action: Action): void;
   /** The turn is over: nothing more will be sent until the next event (or a deferred hangup/transfer). */
   idle?(): void;
+  /** False once the connection is gone, so another one may take the call over (a reconnect). */
+  readonly open?: boolean;
+  /** Resolves once the actions sent so far have left for the service, or after `timeoutMs`. */
+  drain?(timeoutMs: number): Promise<void>;
+  /** Hotline ended the call: the connection goes too. */
+  close?(): void;
 }
 
 /**
@@ -47,6 +64,9 @@ export interface ActionSink {
  * (webhook answers carry one action each).
  */
 export type SpeechPacing = 'stream' | 'whole' | 'sentences';
+
+/** Why Hotline itself ends a call: the caller said nothing for too long, or Hotline is shutting down. */
+export type LeaveReason = 'idle' | 'shutdown';
 
 export interface CallDeps {
   llm: Llm;
@@ -69,8 +89,6 @@ type Ending = { type: 'hangup' } | { type: 'transfer'; target: string };
 /** How long voice activity holds speech back when no recognised words follow it. */
 const HOLD_FOR_CALLER_MS = 1500;
 
-type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
-
 /**
  * One phone call: its conversation, what the caller heard, and the turn in
  * flight. Transport-agnostic: events come in through `handle`, actions leave
@@ -79,15 +97,14 @@ type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply:
 export class Call {
   readonly id: string;
   private readonly log: Logger;
-  private readonly history: HistoryEntry[] = [];
+  private readonly history: History;
   private readonly playback = new Playback();
-  private readonly duplicates = new DuplicateFilter();
+  private readonly redelivery = new RedeliveryFilter();
+  private readonly replies: ReplyLog;
   private turn: Turn | undefined;
   private turnCount = 0;
   /** Sentences generated but not yet delivered, under `whole` and `sentences` pacing. */
   private held: SpokenChunk[] = [];
-  /** The last reply not yet written to the transcript: it may still be cut by a barge-in. */
-  private unsettled: Reply | undefined;
   private pendingFinal: { ending: Ending; record: ToolCallRecord | undefined; timer: NodeJS.Timeout } | undefined;
   /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
   private failures = 0;
@@ -95,18 +112,25 @@ export class Call {
   /** Template variables of this call: built-ins and, for a requested outbound call, its variables. */
   private variables: Record<string, string | undefined> = {};
   private systemPrompt = '';
+  private fillerText: string | undefined;
   private hungUp = false;
+  /** A transfer went out: a session_start for this session now means the call came back. */
+  private transferSent = false;
   private ended = false;
+  /** Set while Hotline ends the call itself; resolves when the call-ending action has gone out. */
+  private leaving: { done: Promise<void>; resolve: () => void } | undefined;
   /** Set by user_speech_started: the caller is talking, so nothing new is said until their words arrive. */
   private callerSpeaking: NodeJS.Timeout | undefined;
 
   constructor(
     id: string,
-    private sink: ActionSink,
+    private currentSink: ActionSink,
     private readonly deps: CallDeps,
   ) {
     this.id = id;
     this.log = deps.logger;
+    this.history = new History(deps.settings.historyMaxChars, deps.logger);
+    this.replies = new ReplyLog(deps.transcript);
   }
 
   /** True while an LLM turn is generating. */
@@ -114,14 +138,23 @@ export class Call {
     return this.turn !== undefined;
   }
 
-  /** The latest connection to carry this call's events receives its actions. */
+  /** The connection the call's actions go to. */
+  get sink(): ActionSink {
+    return this.currentSink;
+  }
+
+  /** Another connection takes the call over (its owner is gone: a reconnect). */
   attach(sink: ActionSink): void {
-    this.sink = sink;
+    this.currentSink = sink;
   }
 
   /** Handles every event but session_end, which ends the call through end(). */
   handle(event: Exclude<VoiceEvent, SessionEndEvent>): void {
     if (this.ended) return;
+    if (this.redelivery.isRedelivery(event)) {
+      this.log.debug({ type: event.type }, 'redelivered event ignored');
+      return;
+    }
     switch (event.type) {
       case 'session_start':
         return this.onSessionStart(event);
@@ -147,44 +180,58 @@ export class Call {
     this.settleTurn();
     this.cancelFinal('the call ended first');
     this.stopHolding();
-    this.settleReply();
+    this.replies.settle();
     this.ended = true;
+    this.leaving?.resolve();
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
     return this.deps.transcript.close();
   }
 
   /**
-   * The conversation as the next LLM request will see it. Beyond the history
-   * budget the oldest turns are left out; the system prompt, the greeting and
-   * the newest turn always stay. Whole entries go, so every tool call keeps
-   * its result. The transcript on disk is not affected.
+   * Hotline ends the call the way a person would: generation stops, the
+   * caller hears a short line (a prompt file), then the call is hung up — or,
+   * on shutdown with TRANSFER_TARGET set, transferred — once the line has
+   * played. Resolves when that action has gone out, or the call ended first.
    */
-  messages(): ChatCompletionMessageParam[] {
-    const groups = this.history.map((entry): ChatCompletionMessageParam[] =>
-      entry.role === 'user' ? [{ role: 'user', content: entry.text }] : entry.reply.toMessages(),
-    );
-    const sizeOf = (group: ChatCompletionMessageParam[]) => JSON.stringify(group).length;
-    const [greeting = [], ...rest] = groups;
-    let budget = this.deps.settings.historyMaxChars - this.systemPrompt.length - sizeOf(greeting);
-    let keepFrom = rest.length;
-    while (keepFrom > 0) {
-      const size = sizeOf(rest[keepFrom - 1]!);
-      if (size > budget && keepFrom < rest.length) break;
-      budget -= size;
-      keepFrom -= 1;
+  leave(reason: LeaveReason): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    if (this.leaving) return this.leaving.done;
+    let resolve = (): void => undefined;
+    const done = new Promise<void>((r) => (resolve = r));
+    this.leaving = { done, resolve };
+    this.log.info({ reason }, 'Hotline is ending the call');
+    if (this.turn) {
+      this.turn.abort('ended');
+      this.settleTurn();
     }
-    if (keepFrom > 0) this.log.debug({ dropped: keepFrom }, 'oldest turns left out of the LLM request');
-    return [{ role: 'system', content: this.systemPrompt }, ...greeting, ...rest.slice(keepFrom).flat()];
+    this.held = [];
+    this.cancelFinal('Hotline is ending the call');
+    const target = this.deps.transfer.defaultTarget;
+    if (reason === 'shutdown' && target) {
+      this.speakLine(this.render('shutdownTransfer'));
+      this.endAfterSpeech({ type: 'transfer', target });
+    } else {
+      this.speakLine(this.render(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye'));
+      this.endAfterSpeech({ type: 'hangup' });
+    }
+    return done;
+  }
+
+  /** The conversation as the next LLM request will see it. */
+  messages(): ChatCompletionMessageParam[] {
+    return this.history.messages(this.systemPrompt);
   }
 
   private onSessionStart(event: SessionStartEvent): void {
-    if (this.duplicates.isDuplicate(event)) return this.log.debug('duplicate session_start ignored');
     const { session } = event;
     if (this.started) {
-      // The same session starting again is the call coming back from a transfer nobody answered.
+      // The same session starting again is the call coming back from a transfer nobody answered —
+      // if a transfer went out. Otherwise it is the start again, redelivered.
+      if (!this.transferSent) return this.log.info('session_start again without a transfer; ignored');
       this.log.info('session_start again: call is back from an unanswered transfer');
       this.deps.transcript.append({ role: 'event', text: 'session_restart' });
+      this.transferSent = false;
       this.hungUp = false;
       this.interrupt(false);
       this.speakLine(this.render('transferFailed'));
@@ -231,19 +278,18 @@ export class Call {
   }
 
   private onUserSpeak(event: UserSpeakEvent): void {
-    if (this.duplicates.isDuplicate(event)) return this.log.debug('duplicate user_speak ignored');
     const text = event.text.trim();
-    if (this.hungUp) return this.log.info('caller spoke after hangup was sent; ignored');
+    if (this.hungUp || this.leaving) return this.log.info('caller spoke while the call was ending; ignored');
     // Recognition noise must not cancel a reply and leave the caller in silence.
     if (text === '') return this.log.debug('empty user_speak ignored');
     this.stopHolding();
     if (event.barged_in) this.deps.metrics.bargedIn();
     this.interrupt(event.barged_in);
     this.log.debug({ text, bargedIn: event.barged_in }, 'caller said');
-    this.settleReply();
-    this.history.push({ role: 'user', text });
+    this.replies.settle();
+    this.history.addUser(text);
     this.deps.transcript.append({ role: 'user', text, ...(event.barged_in ? { barged_in: true } : {}) });
-    this.startTurn(false);
+    this.startTurn();
   }
 
   /**
@@ -278,6 +324,7 @@ export class Call {
     const drained = this.playback.ended();
     if (this.held.length > 0) this.deliverHeld();
     else if (drained) this.firePendingFinal();
+    this.settleIfPlayed();
   }
 
   /**
@@ -296,26 +343,43 @@ export class Call {
     for (const reply of this.playback.interrupt(bargedIn)) reply.interrupted = true;
   }
 
-  private startTurn(retry: boolean): void {
+  private startTurn(): void {
     const id = ++this.turnCount;
-    const { settings } = this.deps.prompts;
+    const { settings } = this.deps;
+    const prompt = this.deps.prompts.settings;
+    const filler = this.deps.pacing === 'stream' && settings.thinkingFillerMs > 0;
+    if (filler) this.fillerText ??= this.render('thinking');
     const turn = new Turn({
       id,
       llm: this.deps.llm,
       request: {
         messages: this.messages(),
         tools: this.deps.tools,
-        model: settings.model,
-        temperature: settings.temperature,
+        model: prompt.model,
+        temperature: prompt.temperature,
+        maxTokens: settings.llmMaxTokens,
       },
-      firstTokenTimeoutMs: this.deps.settings.llmTimeoutMs,
-      totalTimeoutMs: this.deps.settings.llmTotalTimeoutMs,
-      retry,
+      limits: {
+        firstTokenTimeoutMs: settings.llmTimeoutMs,
+        thinkingTimeoutMs: settings.llmThinkingTimeoutMs,
+        totalTimeoutMs: settings.llmTotalTimeoutMs,
+        maxChars: settings.replyMaxChars,
+        maxRounds: settings.llmMaxToolRounds,
+        fillerMs: filler ? settings.thinkingFillerMs : 0,
+      },
+      ...(filler && this.fillerText ? { fillerText: this.fillerText } : {}),
       speak: (t, text) => this.speakFromTurn(t, text),
       onFirstToken: (t) => this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt),
+      onRetry: (t, error, delayMs) => {
+        // Nothing was said yet, so a retry costs the caller less than an apology.
+        this.log.warn({ err: error, turn: t.id, delayMs }, 'LLM request failed; retrying once');
+        this.deps.metrics.llmFailed(error);
+      },
     });
     this.deps.metrics.turnStarted();
     this.turn = turn;
+    this.history.addReply(turn.reply);
+    this.replies.track(turn.reply);
     turn
       .run()
       // run() reports failures as outcomes; the catches are only safety nets.
@@ -349,19 +413,16 @@ export class Call {
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
-      if (isRetryable(outcome.error) && turn.reply.chunkCount === 0 && !turn.isRetry) {
-        // Nothing was said yet, so one quick retry costs the caller less than an apology.
-        this.log.warn({ err: outcome.error, turn: turn.id }, 'LLM turn failed; retrying once');
-        this.deps.metrics.llmFailed(outcome.error);
-        this.startTurn(true);
-        return;
-      }
       this.onTurnFailed(turn, outcome.error);
     } else {
       this.failures = 0;
+      if (outcome.status === 'completed' && outcome.capped) {
+        this.log.warn({ turn: turn.id, maxChars: this.deps.settings.replyMaxChars }, 'reply cut at REPLY_MAX_CHARS');
+      }
       if (this.deps.pacing === 'whole') this.deliverHeld();
       if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
     }
+    this.awaitPlayed();
     this.sink.idle?.();
   }
 
@@ -381,39 +442,37 @@ export class Call {
     this.endAfterSpeech(target ? { type: 'transfer', target } : { type: 'hangup' });
   }
 
-  /** Moves the turn's reply into history (as far as it was sent) and forgets the turn. */
+  /** Forgets the finished turn; its reply stays in history and is written once it has played. */
   private settleTurn(): void {
-    const turn = this.turn;
-    if (!turn) return;
+    if (!this.turn) return;
     this.turn = undefined;
-    this.settleReply();
-    this.history.push({ role: 'assistant', reply: turn.reply });
-    this.unsettled = turn.reply;
+    this.settleIfPlayed();
   }
 
-  /** Writes the last reply to the transcript once it can no longer change. */
-  private settleReply(): void {
-    const reply = this.unsettled;
-    if (!reply) return;
-    this.unsettled = undefined;
-    const text = reply.heardText();
-    if (reply.deliveredCount > 0) {
-      this.deps.transcript.append({ role: 'assistant', text, ...(reply.interrupted ? { interrupted: true } : {}) });
-    }
-    for (const call of reply.toolCalls) {
-      this.deps.transcript.append({ role: 'tool', text: call.result, name: call.name, arguments: call.arguments });
-    }
+  /** The reply in the transcript as soon as nothing of it can change any more. */
+  private settleIfPlayed(): void {
+    if (this.turn || this.held.length > 0 || this.playback.pending) return;
+    this.replies.settle();
+  }
+
+  /**
+   * The turn is over but its speech may still be playing: settle its reply on
+   * assistant_speech_ended, or — the service may never report it — once the
+   * playback estimate has run out.
+   */
+  private awaitPlayed(): void {
+    if (this.replies.tracking) this.replies.settleAfter(this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
   }
 
   /** Speaks a fixed line (greeting, apology) as a reply of its own. */
   private speakLine(text: string): void {
-    this.settleReply();
     const reply = new Reply();
     reply.beginContent();
     this.held.push(reply.addChunk(text));
-    this.history.push({ role: 'assistant', reply });
-    this.unsettled = reply;
+    this.history.addReply(reply);
+    this.replies.track(reply);
     this.deliverHeld();
+    this.awaitPlayed();
   }
 
   /** The model's transfer or hangup. */
@@ -470,10 +529,12 @@ export class Call {
       this.hungUp = true;
       this.send({ type: 'hangup', session_id: this.id });
     } else {
+      this.transferSent = true;
       this.send({ type: 'transfer', session_id: this.id, target: ending.target });
     }
     this.log.info({ action: ending.type }, 'call-ending action sent');
-    this.settleReply();
+    this.replies.settle();
+    this.leaving?.resolve();
   }
 
   private cancelFinal(why: string): void {
@@ -494,12 +555,8 @@ export class Call {
 
   private send(action: Action): void {
     if (this.ended) return;
-    this.sink.send(action);
+    // Something happened in the call: an event that repeats the last one is no longer a redelivery.
+    this.redelivery.reset();
+    this.currentSink.send(action);
   }
-}
-
-/** Rate limits, server errors and broken connections are worth one retry; a bad request is not. */
-function isRetryable(error: unknown): boolean {
-  if (error instanceof APIConnectionError) return !(error instanceof APIUserAbortError);
-  return error instanceof APIError && (error.status === 429 || (error.status ?? 0) >= 500);
 }

@@ -10,7 +10,7 @@ import {
 
 /** Past this many characters without a boundary, a sentence is cut at its last `, ` / `; ` / `: ` / ` – `. */
 const LONG_CHUNK = 250;
-/** Past this, with no such separator at all, it is cut at its last space so speech never stalls. */
+/** Past this, with no such separator at all, it is cut at its last space (or, without one, where it stands) so speech never stalls. */
 const HARD_CHUNK = 500;
 /**
  * Scanned text kept addressable behind the scan position. Every look back
@@ -259,7 +259,10 @@ export class SentenceChunker {
   /** The long-sentence guard; runs after every step, so where it cuts depends on the text alone. */
   private guard(out: string[]): void {
     if (this.content < 0 || this.scan - this.content <= LONG_CHUNK) return;
-    const cut = this.lastSep >= 0 ? this.lastSep : this.scan - this.content > HARD_CHUNK ? this.lastSpace : -1;
+    const long = this.scan - this.content > HARD_CHUNK;
+    let cut = this.lastSep >= 0 ? this.lastSep : long ? this.lastSpace : -1;
+    // Text without a single space (a looping model, a blob) is cut where it stands: the pending chunk never grows past HARD_CHUNK.
+    if (cut < 0 && long) cut = this.scan;
     if (cut < 0) return;
     this.emit(out, cut);
     this.pos = cut;

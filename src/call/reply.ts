@@ -32,36 +32,64 @@ export interface ToolCallRecord {
   result: string;
 }
 
+/** One LLM request of the reply: what it said, and the tools it called. */
+interface Round {
+  readonly segments: Segment[];
+  readonly toolCalls: ToolCallRecord[];
+}
+
+/** `heard`: what the caller heard (history). `generated`: everything written so far (the turn's next request). */
+export type ReplyView = 'heard' | 'generated';
+
 export const INTERRUPTED_MARK = '[interrupted by the caller]';
 
 /**
  * What one assistant reply said, as far as the caller heard it. History keeps
- * the reply by reference, so a barge-in after generation still cuts it.
+ * the reply by reference, so a barge-in after generation still cuts it. A
+ * reply may span several LLM requests when the model calls tools.
  */
 export class Reply {
-  private readonly segments: Segment[] = [];
-  readonly toolCalls: ToolCallRecord[] = [];
+  private readonly rounds: Round[] = [{ segments: [], toolCalls: [] }];
   interrupted = false;
   private chunksAdded = 0;
 
+  private get round(): Round {
+    return this.rounds[this.rounds.length - 1]!;
+  }
+
+  /** The model is asked again, after the results of its tool calls. */
+  beginRound(): void {
+    this.rounds.push({ segments: [], toolCalls: [] });
+  }
+
   beginContent(): void {
-    this.segments.push({ kind: 'content', chunks: [] });
+    this.round.segments.push({ kind: 'content', chunks: [] });
   }
 
   beginSpeak(toolCallId: string): void {
-    this.segments.push({ kind: 'speak', toolCallId, chunks: [] });
+    this.round.segments.push({ kind: 'speak', toolCallId, chunks: [] });
   }
 
   addChunk(text: string): SpokenChunk {
-    let segment = this.segments.at(-1);
+    const { segments } = this.round;
+    let segment = segments.at(-1);
     if (!segment) {
       segment = { kind: 'content', chunks: [] };
-      this.segments.push(segment);
+      segments.push(segment);
     }
     const chunk: SpokenChunk = { text, reply: this, delivered: false };
     segment.chunks.push(chunk);
     this.chunksAdded += 1;
     return chunk;
+  }
+
+  addToolCall(record: ToolCallRecord): void {
+    this.round.toolCalls.push(record);
+  }
+
+  /** Non-speech tool calls of every round. */
+  get toolCalls(): ToolCallRecord[] {
+    return this.rounds.flatMap((r) => r.toolCalls);
   }
 
   /** Sentences generated, delivered or not; a counter, since the speak path reads it for every sentence. */
@@ -70,47 +98,60 @@ export class Reply {
   }
 
   get deliveredCount(): number {
-    return this.segments.reduce((n, s) => n + s.chunks.filter((c) => c.delivered).length, 0);
+    let n = 0;
+    for (const round of this.rounds) for (const s of round.segments) for (const c of s.chunks) if (c.delivered) n += 1;
+    return n;
   }
 
   /** What the caller heard. */
   heardText(): string {
-    return joinText(this.segments.map(heardOf));
+    return joinText(this.rounds.flatMap((r) => r.segments.map(heardOf)));
   }
 
   /** Chat Completions messages for this reply: a valid sequence, every tool call answered. */
-  toMessages(): ChatCompletionMessageParam[] {
-    const content: string[] = [];
-    const calls: ChatCompletionMessageToolCall[] = [];
-    const results: ChatCompletionToolMessageParam[] = [];
-    for (const segment of this.segments) {
-      const heard = heardOf(segment);
-      if (heard === '') continue;
-      if (segment.kind === 'content' || !segment.toolCallId) {
-        content.push(heard);
-        continue;
+  toMessages(view: ReplyView = 'heard'): ChatCompletionMessageParam[] {
+    const textOf = view === 'heard' ? heardOf : generatedOf;
+    const built: { text: string; calls: ChatCompletionMessageToolCall[]; results: ChatCompletionToolMessageParam[] }[] = [];
+    for (const round of this.rounds) {
+      const content: string[] = [];
+      const calls: ChatCompletionMessageToolCall[] = [];
+      const results: ChatCompletionToolMessageParam[] = [];
+      for (const segment of round.segments) {
+        const text = textOf(segment);
+        if (text === '') continue;
+        if (segment.kind === 'content' || !segment.toolCallId) {
+          content.push(text);
+          continue;
+        }
+        calls.push(toolCall(segment.toolCallId, SPEAK, JSON.stringify({ text })));
+        const cut = view === 'heard' && segment.chunks.some((c) => c.heard !== undefined || !c.delivered);
+        results.push(toolResult(segment.toolCallId, cut ? `interrupted: the caller heard only "${text}"` : 'spoken'));
       }
-      calls.push(toolCall(segment.toolCallId, SPEAK, JSON.stringify({ text: heard })));
-      const cut = segment.chunks.some((c) => c.heard !== undefined || !c.delivered);
-      results.push(toolResult(segment.toolCallId, cut ? `interrupted: the caller heard only "${heard}"` : 'spoken'));
+      for (const call of round.toolCalls) {
+        calls.push(toolCall(call.id, call.name, call.arguments || '{}'));
+        results.push(toolResult(call.id, call.result));
+      }
+      if (content.length > 0 || calls.length > 0) built.push({ text: joinText(content), calls, results });
     }
-    for (const call of this.toolCalls) {
-      calls.push(toolCall(call.id, call.name, call.arguments || '{}'));
-      results.push(toolResult(call.id, call.result));
+    if (view === 'heard' && this.interrupted) {
+      const last = built.findLast((b) => b.text !== '');
+      if (last) last.text = `${last.text} ${INTERRUPTED_MARK}`;
     }
-    if (content.length === 0 && calls.length === 0) return [];
-    let text = joinText(content);
-    if (this.interrupted && text !== '') text = `${text} ${INTERRUPTED_MARK}`;
-    const assistant: ChatCompletionMessageParam =
+    return built.flatMap(({ text, calls, results }): ChatCompletionMessageParam[] => [
       calls.length > 0
         ? { role: 'assistant', content: text === '' ? null : text, tool_calls: calls }
-        : { role: 'assistant', content: text };
-    return [assistant, ...results];
+        : { role: 'assistant', content: text },
+      ...results,
+    ]);
   }
 }
 
 function heardOf(segment: Segment): string {
   return joinText(segment.chunks.map((c) => c.heard ?? (c.delivered ? c.text : '')));
+}
+
+function generatedOf(segment: Segment): string {
+  return joinText(segment.chunks.map((c) => c.text));
 }
 
 function joinText(parts: readonly string[]): string {

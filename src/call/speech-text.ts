@@ -4,6 +4,8 @@ const SSML_TAGS = new Set(['spell', 'break', 'say-as', 'emphasis', 'prosody', 's
 const BLOCK_TAGS = /^(?:br|p|div|li|ul|ol|tr|td|th|table|hr|h[1-6])$/u;
 
 const IMAGE_OR_LINK = /!?\[([^\]]*)\]\([^()\s]*(?:\s+"[^"]*")?\)/gu;
+/** Citation markers of search-backed models (Perplexity): `[1]`, `[2][5]`, `[1, 3]`, footnotes `[^4]`. */
+const CITATION = /\s*\[\^?\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]/gu;
 const AUTOLINK = /<((?:https?|mailto):[^\s<>]+)>/gu;
 const TAG = /<\/?([A-Za-z][\w:-]*)(?:\s[^<>]*)?\/?>/gu;
 const CODE_FENCE = /^`{3,}[^`\s]*$/u;
@@ -28,7 +30,7 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 export function toSpeech(chunk: string): string {
   let text = chunk.trim();
   if (CODE_FENCE.test(text)) return '';
-  text = text.replace(IMAGE_OR_LINK, '$1').replace(AUTOLINK, '$1').replace(TAG, stripTag);
+  text = text.replace(IMAGE_OR_LINK, '$1').replace(CITATION, '').replace(AUTOLINK, '$1').replace(TAG, stripTag);
   text = text.replace(EMOJI, dropEmoji);
   text = stripLinePrefixes(text.trim()).replace(CLOSING_HASHES, '');
   text = text.replace(BACKTICKS, '').replace(STRIKE, '$1').replace(EMPHASIS_RUN, stripEmphasis);

@@ -1,52 +1,77 @@
-import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { LlmEmptyReplyError, LlmTimeoutError, LlmTotalTimeoutError } from '../errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalTimeoutError } from '../errors.js';
+import { readDelta, type ToolCallPiece } from '../llm/delta.js';
 import { JsonStringFieldStream } from '../llm/json-string-field-stream.js';
 import type { Llm, LlmRequest } from '../llm/llm.js';
+import { ThinkTagFilter } from '../llm/think-tags.js';
 import { SentenceChunker } from './chunker.js';
+import { isRetryable, retryAfterMs } from './llm-retry.js';
 import { Reply, type ToolCallRecord } from './reply.js';
 import { toSpeech } from './speech-text.js';
+import { ToolCallAssembler, type ToolCallStream } from './tool-call-assembler.js';
 import { HANGUP, parseSpeakText, SPEAK, TRANSFER } from './tools.js';
 
 export type FinalAction = { name: 'transfer' | 'hangup'; record: ToolCallRecord };
 
 export type TurnOutcome =
-  | { status: 'completed'; finalAction?: FinalAction }
+  | { status: 'completed'; finalAction?: FinalAction; capped?: boolean }
   | { status: 'aborted' }
   | { status: 'failed'; error: unknown };
 
-export type AbortReason = 'superseded' | 'timeout' | 'total-timeout' | 'ended';
+export type AbortReason = 'superseded' | 'timeout' | 'thinking-timeout' | 'total-timeout' | 'capped' | 'ended';
 
-interface ToolCallStream {
-  id: string;
-  name: string;
-  args: string;
-  /** Set while the arguments of a `speak` call stream into speech. */
-  text?: JsonStringFieldStream;
-  /** Characters of the speak text already spoken. */
-  spoken: string;
+export interface TurnLimits {
+  /** No token at all (answer or reasoning) within this after a request: the turn fails. */
+  firstTokenTimeoutMs: number;
+  /** A model that only reasons this long after a request has nothing to say: the turn fails. */
+  thinkingTimeoutMs: number;
+  /** A stream that never ends is cut here; what was complete has been spoken. */
+  totalTimeoutMs: number;
+  /** The longest reply spoken, in characters; the stream is closed there. */
+  maxChars: number;
+  /** LLM requests while the model calls tools Hotline answers with results. */
+  maxRounds: number;
+  /** A reasoning model silent this long since the turn began gets `fillerText` spoken; 0 never. */
+  fillerMs: number;
 }
 
 export interface TurnOptions {
   id: number;
   llm: Llm;
+  /** The conversation before this turn; later rounds add what this turn said and its tool results. */
   request: LlmRequest;
-  firstTokenTimeoutMs: number;
-  /** A stream that never ends is cut here; what was complete has been spoken. */
-  totalTimeoutMs: number;
-  /** A retry of a turn that failed before it said anything: never retried again. */
-  retry: boolean;
+  limits: TurnLimits;
+  fillerText?: string;
   /**
    * Sends one speakable chunk. The call decides whether this turn may still
    * speak; the turn records the chunk only when it was sent.
    */
   speak: (turn: Turn, text: string) => void;
-  /** Called once, when the first token of the reply arrives. */
+  /** Called when the first token (answer or reasoning) of a request arrives. */
   onFirstToken?: (turn: Turn) => void;
+  /** A failed request is about to be tried again, after `delayMs`. */
+  onRetry?: (turn: Turn, error: unknown, delayMs: number) => void;
+}
+
+/** What one LLM request is building. */
+class RoundState {
+  readonly chunker = new SentenceChunker();
+  readonly think = new ThinkTagFilter();
+  readonly tools: ToolCallAssembler;
+  /** Where spoken text comes from right now: plain content or one `speak` call's argument. */
+  source: 'content' | ToolCallStream | undefined;
+  /** An answer token (text or a tool call) has arrived for this request. */
+  answered = false;
+
+  constructor(turnId: number, round: number) {
+    this.tools = new ToolCallAssembler((index) => `call_${turnId}_${round}_${index}`);
+  }
 }
 
 /**
  * One LLM turn: streams the reply, turns text (plain content and the `speak`
  * tool's argument alike) into sentence chunks the moment each is complete,
+ * answers tools Hotline does not have with an error and asks again (bounded),
  * and collects the call-ending tool, if any.
  */
 export class Turn {
@@ -56,17 +81,20 @@ export class Turn {
   readonly startedAt = performance.now();
   private readonly controller = new AbortController();
   private abortReason: AbortReason | undefined;
-  private readonly chunker = new SentenceChunker();
-  private source: 'content' | ToolCallStream | undefined;
-  private readonly toolCalls: ToolCallStream[] = [];
+  private retried = false;
+  /** The model has started to answer (text or a tool call) in this turn. */
+  private answerStarted = false;
+  private fillerSpoken = false;
+  /** Sentences of the model's own answer (the filler is not one). */
+  private answerChunks = 0;
+  private spokenChars = 0;
+  private requestStartedAt = 0;
   private firstTokenTimer: NodeJS.Timeout | undefined;
+  private thinkingTimer: NodeJS.Timeout | undefined;
+  private fillerTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: TurnOptions) {
     this.id = options.id;
-  }
-
-  get isRetry(): boolean {
-    return this.options.retry;
   }
 
   get aborted(): boolean {
@@ -81,136 +109,278 @@ export class Turn {
   }
 
   async run(): Promise<TurnOutcome> {
-    const { llm, request, firstTokenTimeoutMs, totalTimeoutMs } = this.options;
-    this.firstTokenTimer = setTimeout(() => this.abort('timeout'), firstTokenTimeoutMs);
-    const totalTimer = setTimeout(() => this.abort('total-timeout'), totalTimeoutMs);
+    const { limits } = this.options;
+    const totalTimer = setTimeout(() => this.abort('total-timeout'), limits.totalTimeoutMs);
     try {
-      const stream = await llm.stream(request, this.controller.signal);
-      for await (const chunk of stream) {
-        if (this.abortReason) break;
-        this.consume(chunk);
+      for (let round = 1; round <= limits.maxRounds; round++) {
+        const messages =
+          round === 1 ? this.options.request.messages : [...this.options.request.messages, ...this.reply.toMessages('generated')];
+        if (round > 1) this.reply.beginRound();
+        const state = await this.streamWithRetry(messages, round);
+        if (this.abortReason) return this.abortedOutcome();
+        const { finalAction, unknownTools } = this.finishRound(state);
+        // A reply cut at its length limit carries out nothing it asked for after the cut.
+        if (this.abortReason) return this.abortedOutcome();
+        if (finalAction) return { status: 'completed', finalAction };
+        if (!unknownTools) break;
       }
-      if (this.abortReason) return this.abortedOutcome();
-      this.endSource();
-      return this.complete();
+      if (this.answerChunks === 0) return { status: 'failed', error: new LlmEmptyReplyError() };
+      return { status: 'completed' };
     } catch (error) {
       if (this.abortReason) return this.abortedOutcome();
       // A broken stream: complete sentences went out, the fragment is dropped.
       return { status: 'failed', error };
     } finally {
-      clearTimeout(this.firstTokenTimer);
       clearTimeout(totalTimer);
+      this.clearRequestTimers();
+      clearTimeout(this.fillerTimer);
     }
   }
 
-  private abortedOutcome(): TurnOutcome {
-    if (this.abortReason === 'timeout') {
-      return { status: 'failed', error: new LlmTimeoutError(this.options.firstTokenTimeoutMs) };
+  /** One request, and once per turn a retry of it while nothing has been said yet. */
+  private async streamWithRetry(messages: LlmRequest['messages'], round: number): Promise<RoundState> {
+    for (;;) {
+      try {
+        return await this.stream(messages, round);
+      } catch (error) {
+        if (this.abortReason) throw error;
+        const delayMs = this.retryDelay(error);
+        if (delayMs === undefined) throw error;
+        this.retried = true;
+        this.options.onRetry?.(this, error, delayMs);
+        // An abort (barge-in, time limit) ends the wait at once.
+        if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.controller.signal });
+      }
     }
-    if (this.abortReason === 'total-timeout') {
-      return { status: 'failed', error: new LlmTotalTimeoutError(this.options.totalTimeoutMs) };
-    }
-    return { status: 'aborted' };
   }
 
-  private consume(chunk: ChatCompletionChunk): void {
-    const delta = chunk.choices[0]?.delta;
+  /**
+   * Worth one retry when the failure is the server's (429, 5xx, a broken
+   * connection) and the caller has heard nothing yet; a Retry-After is
+   * honoured when waiting it out still ends within the first-token time
+   * limit, the longest silence Hotline allows before it apologises.
+   */
+  private retryDelay(error: unknown): number | undefined {
+    if (this.retried || this.answerChunks > 0 || !isRetryable(error)) return undefined;
+    const wait = retryAfterMs(error);
+    const elapsed = performance.now() - this.startedAt;
+    return elapsed + wait < this.options.limits.firstTokenTimeoutMs ? wait : undefined;
+  }
+
+  private async stream(messages: LlmRequest['messages'], round: number): Promise<RoundState> {
+    const state = new RoundState(this.id, round);
+    this.requestStartedAt = performance.now();
+    this.firstTokenTimer = setTimeout(() => this.abort('timeout'), this.options.limits.firstTokenTimeoutMs);
+    try {
+      const stream = await this.options.llm.stream({ ...this.options.request, messages }, this.controller.signal);
+      for await (const chunk of stream) {
+        if (this.abortReason) break;
+        this.consume(chunk, state);
+      }
+    } finally {
+      this.clearRequestTimers();
+    }
+    return state;
+  }
+
+  private clearRequestTimers(): void {
+    clearTimeout(this.firstTokenTimer);
+    clearTimeout(this.thinkingTimer);
+    this.firstTokenTimer = undefined;
+    this.thinkingTimer = undefined;
+  }
+
+  private consume(chunk: unknown, state: RoundState): void {
+    const delta = readDelta(chunk);
     if (!delta) return;
-    if (this.firstTokenTimer && (delta.content || delta.tool_calls?.length)) {
-      // The timeout guards the wait for the first token only; a long answer may take its time.
+    let { text, reasoning } = delta;
+    if (text !== '') {
+      const visible = state.think.push(text);
+      text = visible.text;
+      reasoning ||= visible.thinking;
+    }
+    if (!state.answered) this.onEarlyToken(state, text !== '' || delta.toolCalls.length > 0, reasoning);
+    if (text !== '') {
+      if (state.source !== 'content') {
+        this.endSource(state);
+        state.source = 'content';
+        this.reply.beginContent();
+      }
+      this.say(state.chunker.push(text));
+    }
+    for (const piece of delta.toolCalls) this.consumeToolCall(piece, state);
+  }
+
+  /** Until a request's first answer token: the time limits, and the filler for a model that thinks. */
+  private onEarlyToken(state: RoundState, answered: boolean, reasoning: boolean): void {
+    if (!answered && !reasoning) return;
+    if (this.firstTokenTimer) {
+      // The timeout guards the wait for the first sign of life only; a long answer may take its time.
       clearTimeout(this.firstTokenTimer);
       this.firstTokenTimer = undefined;
       this.options.onFirstToken?.(this);
     }
-    if (delta.content) {
-      if (this.source !== 'content') {
-        this.endSource();
-        this.source = 'content';
-        this.reply.beginContent();
-      }
-      this.say(this.chunker.push(delta.content));
+    if (answered) {
+      state.answered = true;
+      this.answerStarted = true;
+      clearTimeout(this.thinkingTimer);
+      clearTimeout(this.fillerTimer);
+      this.thinkingTimer = undefined;
+      return;
     }
-    for (const call of delta.tool_calls ?? []) this.consumeToolCall(call);
+    // Reasoning is not "no response", but a model that only thinks must not hold the caller forever.
+    if (!this.thinkingTimer) {
+      const left = this.options.limits.thinkingTimeoutMs - (performance.now() - this.requestStartedAt);
+      this.thinkingTimer = setTimeout(() => this.abort('thinking-timeout'), Math.max(0, left));
+    }
+    this.scheduleFiller();
   }
 
-  private consumeToolCall(delta: ChatCompletionChunk.Choice.Delta.ToolCall): void {
-    let call = this.toolCalls[delta.index];
-    if (!call) {
-      call = { id: delta.id || `call_${this.id}_${delta.index}`, name: '', args: '', spoken: '' };
-      this.toolCalls[delta.index] = call;
-    }
-    if (delta.function?.name) call.name += delta.function.name;
-    const piece = delta.function?.arguments;
-    if (!piece) return;
-    call.args += piece;
-    if (call.name !== SPEAK) return;
+  private scheduleFiller(): void {
+    const { fillerText } = this.options;
+    const { fillerMs } = this.options.limits;
+    if (fillerMs <= 0 || !fillerText || this.fillerTimer || this.fillerSpoken || this.answerStarted) return;
+    const wait = Math.max(0, fillerMs - (performance.now() - this.startedAt));
+    this.fillerTimer = setTimeout(() => {
+      if (this.abortReason || this.answerStarted || this.fillerSpoken) return;
+      this.fillerSpoken = true;
+      // A segment of its own: the model's answer that follows starts the next one.
+      this.reply.beginContent();
+      this.options.speak(this, fillerText);
+    }, wait);
+  }
+
+  private consumeToolCall(piece: ToolCallPiece, state: RoundState): void {
+    const call = state.tools.accept(piece);
+    if (!call || call.name !== SPEAK || !piece.arguments || call.overflow) return;
     if (!call.text) {
       // Speech from a new speak call follows whatever was said before it.
-      this.endSource();
-      this.source = call;
+      this.endSource(state);
+      state.source = call;
       call.text = new JsonStringFieldStream('text');
       this.reply.beginSpeak(call.id);
     }
-    if (this.source !== call) return;
-    const text = call.text.push(piece);
+    if (state.source !== call) return;
+    const text = call.text.push(piece.arguments);
     if (text) {
       call.spoken += text;
-      this.say(this.chunker.push(text));
+      this.say(state.chunker.push(text));
     }
     // The closing quote ends the text: no need to wait for the stream to end.
-    if (call.text.done) this.endSource();
+    if (call.text.done) this.endSource(state);
   }
 
   /** Flushes the pending text of the current source (content or a speak call). */
-  private endSource(): void {
-    if (this.source === undefined) return;
-    this.source = undefined;
-    this.say(this.chunker.flush());
+  private endSource(state: RoundState): void {
+    if (state.source === undefined) return;
+    if (state.source === 'content') {
+      const rest = state.think.flush();
+      if (rest !== '') state.chunker.push(rest);
+    }
+    state.source = undefined;
+    this.say(state.chunker.flush());
   }
 
   private say(chunks: string[]): void {
     for (const chunk of chunks) {
       if (this.abortReason) return;
       const text = toSpeech(chunk);
-      if (text !== '') this.options.speak(this, text);
+      if (text === '') continue;
+      if (this.spokenChars + text.length > this.options.limits.maxChars) {
+        this.stopAtCap(text);
+        return;
+      }
+      this.spokenChars += text.length;
+      this.answerChunks += 1;
+      this.options.speak(this, text);
     }
   }
 
-  private complete(): TurnOutcome {
+  /**
+   * The reply reached its length limit: what was said stays, the LLM stream
+   * is closed. A first sentence longer than the whole limit is cut at a word,
+   * so the caller still hears something.
+   */
+  private stopAtCap(text: string): void {
+    if (this.answerChunks === 0) {
+      const cut = text.slice(0, this.options.limits.maxChars + 1);
+      const words = cut.lastIndexOf(' ') > 0 ? cut.slice(0, cut.lastIndexOf(' ')) : cut.slice(0, -1);
+      if (words !== '') {
+        this.answerChunks += 1;
+        this.spokenChars += words.length;
+        this.options.speak(this, words);
+      }
+    }
+    this.abort('capped');
+  }
+
+  private abortedOutcome(): TurnOutcome {
+    const { limits } = this.options;
+    switch (this.abortReason) {
+      case 'timeout':
+        return { status: 'failed', error: new LlmTimeoutError(limits.firstTokenTimeoutMs) };
+      case 'thinking-timeout':
+        return { status: 'failed', error: new LlmThinkingTimeoutError(limits.thinkingTimeoutMs) };
+      case 'total-timeout':
+        return { status: 'failed', error: new LlmTotalTimeoutError(limits.totalTimeoutMs) };
+      case 'capped':
+        return { status: 'completed', capped: true };
+      default:
+        return { status: 'aborted' };
+    }
+  }
+
+  /** The end of one request: speech not streamed yet, the call-ending tool, and errors for unknown tools. */
+  private finishRound(state: RoundState): { finalAction?: FinalAction; unknownTools: boolean } {
+    this.endSource(state);
     let finalAction: FinalAction | undefined;
-    for (const call of this.toolCalls) {
-      if (!call) continue;
-      if (call.name === SPEAK) {
-        this.recoverSpeech(call);
+    let unknownTools = false;
+    const offered = this.options.request.tools.flatMap((t) => (t.type === 'function' ? [t.function.name] : []));
+    for (const call of state.tools.all()) {
+      if (call.name === SPEAK && !call.overflow) {
+        this.recoverSpeech(call, state);
         continue;
       }
-      const record: ToolCallRecord = { id: call.id, name: call.name, arguments: call.args || '{}', result: '' };
-      this.reply.toolCalls.push(record);
-      if (call.name !== TRANSFER && call.name !== HANGUP) {
-        record.result = `error: there is no tool named "${call.name}"`;
+      const record: ToolCallRecord = { id: call.id, name: call.name || 'unnamed', arguments: validJson(call.args), result: '' };
+      this.reply.addToolCall(record);
+      if (call.overflow) {
+        record.result = 'error: the arguments were too long; nothing was done';
+        unknownTools = true;
+      } else if (call.name !== TRANSFER && call.name !== HANGUP) {
+        // Answered as an error, so the model can carry on within this turn instead of the caller hearing an apology.
+        record.result = `error: there is no tool named "${call.name}"; the tools are ${offered.join(', ')}`;
+        unknownTools = true;
       } else if (finalAction) {
         record.result = `not done: ${finalAction.name} was already chosen in this reply`;
       } else {
         finalAction = { name: call.name, record };
       }
     }
-    if (!finalAction && this.reply.chunkCount === 0) {
-      return { status: 'failed', error: new LlmEmptyReplyError() };
-    }
-    return finalAction ? { status: 'completed', finalAction } : { status: 'completed' };
+    return finalAction ? { finalAction, unknownTools } : { unknownTools };
   }
 
   /**
    * A speak call whose text could not be streamed (name split across deltas,
    * arguments the incremental parser gave up on): speak what is left of it now.
    */
-  private recoverSpeech(call: ToolCallStream): void {
+  private recoverSpeech(call: ToolCallStream, state: RoundState): void {
     const text = parseSpeakText(call.args);
     if (text === undefined || !text.startsWith(call.spoken) || text.length === call.spoken.length) return;
     if (!call.text) this.reply.beginSpeak(call.id);
-    this.source = call;
-    this.say(this.chunker.push(text.slice(call.spoken.length)));
+    state.source = call;
+    this.say(state.chunker.push(text.slice(call.spoken.length)));
     call.spoken = text;
-    this.endSource();
+    this.endSource(state);
+  }
+}
+
+/** The history must carry valid JSON arguments, or the next request is refused. */
+function validJson(args: string): string {
+  if (args.trim() === '') return '{}';
+  try {
+    JSON.parse(args);
+    return args;
+  } catch {
+    return '{}';
   }
 }

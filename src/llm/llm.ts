@@ -13,6 +13,8 @@ export interface LlmRequest {
   /** Per-call overrides, from the system prompt's front matter. */
   model?: string | undefined;
   temperature?: number | undefined;
+  /** The most tokens the reply may take; a looping model stops there (and at Hotline's character limit). */
+  maxTokens?: number | undefined;
 }
 
 /** A streaming chat model. The one real implementation is the OpenAI SDK; the demo model is served to it over HTTP. */
@@ -26,6 +28,8 @@ export interface OpenAiLlmOptions {
   baseURL: string | undefined;
   model: string;
   temperature?: number | undefined;
+  /** Which request field carries the token cap: OpenAI's reasoning models accept only max_completion_tokens, other servers know max_tokens. */
+  maxTokensParam?: 'max_tokens' | 'max_completion_tokens';
 }
 
 export class OpenAiLlm implements Llm {
@@ -33,6 +37,7 @@ export class OpenAiLlm implements Llm {
   private readonly http: HttpFetch = createHttpFetch();
   readonly model: string;
   private readonly temperature: number | undefined;
+  private readonly maxTokensParam: 'max_tokens' | 'max_completion_tokens';
 
   constructor(options: OpenAiLlmOptions) {
     this.client = new OpenAI({
@@ -46,6 +51,7 @@ export class OpenAiLlm implements Llm {
     });
     this.model = options.model;
     this.temperature = options.temperature;
+    this.maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
   }
 
   get baseURL(): string {
@@ -66,6 +72,7 @@ export class OpenAiLlm implements Llm {
     const forward = (): void => pending.abort(signal.reason);
     if (signal.aborted) forward();
     else signal.addEventListener('abort', forward, { once: true });
+    const temperature = request.temperature ?? this.temperature;
     let response: Response;
     try {
       response = await this.client.chat.completions
@@ -75,9 +82,8 @@ export class OpenAiLlm implements Llm {
             messages: request.messages,
             tools: request.tools,
             stream: true,
-            ...((request.temperature ?? this.temperature) === undefined
-              ? {}
-              : { temperature: request.temperature ?? this.temperature }),
+            ...(temperature === undefined ? {} : { temperature }),
+            ...(request.maxTokens === undefined ? {} : { [this.maxTokensParam]: request.maxTokens }),
           },
           { signal: pending.signal },
         )

@@ -21,6 +21,9 @@ export function sseChunks(body: AsyncIterable<Uint8Array>, signal?: AbortSignal)
   return body instanceof Readable ? new ReadableSse(body, signal) : fromIterable(body, signal);
 }
 
+/** No real chunk comes near this; a server that never ends a line must not grow Hotline's memory without bound. */
+const MAX_EVENT_CHARS = 1024 * 1024;
+
 /** Splits a body into SSE events and parses their data; keeps an incomplete line for the next piece. */
 class SseParser {
   // Keeps multi-byte characters split across pieces whole, and decodes Buffers faster than TextDecoder's stream mode.
@@ -48,20 +51,32 @@ class SseParser {
             this.rest = '';
             return;
           }
-          const chunk = JSON.parse(payload) as ChatCompletionChunk & { error?: { message?: string } };
-          if (chunk.error) throw new LlmStreamError(chunk.error.message ?? 'the LLM reported an error in the stream');
-          out.push(chunk);
+          const chunk: unknown = JSON.parse(payload);
+          // Only objects are chunks; the turn reads every field of one defensively.
+          if (chunk !== null && typeof chunk === 'object') {
+            const { error } = chunk as { error?: unknown };
+            if (error !== undefined && error !== null) throw new LlmStreamError(streamErrorMessage(error));
+            out.push(chunk as ChatCompletionChunk);
+          }
         }
       } else if (text.startsWith('data:', start)) {
         const value = text.slice(start + (text.charCodeAt(start + 5) === 32 ? 6 : 5), end);
         this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+        if (this.data.length > MAX_EVENT_CHARS) throw new LlmStreamError('the LLM sent an event larger than 1 MiB');
       }
       // Comments (":"), "event:", "id:" and "retry:" lines carry nothing Hotline needs.
       start = newline + 1;
       newline = text.indexOf('\n', start);
     }
     this.rest = start === 0 ? text : text.slice(start);
+    if (this.rest.length > MAX_EVENT_CHARS) throw new LlmStreamError('the LLM sent a line longer than 1 MiB');
   }
+}
+
+function streamErrorMessage(error: unknown): string {
+  if (typeof error === 'string' && error !== '') return error;
+  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+  return typeof message === 'string' && message !== '' ? message : 'the LLM reported an error in the stream';
 }
 
 async function* fromIterable(body: AsyncIterable<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<ChatCompletionChunk> {

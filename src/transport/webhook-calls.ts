@@ -1,6 +1,6 @@
 import type { ActionSink, SpeechPacing } from '../call/call.js';
 import type { CallRegistry } from '../call/call-registry.js';
-import { stableStringify } from '../call/duplicate-filter.js';
+import { stableStringify } from '../call/redelivery.js';
 import type { Logger } from '../logger.js';
 import type { Action } from '../protocol/actions.js';
 import type { VoiceEvent } from '../protocol/events.js';
@@ -16,6 +16,7 @@ type Answer = Action | undefined;
 class WebhookOutbox implements ActionSink {
   private readonly queue: Action[] = [];
   private waiter: ((answer: Answer) => void) | undefined;
+  private drainWaiters: (() => void)[] = [];
 
   send(action: Action): void {
     const waiter = this.waiter;
@@ -32,7 +33,24 @@ class WebhookOutbox implements ActionSink {
   }
 
   take(): Answer {
-    return this.queue.shift();
+    const action = this.queue.shift();
+    if (this.queue.length === 0) this.notifyDrained();
+    return action;
+  }
+
+  /** Resolves once every queued action was taken by a request, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void> {
+    if (this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.drainWaiters.push(resolve);
+      setTimeout(resolve, timeoutMs).unref();
+    });
+  }
+
+  private notifyDrained(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Gives an answer back whose request went away before it could be written. */
@@ -51,10 +69,14 @@ class WebhookOutbox implements ActionSink {
     this.waiter = undefined;
     waiter?.(undefined);
   }
+
+  /** The call is over: nothing more will be taken. */
+  close(): void {
+    this.release();
+    this.notifyDrained();
+  }
 }
 
-/** How long a retried identical event shares the first copy's answer. */
-const RETRY_WINDOW_MS = 2000;
 /** Ended session ids remembered, so late events of a finished call are answered 204. */
 const ENDED_REMEMBERED = 10_000;
 
@@ -72,10 +94,13 @@ export interface PendingAnswer {
 class SharedAnswer {
   private copies = 0;
   private written = false;
+  /** No copy could write it: the action went back to the outbox, for the next request to take. */
+  kept = false;
 
   constructor(
     readonly answer: Promise<Answer>,
     private readonly keep: (action: Action) => void,
+    private readonly onWritten: () => void = () => undefined,
   ) {}
 
   copy(): PendingAnswer {
@@ -86,9 +111,16 @@ class SharedAnswer {
       done: (written) => {
         if (reported) return;
         reported = true;
-        this.written ||= written;
+        if (written && !this.written) {
+          this.written = true;
+          this.onWritten();
+        }
         if (--this.copies > 0 || this.written) return;
-        void this.answer.then((action) => action && this.keep(action));
+        void this.answer.then((action) => {
+          if (!action) return;
+          this.kept = true;
+          this.keep(action);
+        });
       },
     };
   }
@@ -101,36 +133,50 @@ class SharedAnswer {
 export class WebhookCalls {
   private readonly outboxes = new Map<string, WebhookOutbox>();
   private readonly ended = new Set<string>();
-  private readonly recent = new Map<string, { at: number; shared: SharedAnswer }>();
+  /** Per session, the last request that started work, while its answer is unwritten: a retry of it shares it. */
+  private readonly latest = new Map<string, { key: string; shared: SharedAnswer }>();
 
   constructor(
     private readonly registry: CallRegistry,
     private readonly pacing: SpeechPacing,
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
   ) {
     // Calls also end without a session_end (idle, shutdown): their outboxes go with them.
     registry.onCallEnded((id) => this.forget(id));
   }
 
   answer(event: VoiceEvent): PendingAnswer {
-    if (this.ended.has(event.session.id)) return settled(undefined).copy();
-    if (event.type !== 'session_start' && event.type !== 'user_speak') return this.answerFresh(event).copy();
-    // A retried identical event shares the first copy's answer instead of starting a second turn.
-    const key = stableStringify(event);
-    const now = this.now();
-    for (const [k, entry] of this.recent) {
-      if (now - entry.at <= RETRY_WINDOW_MS) break;
-      this.recent.delete(k);
+    const id = event.session.id;
+    if (this.ended.has(id)) return settled(undefined).copy();
+    const key = event.type === 'session_start' || event.type === 'user_speak' ? stableStringify(event) : undefined;
+    const latest = this.latest.get(id);
+    if (key !== undefined && latest?.key === key) {
+      // The same request again, nothing else in between and its answer not yet written: a retry, not a
+      // new turn. An answer no copy could write went back to the outbox; the retry takes it from there.
+      if (!latest.shared.kept) return latest.shared.copy();
+      const box = this.outboxes.get(id);
+      const again = this.shared(id, key, box ? box.take() : undefined, box);
+      this.latest.set(id, { key, shared: again });
+      return again.copy();
     }
-    const earlier = this.recent.get(key);
-    if (earlier) return earlier.shared.copy();
-    const shared = this.answerFresh(event);
-    this.recent.set(key, { at: now, shared });
+    const shared = this.answerFresh(event, key);
+    if (key !== undefined) this.latest.set(id, { key, shared });
+    else this.latest.delete(id);
     return shared.copy();
   }
 
-  private answerFresh(event: VoiceEvent): SharedAnswer {
+  /** An answer for an event that starts work; once written, a same-looking request is a new event. */
+  private shared(id: string, key: string | undefined, value: Answer | Promise<Answer>, box: WebhookOutbox | undefined): SharedAnswer {
+    return new SharedAnswer(
+      Promise.resolve(value),
+      (action) => box?.putBack(action),
+      () => {
+        if (key !== undefined && this.latest.get(id)?.key === key) this.latest.delete(id);
+      },
+    );
+  }
+
+  private answerFresh(event: VoiceEvent, key: string | undefined): SharedAnswer {
     const id = event.session.id;
     let outbox = this.outboxes.get(id);
     if (!outbox) {
@@ -144,7 +190,7 @@ export class WebhookCalls {
     const call = this.registry.dispatch(event, outbox, this.pacing);
     if (!call) return settled(undefined);
     const box = outbox;
-    const answer = (value: Answer | Promise<Answer>) => new SharedAnswer(Promise.resolve(value), (a) => box.putBack(a));
+    const answer = (value: Answer | Promise<Answer>): SharedAnswer => this.shared(id, key, value, box);
 
     switch (event.type) {
       case 'session_end':
@@ -170,8 +216,9 @@ export class WebhookCalls {
   }
 
   private forget(id: string): void {
-    this.outboxes.get(id)?.release();
+    this.outboxes.get(id)?.close();
     this.outboxes.delete(id);
+    this.latest.delete(id);
     this.ended.add(id);
     if (this.ended.size > ENDED_REMEMBERED) {
       const oldest = this.ended.values().next().value;

@@ -8,6 +8,11 @@ export function lastUserText(request: ChatRequestBody): string {
   return '';
 }
 
+/** Everything the caller said, in order, as the request shows it. */
+export function userTexts(request: ChatRequestBody): string[] {
+  return request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
+}
+
 /** A script keyed by the caller's last words; unknown input gets `fallback`. */
 export function scriptByUserText(
   replies: Record<string, ScriptedReply | ((request: ChatRequestBody) => ScriptedReply)>,
