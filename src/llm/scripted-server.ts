@@ -37,6 +37,14 @@ export interface ScriptedReply {
   /** Answer with this HTTP error status and an OpenAI-style error body instead of streaming. */
   status?: number;
   errorMessage?: string;
+  /** Extra response headers of an error answer, e.g. `{ 'retry-after': '2' }`. */
+  headers?: Record<string, string>;
+  /**
+   * A server-sent-events body sent as it stands instead of a planned reply: a
+   * recorded stream of a real server, or a hostile one. It is sent event by
+   * event (split at blank lines), the first after `ttftMs`, then one per `tokenDelayMs`.
+   */
+  sse?: string;
   /** Send 200 and the headers, then nothing, until the client goes away. */
   hang?: boolean;
   /**
@@ -303,14 +311,20 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendJson(res: ServerResponse, status: number, payload: unknown, requestId: string): void {
+function sendJson(res: ServerResponse, status: number, payload: unknown, requestId: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(payload);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
     'x-request-id': requestId,
   });
   res.end(body);
+}
+
+/** An SSE body cut into its events, each with the blank line that ends it. */
+function sseEvents(body: string): string[] {
+  return body.split(/(?<=\r?\n\r?\n)/u).filter((event) => event.trim() !== '');
 }
 
 const MODELS_CREATED = 1_700_000_000;
@@ -403,7 +417,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
       record.status = status;
       const send = (): void => {
         timer = undefined;
-        if (!stopped) sendJson(res, status, { error: errorFor(status, reply.errorMessage) }, requestId);
+        if (!stopped) sendJson(res, status, { error: errorFor(status, reply.errorMessage) }, requestId, reply.headers);
       };
       if (reply.ttftMs) timer = setTimeout(send, reply.ttftMs);
       else send();
@@ -411,6 +425,28 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
     }
 
     record.status = 200;
+    if (reply.sse !== undefined) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId });
+      const events = sseEvents(reply.sse);
+      const firstDelay = reply.ttftMs ?? options.ttftMs ?? 0;
+      const delay = reply.tokenDelayMs ?? options.tokenDelayMs ?? 0;
+      let sent = 0;
+      const sendNext = (): void => {
+        timer = undefined;
+        if (stopped) return;
+        if (sent === events.length) {
+          res.end();
+          return;
+        }
+        res.write(events[sent++]!);
+        timer = setTimeout(sendNext, delay);
+      };
+      if (firstDelay > 0) {
+        res.flushHeaders();
+        timer = setTimeout(sendNext, firstDelay);
+      } else sendNext();
+      return;
+    }
     const streaming = body.stream === true;
     const ttftMs = reply.ttftMs ?? options.ttftMs ?? 0;
     const tokenDelayMs = reply.tokenDelayMs ?? options.tokenDelayMs ?? 0;
