@@ -13,7 +13,8 @@ import { PromptStore } from './prompts/prompt-store.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
-import { RateLimit } from './transport/rate-limit.js';
+import { compileProxyTrust } from './transport/auth.js';
+import { AccessLimits, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
 import { webhookRouter } from './transport/webhook.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
@@ -62,7 +63,13 @@ export async function startHotline(
     apiKey = 'demo';
     baseURL = demo.baseURL;
   }
-  const llm = new OpenAiLlm({ apiKey, baseURL, model: config.llm.model, temperature: config.llm.temperature });
+  const llm = new OpenAiLlm({
+    apiKey,
+    baseURL,
+    model: config.llm.model,
+    temperature: config.llm.temperature,
+    maxTokensParam: config.llm.maxTokensParam,
+  });
 
   const transfer =
     config.llm.mode === 'demo' && !config.transfer.defaultTarget
@@ -78,8 +85,13 @@ export async function startHotline(
     transfer,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
+      llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
       llmTotalTimeoutMs: config.llm.totalTimeoutMs,
       llmMaxFailures: config.llm.maxFailures,
+      llmMaxToolRounds: config.llm.maxToolRounds,
+      llmMaxTokens: config.llm.maxTokens,
+      replyMaxChars: config.replyMaxChars,
+      thinkingFillerMs: config.thinkingFillerMs,
       playbackGraceMs: config.playbackGraceMs,
       historyMaxChars: config.llm.historyMaxChars,
       timeZone: config.timeZone,
@@ -90,16 +102,23 @@ export async function startHotline(
     metrics,
   });
 
-  const webhook = webhookRouter({
-    registry,
-    metrics,
-    calls: new WebhookCalls(registry, config.webhookReply, logger),
-    logger,
-    secret: config.auth.webhookSecret,
-    maxBytes: config.maxEventBytes,
-    rateLimit: new RateLimit(config.rateLimit.webhookPerMinute),
-    trustProxy: config.trustProxy,
-  });
+  // One reading of X-Forwarded-For for every edge, and one count of failed authentications per
+  // address for both transports: a guesser gains nothing by switching between them.
+  const proxyTrust = compileProxyTrust(config.trustProxy);
+  const authFailures = new RateLimit(config.rateLimit.authFailuresPerMinute);
+  // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
+  const webhook = config.transports.has('webhook')
+    ? webhookRouter({
+        registry,
+        metrics,
+        calls: new WebhookCalls(registry, config.webhookReply, logger),
+        logger,
+        secret: config.auth.webhookSecret,
+        maxBytes: config.maxEventBytes,
+        limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute), authFailures),
+        proxyTrust,
+      })
+    : undefined;
   const { outbound } = config;
   const admin = adminApiRouter({
     token: config.adminToken,
@@ -116,19 +135,25 @@ export async function startHotline(
     metrics,
     logger,
     llm: { mode: config.llm.mode, model: config.llm.model },
-    routers: [webhook, admin],
-    trustProxy: config.trustProxy,
+    routers: webhook ? [webhook, admin] : [admin],
+    proxyTrust,
+    metricsToken: config.auth.metricsToken,
   });
   const server = createServer(app);
-  const wss = attachWebSocketTransport(server, {
-    registry,
-    logger,
-    path: '/ws',
-    maxPayload: config.maxEventBytes,
-    token: config.auth.wsToken,
-    rateLimit: new RateLimit(config.rateLimit.wsUpgradesPerMinute),
-    trustProxy: config.trustProxy,
-  });
+  // Without an upgrade listener Node hands an upgrade request to the app, which answers 404.
+  const wss = config.transports.has('websocket')
+    ? attachWebSocketTransport(server, {
+        registry,
+        logger,
+        path: '/ws',
+        maxPayload: config.maxEventBytes,
+        token: config.auth.wsToken,
+        limits: new AccessLimits(new RateLimit(config.rateLimit.wsUpgradesPerMinute), authFailures),
+        proxyTrust,
+        startTimeoutMs: config.websocket.startTimeoutMs,
+        pingIntervalMs: config.websocket.pingIntervalMs,
+      })
+    : undefined;
 
   await listen(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;
@@ -139,7 +164,9 @@ export async function startHotline(
     registry.stopAccepting();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');
-    for (const client of wss.clients) client.terminate();
+    // Closing the WebSocketServer stops its ping timer; its sockets do not close by themselves.
+    wss?.close();
+    for (const client of wss?.clients ?? []) client.terminate();
     server.closeAllConnections();
     await closed;
     prompts.close();

@@ -1,5 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import proxyAddr from 'proxy-addr';
+import type { TrustProxy } from '../config.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * Compares a presented secret with the expected one in constant time. Both
@@ -24,6 +27,12 @@ export function webhookSecretOf(req: IncomingMessage): string | undefined {
   return header(req, 'x-api-token');
 }
 
+/** The token of `Authorization: Bearer <token>`. */
+export function bearerTokenOf(req: IncomingMessage): string | undefined {
+  const bearer = header(req, 'authorization')?.match(/^Bearer\s+(.+)$/i);
+  return bearer?.[1]?.trim();
+}
+
 /**
  * The token of a WebSocket upgrade. The spec defines none; a URL configured
  * in the service's dashboard can carry `?token=`, proxies and other clients
@@ -34,16 +43,35 @@ export function wsTokenOf(req: IncomingMessage): string | undefined {
   if (fromQuery) return fromQuery;
   const apiToken = header(req, 'x-api-token');
   if (apiToken) return apiToken;
-  const authorization = header(req, 'authorization');
-  const bearer = authorization?.match(/^Bearer\s+(.+)$/i);
-  return bearer?.[1]?.trim();
+  return bearerTokenOf(req);
 }
 
-/** The client address, from X-Forwarded-For only when a trusted proxy sets it. */
-export function remoteAddressOf(req: IncomingMessage, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = header(req, 'x-forwarded-for')?.split(',')[0]?.trim();
-    if (forwarded) return forwarded;
+/**
+ * Whether the hop at `address` (0 = the socket's peer, 1 = the X-Forwarded-For
+ * entry it appended, …) is a proxy whose X-Forwarded-For entry is believed.
+ * Express's "trust proxy" takes the same function, so the webhook's `req.ip`
+ * and the WebSocket upgrade see the same client.
+ */
+export type ProxyTrust = (address: string, hop: number) => boolean;
+
+/** Compiles TRUST_PROXY once; an address proxy-addr cannot read stops the start with what to fix. */
+export function compileProxyTrust(setting: TrustProxy): ProxyTrust {
+  if (setting === false) return () => false;
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  try {
+    return proxyAddr.compile(setting);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`TRUST_PROXY: ${reason} (expected addresses or subnets such as 10.0.0.1,10.1.0.0/16,loopback)`);
   }
-  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/**
+ * The client address: X-Forwarded-For is read from the right, and only as far
+ * as trusted proxies wrote it. The leftmost entry is whatever the client chose
+ * to send, so keying a limit on it would let anyone pick their own bucket.
+ */
+export function clientAddressOf(req: IncomingMessage, trust: ProxyTrust): string {
+  // Undefined (typed string) when the socket is already gone; those share one bucket.
+  return proxyAddr(req, trust) || 'unknown';
 }

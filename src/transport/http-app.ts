@@ -2,6 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type Router } from 'ex
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { bearerTokenOf, secretMatches, type ProxyTrust } from './auth.js';
 import { HttpError } from './http-error.js';
 
 export interface HttpAppOptions {
@@ -10,13 +11,16 @@ export interface HttpAppOptions {
   logger: Logger;
   llm: { mode: 'remote' | 'demo'; model: string };
   routers: Router[];
-  trustProxy: boolean;
+  /** The same function the transports use, so that `req.ip` names the client they rate-limit. */
+  proxyTrust: ProxyTrust;
+  /** Bearer token GET /metrics requires; undefined leaves it open. */
+  metricsToken: string | undefined;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', options.trustProxy);
+  app.set('trust proxy', options.proxyTrust);
 
   app.get('/healthz', function healthz(_req, res) {
     res.json({
@@ -39,6 +43,15 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
   });
 
+  // Metrics tell an outsider how busy Hotline is and how its LLM fails; a token keeps them in-house.
+  app.get('/metrics', function requireMetricsToken(req, res, next) {
+    const { metricsToken } = options;
+    if (metricsToken !== undefined && !secretMatches(bearerTokenOf(req), metricsToken)) {
+      res.set('WWW-Authenticate', 'Bearer');
+      throw new HttpError(401, 'missing or wrong metrics token');
+    }
+    next();
+  });
   app.get('/metrics', async function metrics(_req, res) {
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });

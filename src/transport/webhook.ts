@@ -4,9 +4,9 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ActionSchema } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
-import { remoteAddressOf, secretMatches, webhookSecretOf } from './auth.js';
+import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust } from './auth.js';
 import { HttpError } from './http-error.js';
-import type { RateLimit } from './rate-limit.js';
+import type { AccessLimits } from './rate-limit.js';
 import type { WebhookCalls } from './webhook-calls.js';
 
 export interface WebhookOptions {
@@ -16,8 +16,10 @@ export interface WebhookOptions {
   logger: Logger;
   secret: string | undefined;
   maxBytes: number;
-  rateLimit: RateLimit;
-  trustProxy: boolean;
+  /** Per-address limits, applied once the secret has been checked. */
+  limits: AccessLimits;
+  /** Which X-Forwarded-For hops name the client; the same function as the app's "trust proxy". */
+  proxyTrust: ProxyTrust;
 }
 
 /**
@@ -34,16 +36,13 @@ export function webhookRouter(options: WebhookOptions): Router {
       res.on('finish', () => options.metrics.webhookAnswered(res.statusCode));
       next();
     },
-    async function limitWebhookRate(req, _res, next) {
-      if (!(await options.rateLimit.allow(remoteAddressOf(req, options.trustProxy)))) {
-        throw new HttpError(429, 'too many requests');
-      }
-      next();
-    },
-    function checkWebhookSecret(req, _res, next) {
-      if (options.secret !== undefined && !secretMatches(webhookSecretOf(req), options.secret)) {
-        throw new HttpError(401, 'missing or wrong X-API-TOKEN');
-      }
+    // Authentication first: a wrong secret is counted apart and never spends the budget of the
+    // service it may be pretending to be.
+    async function authenticateThenLimit(req, _res, next) {
+      const authenticated = options.secret === undefined || secretMatches(webhookSecretOf(req), options.secret);
+      const admission = await options.limits.admit(clientAddressOf(req, options.proxyTrust), authenticated);
+      if (admission === 'limited') throw new HttpError(429, 'too many requests');
+      if (admission === 'unauthorized') throw new HttpError(401, 'missing or wrong X-API-TOKEN');
       next();
     },
     function requireJson(req, _res, next) {

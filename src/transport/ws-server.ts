@@ -1,13 +1,13 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { ActionSink } from '../call/call.js';
+import type { ActionSink, Call } from '../call/call.js';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import { ActionSchema, type Action } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
-import { remoteAddressOf, secretMatches, wsTokenOf } from './auth.js';
-import type { RateLimit } from './rate-limit.js';
+import { clientAddressOf, secretMatches, wsTokenOf, type ProxyTrust } from './auth.js';
+import type { AccessLimits } from './rate-limit.js';
 
 export interface WebSocketTransportOptions {
   registry: CallRegistry;
@@ -16,13 +16,37 @@ export interface WebSocketTransportOptions {
   maxPayload: number;
   /** When set, an upgrade without this token is refused with 401 before any session exists. */
   token: string | undefined;
-  rateLimit: RateLimit;
-  trustProxy: boolean;
+  /** Per-address limits, applied once the token has been checked. */
+  limits: AccessLimits;
+  /** Which X-Forwarded-For hops name the client; the same function as the webhook's. */
+  proxyTrust: ProxyTrust;
+  /** A socket that has started no call by then is closed. */
+  startTimeoutMs: number;
+  /** Every socket is pinged this often and dropped if it did not answer the last ping; 0 never. */
+  pingIntervalMs: number;
+}
+
+/** Closes a socket that started no call in time: it was holding one of the MAX_CALLS places for nothing. */
+const CLOSE_NO_SESSION_START = 1008;
+/** Closes a socket left without a call when every place is taken ("try again later"). */
+const CLOSE_NO_FREE_PLACE = 1013;
+const CLOSE_GOING_AWAY = 1001;
+
+/** Session id → what to tell the socket carrying that call when it ends. */
+type CallCarriers = Map<string, (sessionId: string) => void>;
+
+/** What the upgrade found out about a socket before it opened. */
+interface Admitted {
+  /** The client as the rate limits saw it. */
+  address: string;
+  /** Gives back the MAX_CALLS place the socket holds until its first call starts (idempotent). */
+  releaseSlot: () => void;
 }
 
 /**
  * The voice service's WebSocket: one connection per call, events in, actions
- * out. No conversation logic lives here.
+ * out. No conversation logic lives here. Closing the returned server stops
+ * its ping timer.
  */
 export function attachWebSocketTransport(server: Server, options: WebSocketTransportOptions): WebSocketServer {
   // Oversized frames close the socket with 1009, as ws does by itself with maxPayload.
@@ -30,13 +54,27 @@ export function attachWebSocketTransport(server: Server, options: WebSocketTrans
   // must not lose the call over one bad frame from the service, so such frames are decoded leniently
   // (U+FFFD) and dropped by the event parser like any other malformed frame.
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, skipUTF8Validation: true });
+  // One listener for all sockets: a call's end, by whichever side, reaches the socket that carried it.
+  const carriers: CallCarriers = new Map();
+  options.registry.onCallEnded((sessionId) => {
+    const callEnded = carriers.get(sessionId);
+    carriers.delete(sessionId);
+    callEnded?.(sessionId);
+  });
 
   server.on('upgrade', function upgradeToVoiceSocket(req: IncomingMessage, socket: Duplex, head: Buffer) {
     // A client that vanishes mid-handshake must not raise an unhandled error.
     socket.on('error', () => socket.destroy());
     void admit(req, socket, options).then(
       (admitted) => {
-        if (admitted) wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+        if (!admitted) return;
+        // The raw socket closes with the WebSocket, and also when ws refuses the handshake itself
+        // (a bad Sec-WebSocket-Key) without ever opening one: either way the place is free again.
+        socket.once('close', admitted.releaseSlot);
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          handleConnection(ws, admitted, options, carriers);
+          wss.emit('connection', ws, req);
+        });
       },
       (error: unknown) => {
         options.logger.error({ err: error }, 'WebSocket upgrade failed');
@@ -45,33 +83,41 @@ export function attachWebSocketTransport(server: Server, options: WebSocketTrans
     );
   });
 
-  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
-    handleConnection(ws, req, options);
-  });
+  const stopPinging = pingPeriodically(wss, options);
+  wss.once('close', stopPinging);
   return wss;
 }
 
-/** Path, rate limit and token, in that order; refuses with an HTTP status and a JSON body. */
-async function admit(req: IncomingMessage, socket: Duplex, options: WebSocketTransportOptions): Promise<boolean> {
+/**
+ * Path, then token and rate limits, then a MAX_CALLS place; refuses with an
+ * HTTP status and a JSON body. An admitted socket holds its place from here.
+ */
+async function admit(req: IncomingMessage, socket: Duplex, options: WebSocketTransportOptions): Promise<Admitted | undefined> {
   if (new URL(req.url ?? '/', 'http://localhost').pathname !== options.path) {
     refuse(socket, 404, 'not found');
-    return false;
+    return undefined;
   }
-  const address = remoteAddressOf(req, options.trustProxy);
-  if (!(await options.rateLimit.allow(address))) {
+  const address = clientAddressOf(req, options.proxyTrust);
+  const authenticated = options.token === undefined || secretMatches(wsTokenOf(req), options.token);
+  const admission = await options.limits.admit(address, authenticated);
+  if (admission === 'limited') {
     refuse(socket, 429, 'too many requests');
-    return false;
+    return undefined;
   }
-  if (options.token !== undefined && !secretMatches(wsTokenOf(req), options.token)) {
+  if (admission === 'unauthorized') {
     options.logger.warn({ remote: address }, 'WebSocket upgrade refused: missing or wrong token');
     refuse(socket, 401, 'missing or wrong token');
-    return false;
+    return undefined;
   }
-  if (!options.registry.canAccept) {
+  if (socket.destroyed) return undefined;
+  // Every open socket counts against MAX_CALLS, not only those with a call: idle sockets cost
+  // memory and descriptors too, and unlimited ones would crowd out real calls.
+  const releaseSlot = options.registry.holdSlot();
+  if (!releaseSlot) {
     refuse(socket, 503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
-    return false;
+    return undefined;
   }
-  return !socket.destroyed;
+  return { address, releaseSlot };
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {
@@ -83,11 +129,72 @@ function refuse(socket: Duplex, status: number, message: string): void {
   );
 }
 
-function handleConnection(ws: WebSocket, req: IncomingMessage, options: WebSocketTransportOptions): void {
+/**
+ * One timer for all sockets. A peer that vanished without closing (a dead
+ * NAT entry, a crashed host) leaves a socket that would hold its call and its
+ * descriptor forever; one that has not answered the previous ping by the next
+ * is terminated, which ends its call through the close handler.
+ */
+function pingPeriodically(wss: WebSocketServer, options: WebSocketTransportOptions): () => void {
+  if (options.pingIntervalMs <= 0) return () => undefined;
+  const awaitingPong = new WeakSet<WebSocket>();
+  const timer = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      if (awaitingPong.has(ws)) {
+        options.logger.info('voice service did not answer a ping; dropping its socket');
+        ws.terminate();
+        continue;
+      }
+      awaitingPong.add(ws);
+      ws.once('pong', () => awaitingPong.delete(ws));
+      ws.ping();
+    }
+  }, options.pingIntervalMs);
+  // Nothing to watch must not keep the process alive.
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * One voice service socket. While it carries no call it holds one of the
+ * MAX_CALLS places and must start a call within startTimeoutMs; its calls end
+ * when it closes.
+ */
+function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketTransportOptions, carriers: CallCarriers): void {
   const { registry } = options;
-  const log = options.logger.child({ remote: req.socket.remoteAddress });
+  const log = options.logger.child({ remote: admitted.address });
   const sessions = new Set<string>();
   log.debug('voice service connected');
+
+  let releaseSlot: (() => void) | undefined = admitted.releaseSlot;
+  const closeIfNoStart = (): NodeJS.Timeout => {
+    const timer = setTimeout(() => {
+      log.info({ timeoutMs: options.startTimeoutMs }, 'WebSocket started no call in time; closing it');
+      ws.close(CLOSE_NO_SESSION_START, 'no session_start in time');
+    }, options.startTimeoutMs);
+    timer.unref();
+    return timer;
+  };
+  let startTimer: NodeJS.Timeout | undefined = closeIfNoStart();
+
+  // A socket whose calls have ended is as idle as one that never started, and kept open it would be
+  // the same unlimited idle socket: it takes a place and a deadline again, or is closed.
+  const becomeIdle = (): void => {
+    if (releaseSlot || sessions.size > 0 || ws.readyState !== WebSocket.OPEN) return;
+    releaseSlot = registry.holdSlot();
+    if (!releaseSlot) {
+      const shuttingDown = !registry.isAccepting;
+      log.info({ shuttingDown }, 'no place for a WebSocket without a call; closing it');
+      ws.close(shuttingDown ? CLOSE_GOING_AWAY : CLOSE_NO_FREE_PLACE, shuttingDown ? 'shutting down' : 'no free place');
+      return;
+    }
+    startTimer ??= closeIfNoStart();
+  };
+  const callEnded = (id: string): void => {
+    sessions.delete(id);
+    becomeIdle();
+  };
 
   const sink: ActionSink = {
     send(action: Action) {
@@ -112,29 +219,40 @@ function handleConnection(ws: WebSocket, req: IncomingMessage, options: WebSocke
     }
     const { event } = parsed;
     const id = event.session.id;
-    // Registered before dispatch, so a call is ended with its socket even if handling its start failed.
-    const isNew = event.type === 'session_start' && !sessions.has(id);
-    if (isNew) sessions.add(id);
+    // The place this socket held becomes its call's: freed just before, so the call can take it.
+    if (event.type === 'session_start') {
+      releaseSlot?.();
+      releaseSlot = undefined;
+    }
+    let call: Call | undefined;
     try {
-      const call = registry.dispatch(event, sink);
-      if (!call) {
-        if (isNew) sessions.delete(id);
-        log.warn({ type: event.type, sessionId: id }, 'event for an unknown session dropped');
-      } else if (event.type === 'session_end') {
-        sessions.delete(id);
-      } else {
-        sessions.add(id);
-      }
+      call = registry.dispatch(event, sink);
     } catch (error) {
       // A bug in one event's handling must not take the socket or the other calls down.
-      log.error({ err: error, type: event.type, sessionId: event.session.id }, 'event handling failed');
+      log.error({ err: error, type: event.type, sessionId: id }, 'event handling failed');
+    }
+    // A call whose start threw may exist all the same: it too must end with this socket.
+    call ??= registry.get(id);
+    if (!call) log.warn({ type: event.type, sessionId: id }, 'event for an unknown session dropped');
+    if (event.type !== 'session_start') return;
+    if (call) {
+      sessions.add(id);
+      carriers.set(id, callEnded);
+      clearTimeout(startTimer);
+      startTimer = undefined;
+    } else {
+      // Refused (shutting down): still idle, so it needs its place back, or goes.
+      becomeIdle();
     }
   });
 
   ws.on('close', (code: number) => {
+    clearTimeout(startTimer);
+    releaseSlot?.();
+    releaseSlot = undefined;
     log.debug({ code }, 'voice service disconnected');
     // The service closes the socket when the call ends; a call never outlives its socket.
-    for (const id of sessions) void registry.end(id, 'socket_closed');
+    for (const id of [...sessions]) void registry.end(id, 'socket_closed');
     sessions.clear();
   });
 
