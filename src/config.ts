@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
@@ -75,6 +76,16 @@ const transports = z
  */
 export type TrustProxy = false | number | string[];
 
+/** proxy-addr itself judges the list, so a value it would refuse at startup is refused here, with the others. */
+function proxyListIsValid(entries: string[]): boolean {
+  try {
+    proxyAddr.compile(entries);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const trustProxy = z
   .string()
   .default('false')
@@ -84,8 +95,7 @@ const trustProxy = z
     if (value === 'true' || value === 'yes') return 1;
     if (/^\d+$/.test(value)) return Number(value);
     const entries = raw.split(',').map((p) => p.trim()).filter(Boolean);
-    const valid = entries.every((e) => /^(loopback|linklocal|uniquelocal)$/i.test(e) || /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(e));
-    if (!valid || entries.length === 0) {
+    if (entries.length === 0 || !proxyListIsValid(entries)) {
       ctx.addIssue({
         code: 'custom',
         message: 'TRUST_PROXY must be false, true (one proxy), a hop count, or proxy addresses/subnets such as 10.0.0.1,loopback',
@@ -135,6 +145,7 @@ const EnvSchema = z.object({
   SHUTDOWN_NOTICE_MS: int('SHUTDOWN_NOTICE_MS', 0, 10_000, ' of milliseconds'),
   WS_START_TIMEOUT_MS: int('WS_START_TIMEOUT_MS', 1, 5000, ' of milliseconds'),
   WS_PING_INTERVAL_MS: int('WS_PING_INTERVAL_MS', 0, 30_000, ' of milliseconds'),
+  WS_RECONNECT_GRACE_MS: int('WS_RECONNECT_GRACE_MS', 0, 5000, ' of milliseconds'),
   PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')),
   TRANSCRIPTS_DIR: text.default(path.join(projectRoot, 'data', 'transcripts')),
   TRANSFER_TARGET: text.optional(),
@@ -200,7 +211,12 @@ export interface Config {
   /** A reasoning model silent this long: WebSocket callers hear prompts/thinking.md; 0 never. */
   thinkingFillerMs: number;
   limits: { maxCalls: number; idleTimeoutMs: number; shutdownGraceMs: number; shutdownNoticeMs: number };
-  websocket: { startTimeoutMs: number; pingIntervalMs: number };
+  websocket: {
+    startTimeoutMs: number;
+    pingIntervalMs: number;
+    /** A socket that drops without a close handshake: its call waits this long for the service to reconnect. */
+    reconnectGraceMs: number;
+  };
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
   transcriptsDir: string;
@@ -328,7 +344,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
       shutdownNoticeMs: e.SHUTDOWN_NOTICE_MS,
     },
-    websocket: { startTimeoutMs: e.WS_START_TIMEOUT_MS, pingIntervalMs: e.WS_PING_INTERVAL_MS },
+    websocket: {
+      startTimeoutMs: e.WS_START_TIMEOUT_MS,
+      pingIntervalMs: e.WS_PING_INTERVAL_MS,
+      reconnectGraceMs: e.WS_RECONNECT_GRACE_MS,
+    },
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
     promptsDir: path.resolve(e.PROMPTS_DIR),
     transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),

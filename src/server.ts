@@ -30,8 +30,10 @@ export interface RunningHotline {
   readonly metrics: Metrics;
   /**
    * Graceful shutdown: new calls are refused (and /readyz says 503) at once,
-   * calls in progress may finish for up to `graceMs`, then every call is
-   * ended, transcripts are flushed and the server closes.
+   * calls in progress may finish for up to `graceMs`. SHUTDOWN_NOTICE_MS before
+   * that, the callers still on the line hear why and are transferred to
+   * TRANSFER_TARGET, or hung up on, politely. Then every call is ended,
+   * transcripts are flushed and the server closes.
    */
   shutdown(graceMs: number): Promise<void>;
   /** Stops at once: ends every call, flushes transcripts. */
@@ -152,6 +154,7 @@ export async function startHotline(
         proxyTrust,
         startTimeoutMs: config.websocket.startTimeoutMs,
         pingIntervalMs: config.websocket.pingIntervalMs,
+        reconnectGraceMs: config.websocket.reconnectGraceMs,
       })
     : undefined;
 
@@ -185,14 +188,27 @@ export async function startHotline(
     metrics,
     async shutdown(graceMs: number) {
       registry.stopAccepting();
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([registry.whenEmpty(), graceOver]);
-      clearTimeout(timer);
+      const deadline = performance.now() + graceMs;
+      // Calls may finish by themselves until the callers must be told, SHUTDOWN_NOTICE_MS before the end.
+      await untilEmptyOr(registry, graceMs - config.limits.shutdownNoticeMs);
+      if (registry.size > 0) {
+        logger.info({ calls: registry.size }, 'shutting down: telling the callers still on the line');
+        const told = registry.retireAll('shutdown');
+        await Promise.race([told, untilEmptyOr(registry, deadline - performance.now())]);
+      }
       await close();
     },
     close,
   };
+}
+
+/** Resolves once no call is in progress, or after `ms`. */
+async function untilEmptyOr(registry: CallRegistry, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const over = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([registry.whenEmpty(), over]);
+  clearTimeout(timer);
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -48,6 +48,8 @@ export class CallRegistry {
   private accepting = true;
   /** Calls Hotline is ending itself (idle, shutdown): each is retired once. */
   private readonly retiring = new Set<string>();
+  /** Calls whose connection dropped, waiting for the service to reconnect. */
+  private readonly orphans = new Map<string, NodeJS.Timeout>();
   /** Connections open without a call yet: they count against MAX_CALLS like calls do. */
   private heldSlots = 0;
   private readonly reaper: NodeJS.Timeout | undefined;
@@ -127,6 +129,8 @@ export class CallRegistry {
         return undefined;
       }
       this.options.logger.info({ sessionId: id }, 'call taken over by a new connection');
+      clearTimeout(this.orphans.get(id));
+      this.orphans.delete(id);
       call.attach(sink);
     }
     this.lastEventAt.set(id, Date.now());
@@ -138,11 +142,26 @@ export class CallRegistry {
     return call;
   }
 
-  /** A connection closed: the calls it still owns end with it (a call another connection took over goes on). */
-  release(sessionId: string, sink: ActionSink, reason: string): Promise<void> {
+  /**
+   * A connection closed: the calls it still owns end with it (a call another
+   * connection took over goes on). With `reconnectGraceMs` — the connection
+   * dropped without a close handshake — the call waits that long for the
+   * service to reconnect and take it over, saying nothing meanwhile.
+   */
+  release(sessionId: string, sink: ActionSink, reason: string, reconnectGraceMs = 0): void {
     const call = this.calls.get(sessionId);
-    if (!call || call.sink !== sink) return Promise.resolve();
-    return this.end(sessionId, reason);
+    if (!call || call.sink !== sink) return;
+    if (reconnectGraceMs <= 0) {
+      void this.end(sessionId, reason);
+      return;
+    }
+    call.suspend();
+    const timer = setTimeout(() => {
+      this.orphans.delete(sessionId);
+      if (this.calls.get(sessionId) === call && call.sink === sink) void this.end(sessionId, reason);
+    }, reconnectGraceMs);
+    timer.unref();
+    this.orphans.set(sessionId, timer);
   }
 
   /**
@@ -160,8 +179,9 @@ export class CallRegistry {
       const { sink } = call;
       // Over the webhook the line and the hangup wait for the service's next request.
       await sink.drain?.(RETIRE_DRAIN_MS);
-      await this.end(sessionId, why === 'idle' ? 'idle_timeout' : 'shutdown');
+      // Closed first, so the connection goes as "call ended", not as one left idle.
       sink.close?.();
+      await this.end(sessionId, why === 'idle' ? 'idle_timeout' : 'shutdown');
     } finally {
       this.retiring.delete(sessionId);
     }
@@ -178,6 +198,8 @@ export class CallRegistry {
     if (!call) return Promise.resolve();
     this.calls.delete(sessionId);
     this.lastEventAt.delete(sessionId);
+    clearTimeout(this.orphans.get(sessionId));
+    this.orphans.delete(sessionId);
     const closed = this.options.transcripts.track(call.end(reason, origin));
     for (const listener of this.endedListeners) listener(sessionId);
     if (this.calls.size === 0) {

@@ -218,6 +218,17 @@ export class Call {
     return done;
   }
 
+  /**
+   * The connection dropped; the service may reconnect. Nothing said now would
+   * reach the caller, so generation stops and the reply counts only what was
+   * delivered before.
+   */
+  suspend(): void {
+    if (this.ended) return;
+    this.interrupt(false);
+    this.replies.settle();
+  }
+
   /** The conversation as the next LLM request will see it. */
   messages(): ChatCompletionMessageParam[] {
     return this.history.messages(this.systemPrompt);

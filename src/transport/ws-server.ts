@@ -24,6 +24,8 @@ export interface WebSocketTransportOptions {
   startTimeoutMs: number;
   /** Every socket is pinged this often and dropped if it did not answer the last ping; 0 never. */
   pingIntervalMs: number;
+  /** A socket that drops without a close handshake: its calls wait this long for the service to reconnect. */
+  reconnectGraceMs: number;
 }
 
 /** Closes a socket that started no call in time: it was holding one of the MAX_CALLS places for nothing. */
@@ -31,6 +33,10 @@ const CLOSE_NO_SESSION_START = 1008;
 /** Closes a socket left without a call when every place is taken ("try again later"). */
 const CLOSE_NO_FREE_PLACE = 1013;
 const CLOSE_GOING_AWAY = 1001;
+/** Hotline ended the call itself (idle, shutdown) and says so. */
+const CLOSE_CALL_ENDED = 1000;
+/** No close frame: the connection broke (or a dead peer was dropped), rather than being closed. */
+const CLOSE_ABNORMAL = 1006;
 
 /** Session id → what to tell the socket carrying that call when it ends. */
 type CallCarriers = Map<string, (sessionId: string) => void>;
@@ -135,6 +141,9 @@ function refuse(socket: Duplex, status: number, message: string): void {
  * descriptor forever; one that has not answered the previous ping by the next
  * is terminated, which ends its call through the close handler.
  */
+/** Sockets Hotline dropped itself for not answering pings: their peer is gone, not reconnecting. */
+const deadPeers = new WeakSet<WebSocket>();
+
 function pingPeriodically(wss: WebSocketServer, options: WebSocketTransportOptions): () => void {
   if (options.pingIntervalMs <= 0) return () => undefined;
   const awaitingPong = new WeakSet<WebSocket>();
@@ -143,6 +152,7 @@ function pingPeriodically(wss: WebSocketServer, options: WebSocketTransportOptio
       if (ws.readyState !== WebSocket.OPEN) continue;
       if (awaitingPong.has(ws)) {
         options.logger.info('voice service did not answer a ping; dropping its socket');
+        deadPeers.add(ws);
         ws.terminate();
         continue;
       }
@@ -205,6 +215,13 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
       }
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(checked.data));
     },
+    get open() {
+      return ws.readyState === WebSocket.OPEN;
+    },
+    close() {
+      // Queued after the call's last actions: the service receives them before the close frame.
+      ws.close(CLOSE_CALL_ENDED, 'call ended');
+    },
   };
 
   ws.on('message', (data: RawData) => {
@@ -233,14 +250,18 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     }
     // A call whose start threw may exist all the same: it too must end with this socket.
     call ??= registry.get(id);
+    // Refused: another open connection owns this session (logged by the registry), or it is unknown.
+    const owned = call !== undefined && call.sink === sink && registry.get(id) === call;
     if (!call) log.warn({ type: event.type, sessionId: id }, 'event for an unknown session dropped');
-    if (event.type !== 'session_start') return;
-    if (call) {
+    if (owned && !sessions.has(id)) {
+      // A call started here, or taken over after its connection dropped (a reconnect): it ends with this socket.
       sessions.add(id);
       carriers.set(id, callEnded);
+      releaseSlot?.();
+      releaseSlot = undefined;
       clearTimeout(startTimer);
       startTimer = undefined;
-    } else {
+    } else if (!owned && event.type === 'session_start') {
       // Refused (shutting down): still idle, so it needs its place back, or goes.
       becomeIdle();
     }
@@ -251,8 +272,10 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     releaseSlot?.();
     releaseSlot = undefined;
     log.debug({ code }, 'voice service disconnected');
-    // The service closes the socket when the call ends; a call never outlives its socket.
-    for (const id of [...sessions]) void registry.end(id, 'socket_closed');
+    // The service closes the socket when the call ends, and a call ends with it. A socket that broke
+    // without a close handshake may be followed by the service reconnecting: its calls wait a moment.
+    const grace = code === CLOSE_ABNORMAL && !deadPeers.has(ws) ? options.reconnectGraceMs : 0;
+    for (const id of [...sessions]) registry.release(id, sink, 'socket_closed', grace);
     sessions.clear();
   });
 
