@@ -22,6 +22,51 @@ describe('configuration', () => {
     expect(() => loadConfig({ TRANSFER_TARGETS: 'sales' })).toThrow(/TRANSFER_TARGETS/);
     expect(loadConfig({ TRANSFER_TARGETS: 'sales=1, support = 2' }).transfer.targets).toEqual({ sales: '1', support: '2' });
   });
+
+  test('one line per bad variable, saying what is expected', () => {
+    const message = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'no error';
+    };
+    expect(message({ PORT: 'abc' })).toBe('PORT must be a port number 1–65535 (0 picks any free port)');
+    expect(message({ PUBLIC_URL: 'hotline.example.com' })).toMatch(/^PUBLIC_URL must be an http:\/\/ or https:\/\/ URL/);
+    expect(message({ OPENAI_BASE_URL: 'localhost:11434/v1' })).toMatch(/^OPENAI_BASE_URL must be an http:\/\/ or https:\/\/ URL/);
+    expect(message({ TRUST_PROXY: '999.1.1.1' })).toMatch(/^TRUST_PROXY must be/);
+    expect(message({ PORT: 'abc', WEBHOOK_REPLY: 'all' }).split('\n')).toHaveLength(2);
+  });
+
+  test('empty values mean unset, as a .env file with "PORT=" would leave them', () => {
+    const config = loadConfig({ PORT: '', LLM_TEMPERATURE: '', OPENAI_BASE_URL: ' ', TRANSFER_TARGET: '' });
+    expect(config.port).toBe(3000);
+    expect(config.llm.temperature).toBeUndefined();
+    expect(config.llm.mode).toBe('demo');
+    expect(config.transfer.defaultTarget).toBeUndefined();
+  });
+
+  test('in production, outbound calls refuse to start while a call transport is open to anyone', () => {
+    const outbound = { NODE_ENV: 'production', OPENAI_API_KEY: 'sk-x', ADMIN_TOKEN: 'admin', AIFLOW_API_URL: 'https://api.example.com', AIFLOW_ACCESS_TOKEN: 't' };
+    expect(() => loadConfig(outbound)).toThrow(/the webhook \(set WEBHOOK_SECRET\) and the WebSocket \(set WS_TOKEN\)/);
+    expect(() => loadConfig({ ...outbound, WS_TOKEN: 'w' })).toThrow(/the webhook \(set WEBHOOK_SECRET\) is open/);
+    expect(loadConfig({ ...outbound, WS_TOKEN: 'w', TRANSPORTS: 'websocket' }).transports).toEqual(new Set(['websocket']));
+    expect(loadConfig({ ...outbound, WS_TOKEN: 'w', WEBHOOK_SECRET: 's' }).transports).toEqual(new Set(['websocket', 'webhook']));
+    // Without outbound calls there are no variables to claim; development keeps warning instead.
+    expect(() => loadConfig({ ...outbound, ADMIN_TOKEN: '' })).not.toThrow();
+    expect(() => loadConfig({ ...outbound, NODE_ENV: 'development' })).not.toThrow();
+  });
+
+  test('the token cap goes to the field the endpoint knows', () => {
+    expect(loadConfig({ OPENAI_API_KEY: 'sk-x' }).llm.maxTokensParam).toBe('max_completion_tokens');
+    expect(loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }).llm.maxTokensParam).toBe('max_tokens');
+    expect(loadConfig({ OPENAI_BASE_URL: 'https://x.openai.azure.com/openai/v1' }).llm.maxTokensParam).toBe('max_completion_tokens');
+    expect(loadConfig({ OPENAI_BASE_URL: 'http://h/v1', LLM_MAX_TOKENS_PARAM: 'max_completion_tokens' }).llm.maxTokensParam).toBe(
+      'max_completion_tokens',
+    );
+    expect(loadConfig({ LLM_MAX_TOKENS: '0' }).llm.maxTokens).toBeUndefined();
+  });
 });
 
 describe('Hotline on the built-in demo model', () => {
