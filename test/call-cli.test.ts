@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCallCli } from '../src/cli/call.js';
 import { normalizePhoneNumber } from '../src/outbound/phone-number.js';
+import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 
 const TOKEN = 'admin-token-for-cli-tests';
 const cleanups: (() => Promise<void>)[] = [];
@@ -281,19 +282,15 @@ describe('npm run call -- --csv', () => {
 });
 
 describe('the script itself', () => {
-  test('npx tsx src/cli/call.ts runs the command line and exits with its code', async () => {
+  test('src/cli/call.ts run by node runs the command line and exits with its code', async () => {
     const stub = await startStubHotline();
-    const { stdout } = await promisify(execFile)('npx', ['tsx', 'src/cli/call.ts', '+1 (415) 555-0100', '--var', 'name=Anna'], {
-      env: { ...process.env, ADMIN_TOKEN: TOKEN, BOT_URL: stub.url },
-      cwd: path.resolve(import.meta.dirname, '..'),
-    });
+    // Its own environment, in a folder without .env: the user's ADMIN_TOKEN or BOT_URL must not count.
+    const options = { env: childEnv({ ADMIN_TOKEN: TOKEN, BOT_URL: stub.url }), cwd: isolatedCwd() };
+    const { stdout } = await promisify(execFile)(process.execPath, tsxArgs('src/cli/call.ts', '+1 (415) 555-0100', '--var', 'name=Anna'), options);
     expect(stdout.trim()).toBe('✓ 14155550100 initiated');
     expect(stub.requests[0]?.body).toEqual({ toPhoneNumber: '+1 (415) 555-0100', variables: { name: 'Anna' } });
 
-    const failed = await promisify(execFile)('npx', ['tsx', 'src/cli/call.ts', '0151 1234567'], {
-      env: { ...process.env, ADMIN_TOKEN: TOKEN, BOT_URL: stub.url },
-      cwd: path.resolve(import.meta.dirname, '..'),
-    }).then(
+    const failed = await promisify(execFile)(process.execPath, tsxArgs('src/cli/call.ts', '0151 1234567'), options).then(
       () => undefined,
       (error: { code?: unknown; stdout?: unknown }) => error,
     );

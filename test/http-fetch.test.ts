@@ -18,6 +18,7 @@ import { createHttpFetch, type HttpFetch } from '../src/llm/http-fetch.js';
 import { OpenAiLlm, type LlmRequest } from '../src/llm/llm.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { sseChunks } from '../src/llm/sse-chunks.js';
+import { childEnv, isolatedCwd, tsxLoader } from './helpers/child-process.js';
 
 const cleanups: (() => unknown)[] = [];
 
@@ -424,7 +425,11 @@ describe('createHttpFetch', () => {
       for await (const _ of raw) {}
       console.log(answer.status);
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', tsxLoader, '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: childEnv(),
+      cwd: isolatedCwd(),
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (piece: string) => (output += piece));
     const [code] = (await once(child, 'exit')) as [number | null];

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, test } from 'vitest';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { spawnHotline } from './helpers/child-process.js';
 import { upgradeStatus } from './helpers/upgrade-status.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -116,37 +115,28 @@ describe('metrics', () => {
 describe('graceful shutdown', () => {
   test('SIGTERM: readiness 503 and new calls refused at once; the call in progress finishes; exit 0', async () => {
     const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-shutdown-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', TRANSCRIPTS_DIR: transcriptsDir, SHUTDOWN_GRACE_MS: '20000', DEMO_TTFT_MS: '0', DEMO_TOKEN_DELAY_MS: '0', NODE_ENV: 'test', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // No environment and no .env of the user's: a WS_TOKEN or OPENAI_API_KEY there would change this call.
+    const hotline = spawnHotline({ TRANSCRIPTS_DIR: transcriptsDir, SHUTDOWN_GRACE_MS: '20000' });
     try {
-      const lines = createInterface({ input: child.stdout });
-      const url = await new Promise<string>((resolve) => {
-        lines.on('line', (line) => {
-          const match = /"websocketUrl":"(ws:\/\/[^"]+)"/.exec(line);
-          if (match) resolve(match[1]!);
-        });
-      });
-      const httpUrl = url.replace(/^ws/, 'http').replace(/\/ws$/, '');
-      const service = await FakeVoiceService.connect(url, { playback: { kind: 'auto', msPerChar: 0.5 } });
+      const [, url] = await hotline.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+      const httpUrl = url!.replace(/^ws/, 'http').replace(/\/ws$/, '');
+      const service = await FakeVoiceService.connect(url!, { playback: { kind: 'auto', msPerChar: 0.5 } });
       services.push(service);
       service.start();
       await service.nextOfType('speak');
 
-      child.kill('SIGTERM');
+      hotline.child.kill('SIGTERM');
       await expect.poll(async () => (await fetch(`${httpUrl}/readyz`)).status).toBe(503);
-      expect(await upgradeStatus(url)).toBe(503);
+      expect(await upgradeStatus(url!)).toBe(503);
       // The call in progress still works.
       service.say('What are your opening hours?');
       expect((await service.nextOfType('speak')).text).toMatch(/^We're open/);
       service.end('caller_hangup');
-      expect(await exited).toBe(0);
+      expect(await hotline.exited).toBe(0);
       const transcript = await readFile(path.join(transcriptsDir, transcriptFileName(service.sessionId)), 'utf8');
       expect(transcript).toMatch(/"reason":"caller_hangup"/);
     } finally {
-      child.kill('SIGKILL');
+      hotline.child.kill('SIGKILL');
       await rm(transcriptsDir, { recursive: true, force: true });
     }
   });

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { runSimulate } from '../src/cli/simulate.js';
 import type { CallRecordJson } from '../src/simulator/call-record.js';
 import { speakingTimeMs } from '../src/simulator/speech-playback.js';
+import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { lastUserText, scriptByUserText } from './helpers/scripts.js';
 
@@ -221,13 +222,14 @@ describe('npm run simulate --webhook', () => {
 });
 
 describe('the real entry point', () => {
-  test('npx tsx src/cli/simulate.ts with piped stdin', async () => {
+  test('src/cli/simulate.ts run by node, with piped stdin', async () => {
     const { hotline: h } = await hotline();
     const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
       const child = execFile(
-        'npx',
-        ['tsx', 'src/cli/simulate.ts', '--url', h.wsUrl, '--speed', '50'],
-        { cwd: path.resolve(import.meta.dirname, '..'), env: { ...process.env, WS_TOKEN: '' } },
+        process.execPath,
+        tsxArgs('src/cli/simulate.ts', '--url', h.wsUrl, '--speed', '50'),
+        // Its own environment, in a folder without .env: the user's WS_TOKEN must not count.
+        { cwd: isolatedCwd(), env: childEnv() },
         // A non-zero exit is an error with a numeric code, checked below; only a failed start rejects.
         (error, stdout) => (typeof error?.code === 'string' ? reject(error) : resolve({ code: child.exitCode, stdout })),
       );

@@ -1,0 +1,273 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/errors.js';
+import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
+import { createLogger } from '../src/logger.js';
+import { exposureAdvice, listeningMessage, startupUrls } from '../src/startup/announce.js';
+import { describeStartupError, startupErrorText } from '../src/startup/startup-error.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** src/main.ts in a child process, killed when the test ends (concurrent tests pass their own onTestFinished). */
+function hotline(vars: Record<string, string> = {}, onFinished: typeof onTestFinished = onTestFinished): HotlineProcess {
+  const started = spawnHotline(vars);
+  onFinished(() => {
+    started.child.kill('SIGKILL');
+  });
+  return started;
+}
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; port: number; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const { port } = server.address() as AddressInfo;
+  return { server, port, url: `http://127.0.0.1:${port}` };
+}
+
+/** A port nothing listens on: bound once, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function errno(code: string, syscall: string, extra: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error(`${syscall} ${code}`), { code, syscall, ...extra });
+}
+
+const target = { host: '0.0.0.0', port: 3000 };
+
+describe('a failed start says what to fix', () => {
+  test.each([
+    [errno('EADDRINUSE', 'listen', { port: 3000 }), 'PORT 3000 is already in use: stop the other program or set PORT to a free port'],
+    [errno('EACCES', 'listen', { port: 80 }), /^PORT 80 may not be opened by this user .*set PORT to 1024 or above/],
+    [errno('EADDRNOTAVAIL', 'listen', { address: '192.0.2.1' }), /^HOST 0\.0\.0\.0 \(192\.0\.2\.1\) is not an address of this machine: set HOST/],
+    [errno('ENOTFOUND', 'getaddrinfo'), 'HOST 0.0.0.0 cannot be resolved: set HOST to an address of this machine (0.0.0.0 listens on all)'],
+    [new ConfigError('TRANSCRIPTS_DIR /x cannot be written'), 'TRANSCRIPTS_DIR /x cannot be written'],
+  ])('%s', (error, expected) => {
+    const failure = describeStartupError(error, target);
+    expect(failure.expected).toBe(true);
+    expect(failure.message).toMatch(expected);
+  });
+
+  test('an unforeseen error: a short line, the stack only when debugging', () => {
+    const error = new TypeError('something broke');
+    expect(startupErrorText(error, target, { debug: false })).toBe('Hotline could not start: something broke (LOG_LEVEL=debug shows the stack)');
+    expect(startupErrorText(error, target, { debug: true })).toMatch(/^Hotline could not start: something broke\nTypeError: something broke\n {4}at /);
+  });
+
+  test('empty values are unset: PORT= listens on 3000, LLM_TEMPERATURE= leaves the temperature to the endpoint', () => {
+    expect(loadConfig({ PORT: '' }).port).toBe(3000);
+    expect(loadConfig({ PORT: '  ', LLM_TEMPERATURE: '', OPENAI_API_KEY: 'sk-x' }).llm.temperature).toBeUndefined();
+  });
+
+  // Each a real start of src/main.ts: exit code 1 and exactly the one line on stderr, no stack trace.
+  test.concurrent.for([
+    ['a bad value', { PORT: 'abc' }, /^PORT must be a port number/],
+    ['two bad values, one line each', { PORT: 'abc', LLM_TIMEOUT_MS: '-1' }, /^PORT must be .*\nLLM_TIMEOUT_MS must be .*$/],
+    ['a missing prompts folder', { PROMPTS_DIR: '/nonexistent/hotline-prompts' }, /^PROMPTS_DIR \/nonexistent\/hotline-prompts .*$/],
+    ['a transcripts folder that cannot be written', { TRANSCRIPTS_DIR: '/dev/null/transcripts' }, /^TRANSCRIPTS_DIR \/dev\/null\/transcripts cannot be written .*set TRANSCRIPTS_DIR/],
+    ['a HOST that does not resolve', { HOST: 'nosuchhost.invalid' }, /^HOST nosuchhost\.invalid cannot be resolved: set HOST to an address of this machine \(0\.0\.0\.0 listens on all\)$/],
+    ['a HOST of another machine', { HOST: '192.0.2.1' }, /^HOST 192\.0\.2\.1 is not an address of this machine: set HOST/],
+  ] as const)('%s', async ([, vars, expected], context) => {
+    const started = hotline(vars, context.onTestFinished);
+    expect(await started.exited).toBe(1);
+    const stderr = started.stderr().trimEnd();
+    expect(stderr).toMatch(expected);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    if (!String(expected).includes('\\n')) expect(stderr.split('\n')).toHaveLength(1);
+  });
+
+  test('a PORT in use', async () => {
+    const { port } = await listen(() => undefined);
+    const started = hotline({ PORT: String(port) });
+    expect(await started.exited).toBe(1);
+    expect(started.stderr()).toBe(`PORT ${port} is already in use: stop the other program or set PORT to a free port\n`);
+  });
+});
+
+describe('the startup announcement', () => {
+  test('URLs for the AI flow, one per line; PUBLIC_URL wins; the token is named, never shown', () => {
+    const local = loadConfig({ HOST: '0.0.0.0', WS_TOKEN: 'secret-token' });
+    const urls = startupUrls(local, 3000);
+    expect(listeningMessage(local, 3000, urls)).toBe(
+      [
+        'Hotline is listening on 0.0.0.0:3000',
+        '  WebSocket URL for the AI flow: ws://localhost:3000/ws?token=<WS_TOKEN>',
+        '  Webhook URL: http://localhost:3000/webhook',
+        '  Health: http://localhost:3000/healthz',
+      ].join('\n'),
+    );
+    expect(exposureAdvice(local, 3000)).toMatch(/cannot reach localhost[\s\S]*cloudflared tunnel --url http:\/\/localhost:3000[\s\S]*ngrok http 3000[\s\S]*PUBLIC_URL/);
+
+    const published = loadConfig({ PUBLIC_URL: 'https://hotline.example.com/', TRANSPORTS: 'websocket' });
+    expect(startupUrls(published, 3000)).toEqual({
+      base: 'https://hotline.example.com',
+      websocket: 'wss://hotline.example.com/ws',
+      webhook: undefined,
+      health: 'https://hotline.example.com/healthz',
+    });
+    expect(exposureAdvice(published, 3000)).toBeUndefined();
+    expect(startupUrls(loadConfig({ HOST: '::1' }), 3000).health).toBe('http://[::1]:3000/healthz');
+  });
+
+  test('src/main.ts prints the URLs in the message, keeps websocketUrl as a field, and says how to expose Hotline', async () => {
+    const started = hotline({ HOST: '127.0.0.1', LLM_TEMPERATURE: '' });
+    const { input: line } = await started.line(/"websocketUrl"/);
+    const entry = JSON.parse(line) as { msg: string; websocketUrl: string; webhookUrl: string; healthUrl: string };
+    const port = /:(\d+)\/ws$/.exec(entry.websocketUrl)![1];
+    expect(entry.msg).toBe(
+      [
+        `Hotline is listening on 127.0.0.1:${port}`,
+        `  WebSocket URL for the AI flow: ws://127.0.0.1:${port}/ws`,
+        `  Webhook URL: http://127.0.0.1:${port}/webhook`,
+        `  Health: http://127.0.0.1:${port}/healthz`,
+      ].join('\n'),
+    );
+    expect((await fetch(entry.healthUrl)).status).toBe(200);
+    await started.line(/PUBLIC_URL is not set.*ngrok http/);
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
+  });
+});
+
+describe('stopping', () => {
+  test('a second signal during the graceful shutdown exits at once', async () => {
+    const started = hotline({ SHUTDOWN_GRACE_MS: '20000' });
+    const [, url] = await started.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+    const service = await FakeVoiceService.connect(url!, { playback: { kind: 'auto', msPerChar: 0.5 } });
+    cleanups.push(async () => {
+      await service.close();
+    });
+    service.start();
+    await service.nextOfType('speak');
+
+    started.child.kill('SIGTERM');
+    await started.line(/shutting down/);
+    const second = Date.now();
+    started.child.kill('SIGINT');
+    expect(await started.exited).toBe(130);
+    expect(Date.now() - second).toBeLessThan(2000);
+    expect(started.stdout()).toMatch(/SIGINT again: exiting at once/);
+  });
+});
+
+/** A logger writing JSON lines into an array. */
+function capture() {
+  const entries: { level: number; msg: string; llmCheck?: string }[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) entries.push(JSON.parse(line) as (typeof entries)[number]);
+      done();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', env: 'test', destination }), entries };
+}
+
+describe('the LLM check at startup', () => {
+  const KEY = 'sk-startup-check-key';
+
+  test('a refused key: says so and names OPENAI_API_KEY', async () => {
+    const seen: IncomingMessage[] = [];
+    const llm = await listen((req, res) => {
+      seen.push(req);
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key provided' } }));
+    });
+    const check = await checkLlm({ apiKey: KEY, baseURL: `${llm.url}/v1`, model: 'm' });
+    expect(check).toEqual({ outcome: 'key-refused', status: 401 });
+    expect(seen[0]).toMatchObject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${KEY}` } });
+    expect(describeLlmCheck(check, { endpoint: `${llm.url}/v1`, model: 'm', baseUrlSet: true })).toEqual({
+      level: 'error',
+      message: `the LLM at ${llm.url}/v1 refused the API key (HTTP 401): check OPENAI_API_KEY`,
+    });
+  });
+
+  test('a model list: the model is there, is missing (a warning naming LLM_MODEL), or the list is empty', async () => {
+    let models: { id: string }[] = [{ id: 'gpt-4o-mini' }, { id: 'llama3.1:latest' }];
+    const llm = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: models }));
+    });
+    const baseURL = `${llm.url}/v1`;
+    expect(await checkLlm({ apiKey: KEY, baseURL, model: 'gpt-4o-mini' })).toMatchObject({ outcome: 'ok', modelListed: true });
+    expect(await checkLlm({ apiKey: KEY, baseURL, model: 'llama3.1' })).toMatchObject({ outcome: 'ok', modelListed: true });
+    const missing = await checkLlm({ apiKey: KEY, baseURL, model: 'gpt-5-typo' });
+    expect(missing).toEqual({ outcome: 'ok', models: ['gpt-4o-mini', 'llama3.1:latest'], modelListed: false });
+    expect(describeLlmCheck(missing, { endpoint: baseURL, model: 'gpt-5-typo', baseUrlSet: true })).toEqual({
+      level: 'warn',
+      message: expect.stringMatching(/^LLM_MODEL gpt-5-typo is not among the 2 models the LLM at .* offers \(gpt-4o-mini, llama3\.1:latest\): check LLM_MODEL/),
+    });
+    models = [];
+    const empty = await checkLlm({ apiKey: KEY, baseURL, model: 'anything' });
+    expect(empty).toMatchObject({ outcome: 'ok', modelListed: undefined });
+    expect(describeLlmCheck(empty, { endpoint: baseURL, model: 'anything', baseUrlSet: true }).level).toBe('info');
+  });
+
+  test('nothing listening: cannot be reached, check OPENAI_BASE_URL', async () => {
+    const baseURL = `http://127.0.0.1:${await closedPort()}/v1`;
+    const check = await checkLlm({ apiKey: KEY, baseURL, model: 'm' });
+    expect(check).toEqual({ outcome: 'unreachable', reason: expect.stringMatching(/ECONNREFUSED/) });
+    expect(describeLlmCheck(check, { endpoint: baseURL, model: 'm', baseUrlSet: true }).message).toMatch(
+      new RegExp(`^the LLM at ${baseURL.replace(/\./g, '\\.')} cannot be reached: connect ECONNREFUSED .*; check OPENAI_BASE_URL$`),
+    );
+  });
+
+  test('no answer within the time limit: unreachable; no /models (404): inconclusive, at debug; a web page: a warning', async () => {
+    const silent = await listen(() => undefined);
+    expect(await checkLlm({ apiKey: KEY, baseURL: `${silent.url}/v1`, model: 'm', timeoutMs: 200 })).toEqual({
+      outcome: 'unreachable',
+      reason: 'no answer within 0.2 s',
+    });
+    const bare = await listen((_req, res) => res.writeHead(404).end('404 page not found'));
+    const check = await checkLlm({ apiKey: KEY, baseURL: `${bare.url}/v1`, model: 'm' });
+    expect(check).toEqual({ outcome: 'no-model-list', status: 404 });
+    expect(describeLlmCheck(check, { endpoint: bare.url, model: 'm', baseUrlSet: true }).level).toBe('debug');
+    const page = await listen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>'));
+    const html = await checkLlm({ apiKey: KEY, baseURL: page.url, model: 'm' });
+    expect(html).toEqual({ outcome: 'inconclusive', reason: expect.stringMatching(/not answer with JSON.*\/v1/) });
+    expect(describeLlmCheck(html, { endpoint: page.url, model: 'm', baseUrlSet: true }).level).toBe('warn');
+  });
+
+  test('run at startup it only logs, never throws, and keeps the credentials of the URL out of the log', async () => {
+    const llm = await listen((_req, res) => res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":{"message":"no"}}'));
+    const config = loadConfig({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `http://user:pw-123456@127.0.0.1:${llm.port}/v1` });
+    const { logger, entries } = capture();
+    await expect(checkLlmAtStartup(config, logger, config.llm.baseURL!)).resolves.toBeUndefined();
+    expect(entries).toEqual([
+      expect.objectContaining({
+        level: 50,
+        llmCheck: 'key-refused',
+        msg: `the LLM at http://user:***@127.0.0.1:${llm.port}/v1 refused the API key (HTTP 403): check OPENAI_API_KEY`,
+      }),
+    ]);
+  });
+
+  test('src/main.ts checks after it listens and logs the outcome; the key never reaches the log', async () => {
+    const llm = await listen((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}` } }));
+    });
+    const started = hotline({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `http://user:pw-123456@127.0.0.1:${llm.port}/v1`, LLM_MODEL: 'm' });
+    await started.line(/"websocketUrl"/);
+    const { input: line } = await started.line(/"llmCheck"/);
+    expect(JSON.parse(line)).toMatchObject({ level: 50, msg: expect.stringMatching(/refused the API key \(HTTP 401\): check OPENAI_API_KEY$/) });
+    expect(started.stdout()).not.toContain(KEY);
+    expect(started.stdout()).not.toContain('pw-123456');
+    expect(started.stdout()).toContain('http://user:***@127.0.0.1');
+  });
+});
