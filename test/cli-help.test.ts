@@ -1,8 +1,6 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
+import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 
 /** Every npm script with a command line: the script name users type, and its file. */
 const COMMANDS = [
@@ -30,10 +28,10 @@ function run(file: string, args: readonly string[]): Promise<Exit> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', file, ...args],
-      // Never the developer's variables: a .env-like ADMIN_TOKEN or PROMPTS_DIR must not change what is tested.
+      tsxArgs(file, ...args),
+      // Never the developer's variables nor their .env: a key or a PROMPTS_DIR must not change what is tested.
       // The timeout only matters if a command starts its real work instead of answering.
-      { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000, killSignal: 'SIGKILL' },
+      { cwd: isolatedCwd(), env: childEnv(), timeout: 30_000, killSignal: 'SIGKILL' },
       (error, stdout, stderr) => {
         // A numeric code is the exit code; a string code means the child never started.
         if (typeof error?.code === 'string') reject(error);
