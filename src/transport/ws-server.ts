@@ -175,6 +175,7 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
   const { registry } = options;
   const log = options.logger.child({ remote: admitted.address });
   const sessions = new Set<string>();
+  let protocolError = false;
   log.debug('voice service connected');
 
   let releaseSlot: (() => void) | undefined = admitted.releaseSlot;
@@ -274,12 +275,18 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     log.debug({ code }, 'voice service disconnected');
     // The service closes the socket when the call ends, and a call ends with it. A socket that broke
     // without a close handshake may be followed by the service reconnecting: its calls wait a moment.
-    const grace = code === CLOSE_ABNORMAL && !deadPeers.has(ws) ? options.reconnectGraceMs : 0;
+    const broken = code === CLOSE_ABNORMAL && !deadPeers.has(ws) && !protocolError;
+    const grace = broken ? options.reconnectGraceMs : 0;
     for (const id of [...sessions]) registry.release(id, sink, 'socket_closed', grace);
     sessions.clear();
   });
 
-  ws.on('error', (error: Error) => log.warn({ err: error }, 'WebSocket error'));
+  ws.on('error', (error: Error) => {
+    // ws reports the peer's protocol errors (an oversized frame, bad framing) here and closes the socket:
+    // Hotline closed it, so no reconnect is waited for.
+    protocolError = true;
+    log.warn({ err: error }, 'WebSocket error');
+  });
 }
 
 function rawToString(data: RawData): string {
