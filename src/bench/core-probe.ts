@@ -1,8 +1,8 @@
 /**
  * Watches Hotline's call core from outside, without changing its code: wraps
- * the registry's dispatch (events entering the core) and the sinks it hands
- * to calls (actions leaving the core, before the transport validates and
- * sends them). Lets the bench split a latency into Hotline's part and the
+ * the registry's dispatch (events entering the core) and the send of the sinks
+ * it hands to calls (actions leaving the core, before the transport validates
+ * and sends them). Lets the bench split a latency into Hotline's part and the
  * wire's, and tell a stale speak from one that crossed a barge-in in flight.
  * Costs one wrapper call per event and per action while installed.
  */
@@ -25,33 +25,32 @@ export interface CoreHooks {
 /** Installs the probe; returns its uninstaller. */
 export function probeCore(registry: CallRegistry, hooks: CoreHooks): () => void {
   const original = registry.dispatch;
-  const wrapped = new WeakMap<ActionSink, ActionSink>();
-  const wrap = (sink: ActionSink): ActionSink => {
-    let outer = wrapped.get(sink);
-    if (!outer) {
-      outer = {
-        send(action) {
-          if (action.type !== 'speak') return sink.send(action);
-          hooks.speakSent?.(action.text, now());
-          sink.send(action);
-          hooks.speakLeft?.(action.text, now());
-        },
-        ...(sink.idle ? { idle: () => sink.idle?.() } : {}),
-      };
-      // One wrapper per sink, so the probe allocates nothing per event.
-      wrapped.set(sink, outer);
-    }
-    return outer;
+  // The sink's own send is replaced, once per sink: the core and the transport tell connections apart by
+  // the sink's identity (who owns a call), so a wrapper object in its place would change what is measured.
+  const patched = new Map<ActionSink, ActionSink['send']>();
+  const patch = (sink: ActionSink): ActionSink => {
+    if (patched.has(sink)) return sink;
+    const send = sink.send.bind(sink);
+    patched.set(sink, sink.send);
+    sink.send = function sendProbed(action) {
+      if (action.type !== 'speak') return send(action);
+      hooks.speakSent?.(action.text, now());
+      send(action);
+      hooks.speakLeft?.(action.text, now());
+    };
+    return sink;
   };
   registry.dispatch = function dispatchProbed(this: CallRegistry, event, sink, pacing) {
     hooks.entered?.(event, now());
     try {
-      return original.call(this, event, wrap(sink), pacing);
+      return original.call(this, event, patch(sink), pacing);
     } finally {
       hooks.handled?.(event);
     }
   };
   return () => {
     registry.dispatch = original;
+    for (const [sink, send] of patched) sink.send = send;
+    patched.clear();
   };
 }
