@@ -1,4 +1,5 @@
 import { config as loadDotenv } from 'dotenv';
+import { command, commandLineOrExit } from './cli/args.js';
 import { loadConfig, type Config } from './config.js';
 import { checkLlmAtStartup } from './llm/startup-check.js';
 import { createLogger, createScrubber } from './logger.js';
@@ -7,6 +8,23 @@ import { announceStartup } from './startup/announce.js';
 import { logSecrets } from './startup/log-secrets.js';
 import { onStopSignals } from './startup/signals.js';
 import { startupErrorText } from './startup/startup-error.js';
+
+const START = command({
+  name: 'start',
+  usage: `Usage: npm run start --     (or npm start; npm run dev runs the TypeScript and restarts on changes)
+
+Runs Hotline: the phone agent behind a voice service's AI flow, on PORT (default 3000). It takes no
+options: everything is configured by environment variables or a .env file in the working directory —
+OPENAI_API_KEY, OPENAI_BASE_URL and LLM_MODEL for the LLM (none set: the built-in demo model),
+PUBLIC_URL, WS_TOKEN, WEBHOOK_SECRET, PROMPTS_DIR, TRANSCRIPTS_DIR, … Every one is listed, with its
+default, in .env.example.
+
+Example:
+  npm run start --      (the demo model; OPENAI_BASE_URL=http://localhost:11434/v1 LLM_MODEL=llama3.1 in front: Ollama)`,
+  options: {},
+  allowPositionals: false,
+});
+commandLineOrExit(START, process.argv.slice(2), () => undefined);
 
 // From the working directory, as people are told to put it there; the environment wins.
 loadDotenv({ quiet: true });

@@ -10,6 +10,7 @@ const COMMANDS = [
   { name: 'call', file: 'src/cli/call.ts' },
   { name: 'simulate', file: 'src/cli/simulate.ts' },
   { name: 'scenarios', file: 'src/cli/scenarios.ts' },
+  { name: 'start', file: 'src/main.ts' },
 ] as const;
 
 /** Malformed values of numeric options: refused before any work, like an unknown option. */

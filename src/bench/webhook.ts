@@ -15,6 +15,12 @@ interface Answer {
   body: string;
 }
 
+/**
+ * Idle keep-alive sockets are dropped before the server's 5 s keep-alive timeout: a request sent on a
+ * socket the server is closing at that moment fails with "socket hang up" (seen once in a full run).
+ */
+const IDLE_SOCKET_MS = 4_000;
+
 function post(agent: Agent, port: number, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -93,7 +99,7 @@ export interface WebhookResult {
 }
 
 async function throughput(fixture: BenchFixture, options: WebhookOptions): Promise<Omit<WebhookResult, 'userSpeak'>> {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.loops });
+  const agent = new Agent({ keepAlive: true, maxSockets: options.loops, timeout: IDLE_SOCKET_MS });
   const { port } = fixture.hotline;
   try {
     const ids = Array.from({ length: options.loops }, (_, i) => `wh-rps-${i}`);
@@ -130,7 +136,7 @@ async function throughput(fixture: BenchFixture, options: WebhookOptions): Promi
 
 async function userSpeakLatency(fixture: BenchFixture, options: WebhookOptions): Promise<WebhookResult['userSpeak']> {
   fixture.reset();
-  const agent = new Agent({ keepAlive: true, maxSockets: options.sessions * 2 });
+  const agent = new Agent({ keepAlive: true, maxSockets: options.sessions * 2, timeout: IDLE_SOCKET_MS });
   const { port } = fixture.hotline;
   const turns: { reply: ReplyInfo; answeredAt: number; firstOk: boolean }[] = [];
   try {
