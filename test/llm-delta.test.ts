@@ -82,15 +82,15 @@ describe('ToolCallAssembler', () => {
 describe('ThinkTagFilter', () => {
   test('hides <think> blocks, also when tags are cut between deltas', () => {
     const filter = new ThinkTagFilter();
-    const out = ['<thi', 'nk>\nI should', ' be brief.</th', 'ink>\n\nCross at', ' the <b>light</b>.'].map((d) => filter.push(d).text);
+    const out = ['<thi', 'nk>\nI should', ' be brief.</th', 'ink>\n\nCross at', ' the <b>light</b>.'].map((d) => filter.push(d));
     expect(out.join('') + filter.flush()).toBe('\n\nCross at the <b>light</b>.');
   });
 
   test('a "<" that never becomes a tag is text', () => {
     const filter = new ThinkTagFilter();
-    expect(filter.push('3 <').text + filter.push(' 4').text + filter.flush()).toBe('3 < 4');
+    expect(filter.push('3 <') + filter.push(' 4') + filter.flush()).toBe('3 < 4');
     const end = new ThinkTagFilter();
-    expect(end.push('x <thi').text + end.flush()).toBe('x <thi');
+    expect(end.push('x <thi') + end.flush()).toBe('x <thi');
   });
 });
 

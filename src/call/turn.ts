@@ -191,13 +191,12 @@ export class Turn {
   }
 
   private consume(chunk: unknown, state: RoundState): void {
-    const delta = readDelta(chunk);
+    const delta = readDelta(chunk, !state.answered);
     if (!delta) return;
     let { text, reasoning } = delta;
     if (text !== '') {
-      const visible = state.think.push(text);
-      text = visible.text;
-      reasoning ||= visible.thinking;
+      text = state.think.push(text);
+      reasoning ||= state.think.thinking;
     }
     if (!state.answered) this.onEarlyToken(state, text !== '' || delta.toolCalls.length > 0, reasoning);
     if (text !== '') {

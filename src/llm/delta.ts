@@ -33,8 +33,13 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The first choice's delta, or undefined for chunks without one (usage, keep-alives, `choices: []`). */
-export function readDelta(chunk: unknown): Delta | undefined {
+/**
+ * The first choice's delta, or undefined for chunks without one (usage,
+ * keep-alives, `choices: []`). Reasoning is looked for only with
+ * `withReasoning`: once a reply is under way nobody needs to know, and the
+ * lookups would cost every token.
+ */
+export function readDelta(chunk: unknown, withReasoning = true): Delta | undefined {
   if (!isObject(chunk)) return undefined;
   const choices = chunk['choices'];
   if (!Array.isArray(choices)) return undefined;
@@ -51,7 +56,7 @@ export function readDelta(chunk: unknown): Delta | undefined {
   const refusal = delta['refusal'];
   // A refusal is the model's answer: the caller hears it as written rather than a generic apology.
   if (typeof refusal === 'string' && refusal !== '') text += refusal;
-  if (!reasoning) reasoning = hasReasoning(delta);
+  if (withReasoning && !reasoning) reasoning = hasReasoning(delta);
   const calls = delta['tool_calls'];
   return { text, reasoning, toolCalls: Array.isArray(calls) ? readToolCalls(calls) : NO_TOOL_CALLS };
 }

@@ -10,11 +10,16 @@ const CLOSE = ['</think>', '</thinking>'];
 export class ThinkTagFilter {
   private inside = false;
   private pending = '';
+  /** Some of the last delta pushed was inside a think block. */
+  thinking = false;
 
-  /** The text of this delta outside think blocks; `thinking` when some of it was inside one. */
-  push(delta: string): { text: string; thinking: boolean } {
+  /** The text of this delta outside think blocks. */
+  push(delta: string): string {
     // The usual case, on every token: no tag anywhere near.
-    if (!this.inside && this.pending === '' && !delta.includes('<')) return { text: delta, thinking: false };
+    if (!this.inside && this.pending === '' && !delta.includes('<')) {
+      this.thinking = false;
+      return delta;
+    }
     const s = this.pending + delta;
     this.pending = '';
     let out = '';
@@ -44,7 +49,8 @@ export class ThinkTagFilter {
       if (!this.inside) out += '<';
       i = at + 1;
     }
-    return { text: out, thinking };
+    this.thinking = thinking;
+    return out;
   }
 
   /** The end of the content: a held back "<thi" that never became a tag was text after all. */

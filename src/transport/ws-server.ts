@@ -135,20 +135,34 @@ function refuse(socket: Duplex, status: number, message: string): void {
   );
 }
 
+/** Sockets Hotline dropped itself for not answering pings: their peer is gone, not reconnecting. */
+const deadPeers = new WeakSet<WebSocket>();
+
+/**
+ * Each interval is cut into this many slices, each pinging its share of the sockets: thousands pinged
+ * in one go would hold every call's speech back for a few milliseconds at once.
+ */
+const PING_SLICES = 10;
+
 /**
  * One timer for all sockets. A peer that vanished without closing (a dead
  * NAT entry, a crashed host) leaves a socket that would hold its call and its
  * descriptor forever; one that has not answered the previous ping by the next
  * is terminated, which ends its call through the close handler.
  */
-/** Sockets Hotline dropped itself for not answering pings: their peer is gone, not reconnecting. */
-const deadPeers = new WeakSet<WebSocket>();
-
 function pingPeriodically(wss: WebSocketServer, options: WebSocketTransportOptions): () => void {
   if (options.pingIntervalMs <= 0) return () => undefined;
   const awaitingPong = new WeakSet<WebSocket>();
+  const slices = Array.from({ length: PING_SLICES }, () => new Set<WebSocket>());
+  let joining = 0;
+  wss.on('connection', (ws: WebSocket) => {
+    const slice = slices[joining++ % PING_SLICES]!;
+    slice.add(ws);
+    ws.once('close', () => slice.delete(ws));
+  });
+  let turn = 0;
   const timer = setInterval(() => {
-    for (const ws of wss.clients) {
+    for (const ws of slices[turn++ % PING_SLICES]!) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       if (awaitingPong.has(ws)) {
         options.logger.info('voice service did not answer a ping; dropping its socket');
@@ -160,7 +174,7 @@ function pingPeriodically(wss: WebSocketServer, options: WebSocketTransportOptio
       ws.once('pong', () => awaitingPong.delete(ws));
       ws.ping();
     }
-  }, options.pingIntervalMs);
+  }, options.pingIntervalMs / PING_SLICES);
   // Nothing to watch must not keep the process alive.
   timer.unref();
   return () => clearInterval(timer);
