@@ -86,6 +86,9 @@ export class BenchFixture {
       LLM_TIMEOUT_MS: '60000',
       LLM_TOTAL_TIMEOUT_MS: '120000',
       MAX_CALLS: '100000',
+      // The idle callers' process exits without closing its sockets: their calls must end then, not wait
+      // for a reconnect and all end at once in the middle of the next phase.
+      WS_RECONNECT_GRACE_MS: '0',
     });
     // After Hotline's thread has started: a thread is born with its creator's priority.
     if (options.yieldCpu) fixture.callersNice = yieldCpuToHotline();
