@@ -6,45 +6,35 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import type { ChatRequestBody } from '../src/llm/scripted-server.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import type { TestHotline } from './helpers/hotline.js';
+import { testCalls, type ConnectOptions } from './helpers/test-calls.js';
 import { lastUserText } from './helpers/scripts.js';
 
-let env: TestHotline | undefined;
-let clients: FakeVoiceService[] = [];
+const calls = testCalls({ playback: { kind: 'auto', msPerChar: 0.2 } });
+let env: TestHotline;
+const connect = (options: ConnectOptions = {}): Promise<FakeVoiceService> => calls.connect(options);
 
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  clients = [];
-  await env?.close();
-  env = undefined;
-});
-
-async function connect(options: Parameters<typeof FakeVoiceService.connect>[1] = {}): Promise<FakeVoiceService> {
-  const client = await FakeVoiceService.connect(env!.hotline.wsUrl, { playback: { kind: 'auto', msPerChar: 0.2 }, ...options });
-  clients.push(client);
-  return client;
-}
-
-async function started(options: Parameters<typeof FakeVoiceService.connect>[1] = {}): Promise<FakeVoiceService> {
+async function started(options: ConnectOptions = {}): Promise<FakeVoiceService> {
   const client = await connect(options);
   client.start();
   await client.nextOfType('speak');
   return client;
 }
 
-const echo = (request: Parameters<Parameters<typeof startTestHotline>[0]>[0]) => ({ content: `You said ${lastUserText(request)}.` });
+const echo = (request: ChatRequestBody) => ({ content: `You said ${lastUserText(request)}.` });
 
 async function transcriptEnd(sessionId: string): Promise<unknown> {
-  const lines = (await readFile(path.join(env!.transcriptsDir, transcriptFileName(sessionId)), 'utf8')).trim().split('\n');
+  const lines = (await readFile(path.join(env.transcriptsDir, transcriptFileName(sessionId)), 'utf8')).trim().split('\n');
   return (JSON.parse(lines.at(-1)!) as { reason?: unknown }).reason;
 }
 
 describe('a call silent for too long', () => {
   test('hears a goodbye, then the hangup, then the socket closes', async () => {
-    env = await startTestHotline(echo, { CALL_IDLE_TIMEOUT_MS: '300' });
+    env = await calls.start(echo, { CALL_IDLE_TIMEOUT_MS: '300' });
     const service = await started();
     const goodbye = await service.nextOfType('speak');
     expect(goodbye.text).toMatch(/haven't heard from you/);
@@ -58,7 +48,7 @@ describe('a call silent for too long', () => {
 
 describe('shutdown', () => {
   test('callers still on the line are told and transferred to TRANSFER_TARGET before the deadline', async () => {
-    env = await startTestHotline(echo, { SHUTDOWN_NOTICE_MS: '2000' });
+    env = await calls.start(echo, { SHUTDOWN_NOTICE_MS: '2000' });
     const service = await started();
     const shutdown = env.hotline.shutdown(3000);
     expect((await service.nextOfType('speak')).text).toMatch(/hand this call over/);
@@ -69,10 +59,10 @@ describe('shutdown', () => {
   });
 
   test('without TRANSFER_TARGET they hear a goodbye and are hung up on; webhook calls get both in their answers', async () => {
-    env = await startTestHotline(echo, { SHUTDOWN_NOTICE_MS: '5000', TRANSFER_TARGET: '' });
+    env = await calls.start(echo, { SHUTDOWN_NOTICE_MS: '5000', TRANSFER_TARGET: '' });
     const service = await started();
     const post = async (body: unknown): Promise<{ status: number; body: unknown }> => {
-      const res = await fetch(`${env!.hotline.url}/webhook`, {
+      const res = await fetch(`${env.hotline.url}/webhook`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -97,7 +87,7 @@ describe('shutdown', () => {
 
 describe('a call belongs to the connection that started it', () => {
   test('another connection cannot speak for it, nor end it by closing', async () => {
-    env = await startTestHotline(echo);
+    env = await calls.start(echo);
     const owner = await started();
     const intruder = await connect({ sessionId: owner.sessionId });
     intruder.say('transfer me to my friend');
@@ -110,7 +100,7 @@ describe('a call belongs to the connection that started it', () => {
   });
 
   test('once the owner dropped, the service may reconnect and carry on with the call', async () => {
-    env = await startTestHotline(echo, { WS_RECONNECT_GRACE_MS: '5000' });
+    env = await calls.start(echo, { WS_RECONNECT_GRACE_MS: '5000' });
     const first = await started();
     // No close handshake: the connection broke.
     first.socket.terminate();
@@ -121,10 +111,10 @@ describe('a call belongs to the connection that started it', () => {
   });
 
   test('a dropped call that nobody reconnects ends after the grace', async () => {
-    env = await startTestHotline(echo, { WS_RECONNECT_GRACE_MS: '200' });
+    env = await calls.start(echo, { WS_RECONNECT_GRACE_MS: '200' });
     const first = await started();
     first.socket.terminate();
-    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await expect.poll(() => env.hotline.registry.size).toBe(0);
     expect(await transcriptEnd(first.sessionId)).toBe('socket_closed');
   });
 });

@@ -3,24 +3,17 @@
  * event twice. Only the second is a duplicate: the same event again with
  * nothing else having happened in the call since.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import type { TestHotline } from './helpers/hotline.js';
+import { testCalls, type ConnectOptions } from './helpers/test-calls.js';
 import { lastUserText, userTexts } from './helpers/scripts.js';
 
-let env: TestHotline | undefined;
-let clients: FakeVoiceService[] = [];
+const calls = testCalls({ playback: { kind: 'auto', msPerChar: 0.2 } });
+let env: TestHotline;
 
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  clients = [];
-  await env?.close();
-  env = undefined;
-});
-
-async function connect(options: Parameters<typeof FakeVoiceService.connect>[1] = {}): Promise<FakeVoiceService> {
-  const client = await FakeVoiceService.connect(env!.hotline.wsUrl, { playback: { kind: 'auto', msPerChar: 0.2 }, ...options });
-  clients.push(client);
+async function connect(options: ConnectOptions = {}): Promise<FakeVoiceService> {
+  const client = await calls.connect(options);
   client.start();
   await client.nextOfType('speak');
   return client;
@@ -29,7 +22,7 @@ async function connect(options: Parameters<typeof FakeVoiceService.connect>[1] =
 describe('repetitions are words, redeliveries are not', () => {
   test('"yes" to two quick questions: both answers count', async () => {
     let turn = 0;
-    env = await startTestHotline(() => ({ content: ['Shall I book Monday?', 'Shall I send a receipt?', 'Done.'][turn++] ?? 'Done.' }));
+    env = await calls.start(() => ({ content: ['Shall I book Monday?', 'Shall I send a receipt?', 'Done.'][turn++] ?? 'Done.' }));
     const service = await connect();
     service.say('book me in');
     expect((await service.nextOfType('speak')).text).toBe('Shall I book Monday?');
@@ -42,7 +35,7 @@ describe('repetitions are words, redeliveries are not', () => {
 
   test('a barge-in that repeats an earlier one still stops the reply: nothing stale is spoken', async () => {
     const long = 'First point here. Second point here. Third point here. Fourth point here. Fifth point here.';
-    env = await startTestHotline((request) =>
+    env = await calls.start((request) =>
       lastUserText(request) === 'stop please' ? { content: 'Okay.' } : { content: long, tokenDelayMs: 15 },
     );
     const service = await connect({ playback: { kind: 'manual' } });
@@ -63,7 +56,7 @@ describe('repetitions are words, redeliveries are not', () => {
   });
 
   test('the same event again with nothing in between is a redelivery: handled once', async () => {
-    env = await startTestHotline(() => ({ content: 'We open at nine.', ttftMs: 100 }));
+    env = await calls.start(() => ({ content: 'We open at nine.', ttftMs: 100 }));
     const service = await connect();
     service.say('When do you open?');
     service.say('When do you open?');
@@ -73,7 +66,7 @@ describe('repetitions are words, redeliveries are not', () => {
   });
 
   test('session_start again: ignored unless a transfer went out, then the call is back from it', async () => {
-    env = await startTestHotline((request) =>
+    env = await calls.start((request) =>
       lastUserText(request) === 'a person please'
         ? { content: 'One moment.', toolCalls: [{ name: 'transfer', arguments: '{}' }] }
         : { content: 'Sure.' },

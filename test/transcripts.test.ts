@@ -5,30 +5,19 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import type { TestHotline } from './helpers/hotline.js';
+import { testCalls, type ConnectOptions } from './helpers/test-calls.js';
 
-let env: TestHotline | undefined;
-let clients: FakeVoiceService[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  clients = [];
-  await env?.close();
-  env = undefined;
-});
-
-async function connect(options: Parameters<typeof FakeVoiceService.connect>[1]): Promise<FakeVoiceService> {
-  const client = await FakeVoiceService.connect(env!.hotline.wsUrl, options);
-  clients.push(client);
-  return client;
-}
+const calls = testCalls();
+let env: TestHotline;
+const connect = (options: ConnectOptions): Promise<FakeVoiceService> => calls.connect(options);
 
 /** The transcript as it is on disk right now: what a SIGKILL would leave. */
 async function onDisk(sessionId: string): Promise<Record<string, unknown>[]> {
-  const text = await readFile(path.join(env!.transcriptsDir, transcriptFileName(sessionId)), 'utf8').catch(() => '');
+  const text = await readFile(path.join(env.transcriptsDir, transcriptFileName(sessionId)), 'utf8').catch(() => '');
   return text
     .split('\n')
     .filter(Boolean)
@@ -40,7 +29,7 @@ const assistantLines = async (id: string): Promise<unknown[]> =>
 
 describe('a reply is on disk as soon as it is final', () => {
   test('once it has played: no later event is needed', async () => {
-    env = await startTestHotline(() => ({ content: 'Your booking reference is K 4 7 1.' }));
+    env = await calls.start(() => ({ content: 'Your booking reference is K 4 7 1.' }));
     const service = await connect({ playback: { kind: 'manual' } });
     service.start();
     await service.nextOfType('speak');
@@ -54,7 +43,7 @@ describe('a reply is on disk as soon as it is final', () => {
   });
 
   test('without playback events: once the estimated playback has run out', async () => {
-    env = await startTestHotline(() => ({ content: 'Your booking reference is K 4 7 1.' }), { PLAYBACK_GRACE_MS: '50' });
+    env = await calls.start(() => ({ content: 'Your booking reference is K 4 7 1.' }), { PLAYBACK_GRACE_MS: '50' });
     const service = await connect({ playback: { kind: 'none' } });
     service.start();
     await service.nextOfType('speak');
@@ -67,7 +56,7 @@ describe('a reply is on disk as soon as it is final', () => {
   });
 
   test('a reply cut by the caller is written at once, as far as it was heard', async () => {
-    env = await startTestHotline((request) =>
+    env = await calls.start((request) =>
       request.messages.length > 3 ? { content: 'Sure.' } : { content: 'First part of it. Second part of it.', tokenDelayMs: 30 },
     );
     const service = await connect({ playback: { kind: 'manual' } });
@@ -83,7 +72,7 @@ describe('a reply is on disk as soon as it is final', () => {
 
 describe('one file per call', () => {
   test('ids that differ only in characters a file name cannot hold get files of their own, every line naming its call', async () => {
-    env = await startTestHotline(() => ({ content: 'Noted.' }));
+    env = await calls.start(() => ({ content: 'Noted.' }));
     const ids = ['acme/X', 'acme:X', 'acme_X'];
     for (const [i, id] of ids.entries()) {
       const service = await connect({ sessionId: id, playback: { kind: 'auto', msPerChar: 0.1 } });
@@ -92,7 +81,7 @@ describe('one file per call', () => {
       service.say(`caller ${i}`);
       await service.nextOfType('speak');
       service.end();
-      await expect.poll(() => env!.hotline.registry.size).toBe(0);
+      await expect.poll(() => env.hotline.registry.size).toBe(0);
     }
     const files = await readdir(env.transcriptsDir);
     expect(files).toHaveLength(3);
