@@ -2,8 +2,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
-import { builtinVariables } from '../prompts/builtins.js';
-import type { PromptName, PromptSet } from '../prompts/prompt-store.js';
+import type { PromptSet } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
 import type {
@@ -14,12 +13,14 @@ import type {
   VoiceEvent,
 } from '../protocol/events.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import { CallPrompts } from './call-prompts.js';
 import { History } from './history.js';
 import { Playback } from './playback.js';
 import { RedeliveryFilter } from './redelivery.js';
 import { Reply, type SpokenChunk, type ToolCallRecord } from './reply.js';
 import { ReplyLog } from './reply-log.js';
-import { parseTransferTarget } from './tools.js';
+import { PendingEnding, type Ending } from './pending-ending.js';
+import { resolveTransferTarget } from './tools.js';
 import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
 
 /** Limits and timings every call shares, from the configuration. */
@@ -83,9 +84,6 @@ export interface CallDeps {
   metrics: Metrics;
 }
 
-/** How the call ends once the speech before it has played. */
-type Ending = { type: 'hangup' } | { type: 'transfer'; target: string };
-
 /** How long voice activity holds speech back when no recognised words follow it. */
 const HOLD_FOR_CALLER_MS = 1500;
 
@@ -105,12 +103,11 @@ export class Call {
   private turnCount = 0;
   /** Sentences generated but not yet delivered, under `whole` and `sentences` pacing. */
   private held: SpokenChunk[] = [];
-  private pendingFinal: { ending: Ending; record: ToolCallRecord | undefined; timer: NodeJS.Timeout } | undefined;
+  private readonly ending: PendingEnding;
   /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
   private failures = 0;
   private started = false;
-  /** Template variables of this call: built-ins and, for a requested outbound call, its variables. */
-  private variables: Record<string, string | undefined> = {};
+  private readonly prompts: CallPrompts;
   private systemPrompt = '';
   private fillerText: string | undefined;
   private hungUp = false;
@@ -131,6 +128,12 @@ export class Call {
     this.log = deps.logger;
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
+    this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
+    this.ending = new PendingEnding(
+      () => this.playback.remainingMs() + deps.settings.playbackGraceMs,
+      () => this.onEndingOverdue(),
+      deps.logger,
+    );
   }
 
   /** True while an LLM turn is generating. */
@@ -178,7 +181,7 @@ export class Call {
     }
     this.held = [];
     this.settleTurn();
-    this.cancelFinal('the call ended first');
+    this.ending.cancel('the call ended first');
     this.stopHolding();
     this.replies.settle();
     this.ended = true;
@@ -206,13 +209,13 @@ export class Call {
       this.settleTurn();
     }
     this.held = [];
-    this.cancelFinal('Hotline is ending the call');
+    this.ending.cancel('Hotline is ending the call');
     const target = this.deps.transfer.defaultTarget;
     if (reason === 'shutdown' && target) {
-      this.speakLine(this.render('shutdownTransfer'));
+      this.speakLine(this.prompts.render('shutdownTransfer'));
       this.endAfterSpeech({ type: 'transfer', target });
     } else {
-      this.speakLine(this.render(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye'));
+      this.speakLine(this.prompts.render(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye'));
       this.endAfterSpeech({ type: 'hangup' });
     }
     return done;
@@ -245,21 +248,14 @@ export class Call {
       this.transferSent = false;
       this.hungUp = false;
       this.interrupt(false);
-      this.speakLine(this.render('transferFailed'));
+      this.speakLine(this.prompts.render('transferFailed'));
       return;
     }
     this.started = true;
     const outbound = session.direction === 'outbound';
     const request = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
-    this.variables = {
-      ...builtinVariables(
-        { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
-        new Date(),
-        this.deps.settings.timeZone,
-      ),
-      ...request?.variables,
-    };
-    this.systemPrompt = this.render('system');
+    this.prompts.begin(session, request);
+    this.systemPrompt = this.prompts.render('system');
     this.log.info(
       { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number, requested: !!request },
       'call started',
@@ -272,20 +268,7 @@ export class Call {
       to: session.to_phone_number,
       ...(request ? { variables: request.variables } : {}),
     });
-    this.speakLine(this.render(this.greetingFor(outbound, request)));
-  }
-
-  /** A requested outbound call gets its tailored greeting, unless that would leave a hole in it. */
-  private greetingFor(outbound: boolean, request: PendingCall | undefined): PromptName {
-    if (!outbound) return 'greeting';
-    if (request && !this.deps.prompts.wouldLeaveEmpty('outboundGreeting', this.variables)) return 'outboundGreeting';
-    return 'outboundGenericGreeting';
-  }
-
-  private render(name: PromptName): string {
-    return this.deps.prompts.render(name, this.variables, (placeholder) =>
-      this.log.warn({ prompt: name, placeholder }, 'prompt placeholder has no value; rendered empty'),
-    );
+    this.speakLine(this.prompts.greeting(outbound, request));
   }
 
   private onUserSpeak(event: UserSpeakEvent): void {
@@ -314,11 +297,9 @@ export class Call {
       this.callerSpeaking = undefined;
       this.log.debug('no words followed the voice activity; going on');
       this.deliverHeld();
-      const pending = this.pendingFinal;
-      if (!pending) return;
+      if (!this.ending.waiting) return;
       if (!this.playback.pending) return this.firePendingFinal();
-      clearTimeout(pending.timer);
-      pending.timer = this.playbackTimer();
+      this.ending.rewait();
     }, HOLD_FOR_CALLER_MS);
   }
 
@@ -350,16 +331,16 @@ export class Call {
     }
     // Sentences never delivered were never heard: the reply keeps them as undelivered.
     this.held = [];
-    this.cancelFinal('the caller spoke before it happened');
+    this.ending.cancel('the caller spoke before it happened');
     for (const reply of this.playback.interrupt(bargedIn)) reply.interrupted = true;
   }
 
   private startTurn(): void {
     const id = ++this.turnCount;
     const { settings } = this.deps;
-    const prompt = this.deps.prompts.settings;
+    const prompt = this.prompts.settings;
     const filler = this.deps.pacing === 'stream' && settings.thinkingFillerMs > 0;
-    if (filler) this.fillerText ??= this.render('thinking');
+    if (filler) this.fillerText ??= this.prompts.render('thinking');
     const turn = new Turn({
       id,
       llm: this.deps.llm,
@@ -444,12 +425,12 @@ export class Call {
     this.log.error({ err: error, turn: turn.id, failures: this.failures }, 'LLM turn failed');
     if (this.failures < this.deps.settings.llmMaxFailures) {
       // Delivered together with any sentences still held, so the apology follows what was said.
-      this.speakLine(this.render('error'));
+      this.speakLine(this.prompts.render('error'));
       return;
     }
     const target = this.deps.transfer.defaultTarget;
     // A human beats a broken bot.
-    this.speakLine(this.render(target ? 'giveUpTransfer' : 'giveUp'));
+    this.speakLine(this.prompts.render(target ? 'giveUpTransfer' : 'giveUp'));
     this.endAfterSpeech(target ? { type: 'transfer', target } : { type: 'hangup' });
   }
 
@@ -493,11 +474,11 @@ export class Call {
       record.result = 'the call is ending';
       return this.endAfterSpeech({ type: 'hangup' }, record);
     }
-    const target = this.resolveTransferTarget(record.arguments);
+    const target = resolveTransferTarget(record.arguments, this.deps.transfer);
     if (!target) {
       record.result = 'not done: no transfer destination is configured';
       this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
-      this.speakLine(this.render('transferFailed'));
+      this.speakLine(this.prompts.render('transferFailed'));
       return;
     }
     record.result = `transferring the call to ${target}`;
@@ -507,31 +488,23 @@ export class Call {
   /** Transfer and hangup wait until the speech before them has played: a goodbye is never cut. */
   private endAfterSpeech(ending: Ending, record?: ToolCallRecord): void {
     if (!this.playback.pending && this.held.length === 0 && !this.callerSpeaking) return this.sendFinal(ending);
-    this.pendingFinal = { ending, record, timer: this.playbackTimer() };
+    this.ending.wait(ending, record);
   }
 
-  /** assistant_speech_ended may never come: an estimate of the playback time stands in for it. */
-  private playbackTimer(): NodeJS.Timeout {
-    return setTimeout(() => {
-      const pending = this.pendingFinal;
-      if (!pending) return;
-      this.log.info('no assistant_speech_ended in time; going on without it');
-      // Speech first, always: held sentences go out before the call ends.
-      if (this.held.length > 0) {
-        this.deliverHeld();
-        pending.timer = this.playbackTimer();
-        return;
-      }
-      this.firePendingFinal();
-    }, this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
+  private onEndingOverdue(): void {
+    // Speech first, always: held sentences go out before the call ends.
+    if (this.held.length > 0) {
+      this.deliverHeld();
+      this.ending.rewait();
+      return;
+    }
+    this.firePendingFinal();
   }
 
   private firePendingFinal(): void {
-    const pending = this.pendingFinal;
-    if (!pending || this.callerSpeaking) return;
-    clearTimeout(pending.timer);
-    this.pendingFinal = undefined;
-    this.sendFinal(pending.ending);
+    if (this.callerSpeaking) return;
+    const ending = this.ending.take();
+    if (ending) this.sendFinal(ending);
   }
 
   private sendFinal(ending: Ending): void {
@@ -546,22 +519,6 @@ export class Call {
     this.log.info({ action: ending.type }, 'call-ending action sent');
     this.replies.settle();
     this.leaving?.resolve();
-  }
-
-  private cancelFinal(why: string): void {
-    const pending = this.pendingFinal;
-    if (!pending) return;
-    clearTimeout(pending.timer);
-    this.pendingFinal = undefined;
-    if (pending.record) pending.record.result = `not done: ${why}`;
-    this.log.info({ action: pending.ending.type, why }, 'call-ending action cancelled');
-  }
-
-  private resolveTransferTarget(argumentsJson: string): string | undefined {
-    const named = parseTransferTarget(argumentsJson);
-    const { targets, defaultTarget } = this.deps.transfer;
-    if (named && Object.hasOwn(targets, named)) return targets[named];
-    return defaultTarget;
   }
 
   private send(action: Action): void {

@@ -1,0 +1,49 @@
+import type { Logger } from '../logger.js';
+import type { PendingCall } from '../outbound/pending-calls.js';
+import { builtinVariables } from '../prompts/builtins.js';
+import type { PromptName, PromptSet } from '../prompts/prompt-store.js';
+import type { Session } from '../protocol/events.js';
+
+/**
+ * The prompts of one call, rendered with its variables: the built-ins and,
+ * for an outbound call Hotline requested, the request's own.
+ */
+export class CallPrompts {
+  private variables: Record<string, string | undefined> = {};
+
+  constructor(
+    /** The prompts as they were when the call began: an edit applies from the next call. */
+    private readonly prompts: PromptSet,
+    private readonly timeZone: string | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  get settings(): PromptSet['settings'] {
+    return this.prompts.settings;
+  }
+
+  /** The call has started: its variables are known from here on. */
+  begin(session: Session, request: PendingCall | undefined): void {
+    this.variables = {
+      ...builtinVariables(
+        { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
+        new Date(),
+        this.timeZone,
+      ),
+      ...request?.variables,
+    };
+  }
+
+  render(name: PromptName): string {
+    return this.prompts.render(name, this.variables, (placeholder) =>
+      this.log.warn({ prompt: name, placeholder }, 'prompt placeholder has no value; rendered empty'),
+    );
+  }
+
+  /** A requested outbound call gets its tailored greeting, unless that would leave a hole in it. */
+  greeting(outbound: boolean, request: PendingCall | undefined): string {
+    if (!outbound) return this.render('greeting');
+    if (request && !this.prompts.wouldLeaveEmpty('outboundGreeting', this.variables)) return this.render('outboundGreeting');
+    return this.render('outboundGenericGreeting');
+  }
+}
