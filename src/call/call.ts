@@ -198,7 +198,8 @@ export class Call {
    * played. Resolves when that action has gone out, or the call ended first.
    */
   leave(reason: LeaveReason): Promise<void> {
-    if (this.ended) return Promise.resolve();
+    // A hangup already went out: there is nothing left to say.
+    if (this.ended || this.hungUp) return Promise.resolve();
     if (this.leaving) return this.leaving.done;
     let resolve = (): void => undefined;
     const done = new Promise<void>((r) => (resolve = r));
@@ -233,7 +234,7 @@ export class Call {
   }
 
   /** The conversation as the next LLM request will see it. */
-  messages(): ChatCompletionMessageParam[] {
+  private messages(): ChatCompletionMessageParam[] {
     return this.history.messages(this.systemPrompt);
   }
 
