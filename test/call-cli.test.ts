@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCallCli } from '../src/cli/call.js';
 import { normalizePhoneNumber } from '../src/outbound/phone-number.js';
-import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 
 const TOKEN = 'admin-token-for-cli-tests';
 const cleanups: (() => Promise<void>)[] = [];
@@ -295,5 +295,5 @@ describe('the script itself', () => {
       (error: { code?: unknown; stdout?: unknown }) => error,
     );
     expect(failed).toMatchObject({ code: 1, stdout: expect.stringMatching(/^✗ 0151 1234567: .*international format.*\(HTTP 400\)/) });
-  }, 30_000);
+  }, CHILD_TEST_TIMEOUT_MS);
 });

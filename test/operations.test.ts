@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { spawnHotline } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, spawnHotline } from './helpers/child-process.js';
 import { upgradeStatus } from './helpers/upgrade-status.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -113,7 +113,7 @@ describe('metrics', () => {
 });
 
 describe('graceful shutdown', () => {
-  test('SIGTERM: readiness 503 and new calls refused at once; the call in progress finishes; exit 0', async () => {
+  test('SIGTERM: readiness 503 and new calls refused at once; the call in progress finishes; exit 0', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
     const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-shutdown-'));
     // No environment and no .env of the user's: a WS_TOKEN or OPENAI_API_KEY there would change this call.
     const hotline = spawnHotline({ TRANSCRIPTS_DIR: transcriptsDir, SHUTDOWN_GRACE_MS: '20000' });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { runSimulate } from '../src/cli/simulate.js';
 import type { CallRecordJson } from '../src/simulator/call-record.js';
 import { speakingTimeMs } from '../src/simulator/speech-playback.js';
-import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { lastUserText, scriptByUserText } from './helpers/scripts.js';
 
@@ -239,5 +239,5 @@ describe('the real entry point', () => {
     expect(stdout).toContain('you: When are you open?');
     expect(stdout).toMatch(/^\+\d+ ms +hangup$/m);
     expect(code).toBe(0);
-  }, 30_000);
+  }, CHILD_TEST_TIMEOUT_MS);
 });

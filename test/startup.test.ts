@@ -9,7 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { exposureAdvice, listeningMessage, startupUrls } from '../src/startup/announce.js';
 import { describeStartupError, startupErrorText } from '../src/startup/startup-error.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -86,7 +86,7 @@ describe('a failed start says what to fix', () => {
     ['a transcripts folder that cannot be written', { TRANSCRIPTS_DIR: '/dev/null/transcripts' }, /^TRANSCRIPTS_DIR \/dev\/null\/transcripts cannot be written .*set TRANSCRIPTS_DIR/],
     ['a HOST that does not resolve', { HOST: 'nosuchhost.invalid' }, /^HOST nosuchhost\.invalid cannot be resolved: set HOST to an address of this machine \(0\.0\.0\.0 listens on all\)$/],
     ['a HOST of another machine', { HOST: '192.0.2.1' }, /^HOST 192\.0\.2\.1 is not an address of this machine: set HOST/],
-  ] as const)('%s', async ([, vars, expected], context) => {
+  ] as const)('%s', { timeout: CHILD_TEST_TIMEOUT_MS }, async ([, vars, expected], context) => {
     const started = hotline(vars, context.onTestFinished);
     expect(await started.exited).toBe(1);
     const stderr = started.stderr().trimEnd();
@@ -95,7 +95,7 @@ describe('a failed start says what to fix', () => {
     if (!String(expected).includes('\\n')) expect(stderr.split('\n')).toHaveLength(1);
   });
 
-  test('a PORT in use', async () => {
+  test('a PORT in use', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
     const { port } = await listen(() => undefined);
     const started = hotline({ PORT: String(port) });
     expect(await started.exited).toBe(1);
@@ -128,7 +128,7 @@ describe('the startup announcement', () => {
     expect(startupUrls(loadConfig({ HOST: '::1' }), 3000).health).toBe('http://[::1]:3000/healthz');
   });
 
-  test('src/main.ts prints the URLs in the message, keeps websocketUrl as a field, and says how to expose Hotline', async () => {
+  test('src/main.ts prints the URLs in the message, keeps websocketUrl as a field, and says how to expose Hotline', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
     const started = hotline({ HOST: '127.0.0.1', LLM_TEMPERATURE: '' });
     const { input: line } = await started.line(/"websocketUrl"/);
     const entry = JSON.parse(line) as { msg: string; websocketUrl: string; webhookUrl: string; healthUrl: string };
@@ -149,7 +149,7 @@ describe('the startup announcement', () => {
 });
 
 describe('stopping', () => {
-  test('a second signal during the graceful shutdown exits at once', async () => {
+  test('a second signal during the graceful shutdown exits at once', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
     const started = hotline({ SHUTDOWN_GRACE_MS: '20000' });
     const [, url] = await started.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
     const service = await FakeVoiceService.connect(url!, { playback: { kind: 'auto', msPerChar: 0.5 } });
@@ -258,7 +258,7 @@ describe('the LLM check at startup', () => {
     ]);
   });
 
-  test('src/main.ts checks after it listens and logs the outcome; the key never reaches the log', async () => {
+  test('src/main.ts checks after it listens and logs the outcome; the key never reaches the log', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
     const llm = await listen((_req, res) => {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}` } }));
     });

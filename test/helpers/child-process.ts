@@ -14,6 +14,12 @@ import { pathToFileURL } from 'node:url';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../..');
 
+/**
+ * The time limit of a test that starts Hotline or a command in a child process. Each tsx start
+ * compiles on the fly: about a second alone, many on a busy two-core CI machine running other files.
+ */
+export const CHILD_TEST_TIMEOUT_MS = 60_000;
+
 /** tsx's loader by URL: `--import tsx` is resolved from the working directory, which has no node_modules. */
 export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
