@@ -55,18 +55,23 @@ const namedTargets = z
 
 export type Transport = 'websocket' | 'webhook';
 
-const transports = z
-  .string()
-  .default('websocket,webhook')
-  .transform((raw, ctx) => {
-    const names = raw.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
-    const bad = names.filter((n) => n !== 'websocket' && n !== 'webhook');
-    if (bad.length > 0 || names.length === 0) {
-      ctx.addIssue({ code: 'custom', message: 'TRANSPORTS must name websocket, webhook or both, separated by a comma' });
-      return z.NEVER;
-    }
-    return new Set(names as Transport[]);
-  });
+/** A comma-separated list of transports; with an empty default, none (or `none`) is allowed. */
+const transportList = (name: string, fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((raw, ctx) => {
+      const names = raw.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
+      const bad = names.filter((n) => n !== 'websocket' && n !== 'webhook' && n !== 'none');
+      const kept = names.filter((n) => n !== 'none');
+      if (bad.length > 0 || (fallback !== '' && kept.length === 0)) {
+        ctx.addIssue({ code: 'custom', message: `${name} must name websocket, webhook or both, separated by a comma` });
+        return z.NEVER;
+      }
+      return new Set(kept as Transport[]);
+    });
+
+const transports = transportList('TRANSPORTS', 'websocket,webhook');
 
 /**
  * Which proxies' X-Forwarded-For entries to believe, as Express's "trust proxy":
@@ -150,13 +155,25 @@ const EnvSchema = z.object({
   TRANSCRIPTS_DIR: text.default(path.join(projectRoot, 'data', 'transcripts')),
   TRANSFER_TARGET: text.optional(),
   TRANSFER_TARGETS: namedTargets,
+  TRANSFER_CALLER_ID_NAME: text.max(64, { error: 'TRANSFER_CALLER_ID_NAME must be at most 64 characters' }).optional(),
+  TRANSFER_CALLER_ID_NUMBER: text
+    .regex(/^\+?[0-9 ()/-]{3,32}$/, { error: 'TRANSFER_CALLER_ID_NUMBER must be a phone number, e.g. 4930123456' })
+    .optional(),
+  TRANSFER_TIMEOUT_SECONDS: z.coerce
+    .number({ error: 'TRANSFER_TIMEOUT_SECONDS must be a whole number of seconds, 5–120' })
+    .int({ error: 'TRANSFER_TIMEOUT_SECONDS must be a whole number of seconds, 5–120' })
+    .min(5, { error: 'TRANSFER_TIMEOUT_SECONDS must be a whole number of seconds, 5–120' })
+    .max(120, { error: 'TRANSFER_TIMEOUT_SECONDS must be a whole number of seconds, 5–120' })
+    .optional(),
   WEBHOOK_SECRET: text.optional(),
   WS_TOKEN: text.optional(),
   METRICS_TOKEN: text.optional(),
   WEBHOOK_MAX_BYTES: int('WEBHOOK_MAX_BYTES', 1, 64 * 1024, ' of bytes'),
   WEBHOOK_REPLY: z
     .enum(['whole', 'sentences'], { error: 'WEBHOOK_REPLY must be whole or sentences' })
-    .default('whole'),
+    .default('sentences'),
+  WEBHOOK_HOLD_MS: int('WEBHOOK_HOLD_MS', 0, 1000, ' of milliseconds'),
+  ACTION_ARRAYS: transportList('ACTION_ARRAYS', ''),
   RATE_LIMIT_WEBHOOK_PER_MINUTE: int('RATE_LIMIT_WEBHOOK_PER_MINUTE', 0, 6000),
   RATE_LIMIT_WS_PER_MINUTE: int('RATE_LIMIT_WS_PER_MINUTE', 0, 600),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: int('RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 0, 30),
@@ -174,6 +191,15 @@ const EnvSchema = z.object({
   DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 350, ' of milliseconds'),
   DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 25, ' of milliseconds'),
 });
+
+/** Where transfers go, and the caller id the person who picks up sees (production service fields). */
+export interface TransferConfig {
+  defaultTarget: string | undefined;
+  targets: Record<string, string>;
+  callerIdName: string | undefined;
+  callerIdNumber: string | undefined;
+  timeoutSeconds: number | undefined;
+}
 
 export interface Config {
   env: string;
@@ -220,7 +246,7 @@ export interface Config {
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
   transcriptsDir: string;
-  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  transfer: TransferConfig;
   auth: {
     /** Shared secret the service sends in X-API-TOKEN with every webhook request. */
     webhookSecret: string | undefined;
@@ -232,6 +258,10 @@ export interface Config {
   /** Largest event accepted, by webhook (413) or WebSocket (close 1009). */
   maxEventBytes: number;
   webhookReply: 'whole' | 'sentences';
+  /** A webhook request that waits this long for the model gets the hold line (prompts/thinking.md); 0 never. */
+  webhookHoldMs: number;
+  /** Transports whose answers may carry several actions at once (production service only). */
+  actionArrays: ReadonlySet<Transport>;
   /** Requests per minute per remote address; 0 turns the limit off. */
   rateLimit: { webhookPerMinute: number; wsUpgradesPerMinute: number; authFailuresPerMinute: number };
   /** Behind a reverse proxy: which X-Forwarded-For entries name the client. */
@@ -352,10 +382,18 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
     promptsDir: path.resolve(e.PROMPTS_DIR),
     transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),
-    transfer: { defaultTarget: e.TRANSFER_TARGET, targets: e.TRANSFER_TARGETS },
+    transfer: {
+      defaultTarget: e.TRANSFER_TARGET,
+      targets: e.TRANSFER_TARGETS,
+      callerIdName: e.TRANSFER_CALLER_ID_NAME,
+      callerIdNumber: e.TRANSFER_CALLER_ID_NUMBER,
+      timeoutSeconds: e.TRANSFER_TIMEOUT_SECONDS,
+    },
     auth: { webhookSecret: e.WEBHOOK_SECRET, wsToken: e.WS_TOKEN, metricsToken: e.METRICS_TOKEN },
     maxEventBytes: e.WEBHOOK_MAX_BYTES,
     webhookReply: e.WEBHOOK_REPLY,
+    webhookHoldMs: e.WEBHOOK_HOLD_MS,
+    actionArrays: e.ACTION_ARRAYS,
     rateLimit: {
       webhookPerMinute: e.RATE_LIMIT_WEBHOOK_PER_MINUTE,
       wsUpgradesPerMinute: e.RATE_LIMIT_WS_PER_MINUTE,

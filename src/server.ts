@@ -113,7 +113,11 @@ export async function startHotline(
     ? webhookRouter({
         registry,
         metrics,
-        calls: new WebhookCalls(registry, config.webhookReply, logger),
+        calls: new WebhookCalls(
+          registry,
+          { pacing: config.webhookReply, holdMs: config.webhookHoldMs, arrays: config.actionArrays.has('webhook') },
+          logger,
+        ),
         logger,
         secret: config.auth.webhookSecret,
         maxBytes: config.maxEventBytes,
@@ -155,6 +159,7 @@ export async function startHotline(
         startTimeoutMs: config.websocket.startTimeoutMs,
         pingIntervalMs: config.websocket.pingIntervalMs,
         reconnectGraceMs: config.websocket.reconnectGraceMs,
+        actionArrays: config.actionArrays.has('websocket'),
       })
     : undefined;
 

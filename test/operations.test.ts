@@ -96,7 +96,7 @@ describe('metrics', () => {
     await fetch(`${env.hotline.url}/webhook`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'assistant_speech_ended', session: { id: 'nobody' } }),
+      body: JSON.stringify({ type: 'session_end', session: { id: 'nobody' } }),
     });
     const res = await fetch(`${env.hotline.url}/metrics`);
     expect(res.headers.get('content-type')).toMatch(/text\/plain/);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,15 @@ import { parseFrontMatter } from '../src/prompts/front-matter.js';
 import { checkPromptsFolder, PromptStore, type PromptName, type PromptProblem } from '../src/prompts/prompt-store.js';
 
 const run = promisify(execFile);
+/** What a system.md without front matter sets. */
+const DEFAULTS = {
+  transferTargets: {},
+  transfer: {},
+  style: {},
+  ssml: false,
+  silence: { timeoutSeconds: 0, reprompts: 2 },
+  keypad: { endKey: '#', pauseMs: 3000, maxDigits: 20 },
+};
 const logger = pino({ level: 'silent' });
 const SHIPPED = path.resolve('prompts');
 const GERMAN = path.resolve('prompts/examples/de');
@@ -28,6 +37,8 @@ const PROMPT_NAMES: readonly PromptName[] = [
   'idleGoodbye',
   'shutdownGoodbye',
   'shutdownTransfer',
+  'silenceReprompt',
+  'silenceGoodbye',
 ];
 
 const cleanups: (() => unknown)[] = [];
@@ -48,6 +59,8 @@ const GOOD: Record<string, string> = {
   'idle-goodbye.md': 'Are you still there? Goodbye.\n',
   'shutdown-goodbye.md': 'We have to end the call for maintenance. Goodbye.\n',
   'shutdown-transfer.md': 'We have to hand you over now. One moment.\n',
+  'silence-reprompt.md': 'Hello? Are you there?\n',
+  'silence-goodbye.md': 'I cannot hear you. Goodbye.\n',
 };
 
 async function tempFolder(files: Record<string, string> = GOOD): Promise<string> {
@@ -102,6 +115,8 @@ describe('shipped prompts', () => {
       'idle-goodbye.md',
       'shutdown-goodbye.md',
       'shutdown-transfer.md',
+      'silence-reprompt.md',
+      'silence-goodbye.md',
     ]);
   });
 
@@ -117,7 +132,26 @@ describe('shipped prompts', () => {
       expect(text).not.toMatch(/\{\{|\}\}|^\s|\s$| {2}| [,.!?]/);
     }
     expect(prompts.placeholders.outboundGenericGreeting).toEqual([]);
-    expect(prompts.settings).toEqual({ transferTargets: {} });
+    expect(prompts.settings).toEqual({
+      ...DEFAULTS,
+      silence: { timeoutSeconds: 8, reprompts: 2 },
+      keypad: { endKey: '#', pauseMs: 3000, maxDigits: 20 },
+    });
+  });
+
+  test.each([SHIPPED, GERMAN])('%s: every commented-out example in system.md is valid once uncommented', async (dir) => {
+    const text = await readFile(path.join(dir, 'system.md'), 'utf8');
+    // Example lines are YAML ("# key: …" or indented); the explanations between them start with a capital.
+    const uncommented = text.replace(/^# ((?:[a-z_]+:|\s+\S).*)$/gm, '$1');
+    expect(uncommented).not.toBe(text);
+    const result = parseFrontMatter(uncommented);
+    expect(result.problems).toEqual([]);
+    expect(result.settings).toMatchObject({ ssml: true, style: { tts: { provider: 'azure' }, barge_in: {}, vad: {} } });
+    expect(result.settings.transfer).toMatchObject({ callerIdName: 'Hotline', callerIdNumber: '4930123456', timeoutSeconds: 30 });
+    expect(result.audio).toEqual({ transfer: 'audio/transfer-chime.wav' });
+    const copy = await tempFolder({ ...GOOD, 'system.md': uncommented });
+    await cp(path.join(dir, 'audio'), path.join(copy, 'audio'), { recursive: true });
+    expect((await openStore(copy)).current.audio('transfer')).toMatchObject({ file: 'audio/transfer-chime.wav', durationMs: 400 });
   });
 
   test('the English lines other parts of Hotline rely on', async () => {
@@ -134,16 +168,22 @@ describe('front matter', () => {
     );
     expect(result.problems).toEqual([]);
     expect(result.settings).toEqual({
+      ...DEFAULTS,
       model: 'gpt-4o-mini',
       temperature: 0.4,
-      transferTargets: { sales: '4930111111', office: '030123', intl: '+4940222', support: 'sip:help@example.com' },
+      transferTargets: {
+        sales: { number: '4930111111' },
+        office: { number: '030123' },
+        intl: { number: '+4940222' },
+        support: { number: 'sip:help@example.com' },
+      },
     });
     expect(result.body).toBe('Body {{x|y}}\n');
     expect(result.bodyLine).toBe(10);
   });
 
   test('no front matter, an empty one, and CRLF line ends', () => {
-    expect(parseFrontMatter('Just text\n')).toEqual({ settings: { transferTargets: {} }, body: 'Just text\n', bodyLine: 1, problems: [] });
+    expect(parseFrontMatter('Just text\n')).toEqual({ settings: DEFAULTS, audio: {}, body: 'Just text\n', bodyLine: 1, problems: [] });
     expect(parseFrontMatter('---\n---\nText')).toMatchObject({ body: 'Text', bodyLine: 3, problems: [] });
     expect(parseFrontMatter('---\r\nmodel: m\r\n---\r\nText')).toMatchObject({ settings: { model: 'm' }, body: 'Text', problems: [] });
   });
@@ -164,12 +204,12 @@ describe('front matter', () => {
   ])('%s is an error and sets nothing', (_what, text, message) => {
     const result = parseFrontMatter(text);
     expect(result.problems.filter((p) => p.severity === 'error').map((p) => p.message)).toEqual([expect.stringMatching(message)]);
-    expect(result.settings).toEqual({ transferTargets: {} });
+    expect(result.settings).toEqual(DEFAULTS);
   });
 
   test('the store exposes the settings; an error in system.md stops the first load', async () => {
     const dir = await tempFolder({ ...GOOD, 'system.md': `---\ntemperature: 1.2\ntransfer_targets:\n  sales: 4930111111\n---\n${GOOD['system.md']}` });
-    expect((await openStore(dir)).current.settings).toEqual({ temperature: 1.2, transferTargets: { sales: '4930111111' } });
+    expect((await openStore(dir)).current.settings).toEqual({ ...DEFAULTS, temperature: 1.2, transferTargets: { sales: { number: '4930111111' } } });
 
     await writeFile(path.join(dir, 'system.md'), `---\ntemperature: [oops\n---\nText`);
     const failure = PromptStore.open(dir, logger);
@@ -177,10 +217,15 @@ describe('front matter', () => {
     await expect(failure).rejects.toThrow(new RegExp(`^PROMPTS_DIR ${escape(dir)}: system\\.md: front matter is not valid YAML`));
   });
 
-  test('front matter in another file is spoken, so it is warned about', async () => {
-    const dir = await tempFolder({ ...GOOD, 'greeting.md': '---\nmodel: m\n---\nHello' });
+  test('front matter in another file is read, not spoken; keys other than tts, barge_in and vad are warned about', async () => {
+    const dir = await tempFolder({ ...GOOD, 'greeting.md': '---\nmodel: m\nvad: { end_of_turn_silence_ms: 600 }\n---\nHello' });
     const report = await checkPromptsFolder(dir);
-    expect(messages(report.files.flatMap((f) => f.problems))).toEqual([expect.stringMatching(/^greeting\.md warning: starts with "---"/)]);
+    expect(messages(report.files.flatMap((f) => f.problems))).toEqual([
+      'greeting.md warning: unknown front matter key "model" is ignored (known here: tts, barge_in, vad; the settings of the whole call belong in system.md)',
+    ]);
+    const prompts = (await openStore(dir)).current;
+    expect(prompts.render('greeting', {})).toBe('Hello');
+    expect(prompts.style('greeting')).toEqual({ vad: { end_of_turn_silence_ms: 600 } });
   });
 });
 
@@ -358,6 +403,8 @@ describe('checkPromptsFolder', () => {
       ['idle-goodbye.md', []],
       ['shutdown-goodbye.md', []],
       ['shutdown-transfer.md', []],
+      ['silence-reprompt.md', []],
+      ['silence-goodbye.md', []],
       ['greting.md', []],
     ]);
     expect(messages(report.files.flatMap((f) => f.problems))).toEqual([
@@ -374,6 +421,8 @@ describe('checkPromptsFolder', () => {
       'idle-goodbye.md warning: is missing; the built-in default is used',
       'shutdown-goodbye.md warning: is missing; the built-in default is used',
       'shutdown-transfer.md warning: is missing; the built-in default is used',
+      'silence-reprompt.md warning: is missing; the built-in default is used',
+      'silence-goodbye.md warning: is missing; the built-in default is used',
       expect.stringMatching(/^greting\.md warning: is not read by Hotline/),
     ]);
   });
@@ -387,7 +436,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('12 files, 0 problems');
+    expect(lines.at(-1)).toBe('14 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -403,6 +452,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('12 files, 2 problems');
+    expect(lines.at(-1)).toBe('14 files, 2 problems');
   }, 30_000);
 });

@@ -40,20 +40,121 @@ describe('parseEvent', () => {
     });
   });
 
+  test('user_speak without any text (a bare barge-in) is accepted with text ""', () => {
+    expect(parseEvent({ type: 'user_speak', session, barged_in: true })).toMatchObject({
+      kind: 'event',
+      event: { type: 'user_speak', text: '', barged_in: true },
+    });
+    expect(parseEvent({ type: 'user_speak', session })).toMatchObject({ kind: 'event', event: { text: '', barged_in: false } });
+  });
+
   test('unknown event types are recognised as such, not as errors', () => {
-    expect(parseEvent({ type: 'dtmf_received', session, digit: '5' })).toEqual({
+    expect(parseEvent({ type: 'call_recording_ready', session })).toEqual({
       kind: 'unknown',
-      type: 'dtmf_received',
+      type: 'call_recording_ready',
       sessionId: 'abc-123',
     });
+    expect(parseEvent({ type: 'user_speak with barged_in flag', session, text: 'Wait' })).toEqual({
+      kind: 'unknown',
+      type: 'user_speak with barged_in flag',
+      sessionId: 'abc-123',
+    });
+  });
+
+  test('an event that names no type but a session is unknown, not invalid', () => {
+    expect(parseEvent({ session })).toEqual({ kind: 'unknown', type: '(none)', sessionId: 'abc-123' });
+    expect(parseEvent('{"session":{"id":"abc-123"},"extra":1}')).toEqual({ kind: 'unknown', type: '(none)', sessionId: 'abc-123' });
+  });
+
+  test('an n8n body wrapper is unwrapped; eventType stands in for a missing type', () => {
+    expect(parseEvent({ body: { type: 'session_start', session } })).toMatchObject({
+      kind: 'event',
+      event: { type: 'session_start', session: { id: 'abc-123' } },
+    });
+    expect(parseEvent({ body: { type: 'call_recording_ready', session } })).toEqual({
+      kind: 'unknown',
+      type: 'call_recording_ready',
+      sessionId: 'abc-123',
+    });
+    expect(parseEvent({ eventType: 'user_speak', session, text: 'hi' })).toMatchObject({
+      kind: 'event',
+      event: { type: 'user_speak', text: 'hi' },
+    });
+    expect(parseEvent({ body: { eventType: 'session_end', session } })).toMatchObject({ kind: 'event', event: { type: 'session_end' } });
+    // A top-level type wins: nothing is unwrapped then, and eventType is just another field.
+    expect(parseEvent({ type: 'session_end', eventType: 'user_speak', session, body: { type: 'session_start', session } })).toMatchObject({
+      kind: 'event',
+      event: { type: 'session_end', eventType: 'user_speak' },
+    });
+    // A body that is no event does not hide the session beside it.
+    expect(parseEvent({ session, body: { note: 'x' } })).toEqual({ kind: 'unknown', type: '(none)', sessionId: 'abc-123' });
+    expect(parseEvent({ body: 'text' })).toMatchObject({ kind: 'invalid' });
+    expect(parseEvent({ body: [{ type: 'session_start', session }] })).toMatchObject({ kind: 'invalid' });
+  });
+
+  test('user_input_timeout and sms_failed are events, keeping their fields', () => {
+    expect(parseEvent({ type: 'user_input_timeout', session })).toEqual({
+      kind: 'event',
+      event: { type: 'user_input_timeout', session },
+    });
+    expect(parseEvent({ type: 'sms_failed', session, error: 'not enabled', phone_number: '4915' })).toEqual({
+      kind: 'event',
+      event: { type: 'sms_failed', session, error: 'not enabled', phone_number: '4915' },
+    });
+  });
+
+  test('dtmf_received: one keypad key, as a string', () => {
+    for (const [digit, key] of [
+      ['5', '5'],
+      [7, '7'],
+      [0, '0'],
+      ['*', '*'],
+      ['#', '#'],
+      ['a', 'A'],
+      ['D', 'D'],
+      [' 9 ', '9'],
+    ] as const) {
+      expect(parseEvent({ type: 'dtmf_received', session, digit })).toEqual({
+        kind: 'event',
+        event: { type: 'dtmf_received', session, digit: key },
+      });
+    }
+    for (const digit of ['55', 'x', '', 'E', 12, 1.5, -1, null, true, ['5']]) {
+      expect(parseEvent({ type: 'dtmf_received', session, digit }), JSON.stringify(digit)).toMatchObject({
+        kind: 'invalid',
+        sessionId: 'abc-123',
+        reason: expect.stringMatching(/^dtmf_received: digit: .*digit/),
+      });
+    }
+    expect(parseEvent({ type: 'dtmf_received', session })).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/digit/) });
+  });
+
+  test('user_barge_in: text (or transcript), trimmed, is what the caller said; "" when absent', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{}, ''],
+      [{ text: '  Wait  ' }, 'Wait'],
+      [{ text: '' }, ''],
+      [{ text: null }, ''],
+      [{ transcript: 'stop' }, 'stop'],
+      [{ text: 'hold on', transcript: 'ignored' }, 'hold on'],
+    ];
+    for (const [fields, said] of cases) {
+      expect(parseEvent({ type: 'user_barge_in', session, ...fields, extra: 1 })).toMatchObject({
+        kind: 'event',
+        event: { type: 'user_barge_in', session, text: said, extra: 1 },
+      });
+    }
+    expect(parseEvent({ type: 'user_barge_in', session, text: 5 })).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/text/) });
   });
 
   test('malformed input gives a clear reason and never throws', () => {
     expect(parseEvent('{nope')).toEqual({ kind: 'invalid', reason: 'not valid JSON' });
     expect(parseEvent('[]')).toMatchObject({ kind: 'invalid' });
-    expect(parseEvent({ session })).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/type/) });
+    expect(parseEvent({ note: 'no session' })).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/type/) });
+    expect(parseEvent({ session: { id: ' ' } })).toMatchObject({ kind: 'invalid' });
+    expect(parseEvent({ type: 42, session })).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/type/) });
     expect(parseEvent({ type: 'user_speak' })).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/session/) });
-    expect(parseEvent({ type: 'user_speak', session })).toMatchObject({
+    expect(parseEvent({ type: 'user_speak', session, text: 42 })).toMatchObject({
       kind: 'invalid',
       sessionId: 'abc-123',
       reason: expect.stringMatching(/text/),

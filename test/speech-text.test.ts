@@ -50,14 +50,16 @@ const CASES: ReadonlyArray<readonly [string, string, string]> = [
   ['empty', '', ''],
 ];
 
-const SSML: readonly string[] = [
-  'My email is <spell>foo.bar@example.com</spell>.',
-  'One moment <break time="500ms"/> please.',
-  'Call <say-as interpret-as="telephone">+49 30 1234567</say-as> today.',
-  'This is <emphasis level="strong">very</emphasis> important.',
-  '<prosody rate="slow">Slowly now.</prosody>',
-  'The <sub alias="World Wide Web Consortium">W3C</sub> says so.',
-  'Say <phoneme alphabet="ipa" ph="təˈmeɪtoʊ">tomato</phoneme>.',
+/** SSML as the model may write it, and the plain text it becomes when SSML is off. */
+const SSML: readonly (readonly [string, string])[] = [
+  ['My email is <spell>foo.bar@example.com</spell>.', 'My email is foo.bar@example.com.'],
+  ['One moment <break time="500ms"/> please.', 'One moment please.'],
+  ['Call <say-as interpret-as="telephone">+49 30 1234567</say-as> today.', 'Call +49 30 1234567 today.'],
+  ['This is <emphasis level="strong">very</emphasis> important.', 'This is very important.'],
+  ['<prosody rate="slow">Slowly now.</prosody>', 'Slowly now.'],
+  ['The <sub alias="World Wide Web Consortium">W3C</sub> says so.', 'The World Wide Web Consortium says so.'],
+  ['Say <phoneme alphabet="ipa" ph="təˈmeɪtoʊ">tomato</phoneme>.', 'Say tomato.'],
+  ['<speak>Hello <mstts:express-as style="cheerful">there</mstts:express-as>!</speak>', 'Hello there!'],
 ];
 
 const UNCHANGED: readonly string[] = [
@@ -83,8 +85,12 @@ describe('toSpeech', () => {
     expect(toSpeech(chunk)).toBe(speech);
   });
 
-  it.each(SSML)('keeps SSML-ish tags: %s', (chunk) => {
-    expect(toSpeech(chunk)).toBe(chunk);
+  it.each(SSML)('bound for ssml, keeps the SSML tags: %s', (chunk) => {
+    expect(toSpeech(chunk, true)).toBe(chunk);
+  });
+
+  it.each(SSML)('bound for text, never a raw tag: %s', (chunk, plain) => {
+    expect(toSpeech(chunk)).toBe(plain);
   });
 
   it.each(UNCHANGED)('passes ordinary text through unchanged: %s', (chunk) => {

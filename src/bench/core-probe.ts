@@ -34,9 +34,10 @@ export function probeCore(registry: CallRegistry, hooks: CoreHooks): () => void 
     patched.set(sink, sink.send);
     sink.send = function sendProbed(action) {
       if (action.type !== 'speak') return send(action);
-      hooks.speakSent?.(action.text, now());
+      const said = action.text ?? action.ssml ?? '';
+      hooks.speakSent?.(said, now());
       send(action);
-      hooks.speakLeft?.(action.text, now());
+      hooks.speakLeft?.(said, now());
     };
     return sink;
   };

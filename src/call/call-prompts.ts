@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import { builtinVariables } from '../prompts/builtins.js';
-import type { PromptName, PromptSet } from '../prompts/prompt-store.js';
+import type { AudioClip, AudioName, PromptName, PromptSet, SpeakStyle } from '../prompts/prompt-store.js';
 import type { Session } from '../protocol/events.js';
 
 /**
@@ -23,15 +23,24 @@ export class CallPrompts {
   }
 
   /** The call has started: its variables are known from here on. */
-  begin(session: Session, request: PendingCall | undefined): void {
+  begin(session: Pick<Session, 'from_phone_number' | 'to_phone_number' | 'direction'>, variables: Readonly<Record<string, string>> | undefined): void {
     this.variables = {
       ...builtinVariables(
         { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
         new Date(),
         this.timeZone,
       ),
-      ...request?.variables,
+      ...variables,
     };
+  }
+
+  /** How the line of `name` is spoken. */
+  style(name: PromptName): SpeakStyle {
+    return this.prompts.style(name);
+  }
+
+  audio(name: AudioName): AudioClip | undefined {
+    return this.prompts.audio(name);
   }
 
   render(name: PromptName): string {
@@ -41,9 +50,12 @@ export class CallPrompts {
   }
 
   /** A requested outbound call gets its tailored greeting, unless that would leave a hole in it. */
-  greeting(outbound: boolean, request: PendingCall | undefined): string {
-    if (!outbound) return this.render('greeting');
-    if (request && !this.prompts.wouldLeaveEmpty('outboundGreeting', this.variables)) return this.render('outboundGreeting');
-    return this.render('outboundGenericGreeting');
+  greeting(outbound: boolean, request: PendingCall | undefined): [PromptName, string] {
+    const name: PromptName = !outbound
+      ? 'greeting'
+      : request && !this.prompts.wouldLeaveEmpty('outboundGreeting', this.variables)
+        ? 'outboundGreeting'
+        : 'outboundGenericGreeting';
+    return [name, this.render(name)];
   }
 }

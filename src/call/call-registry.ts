@@ -9,6 +9,7 @@ import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
+import type { TransferSetup } from './transfer.js';
 
 export interface CallRegistryOptions {
   llm: Llm;
@@ -16,7 +17,14 @@ export interface CallRegistryOptions {
   prompts: () => PromptSet;
   pendingCalls: PendingCalls;
   transcripts: TranscriptStore;
-  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  /** TRANSFER_* variables: the default destination, named ones (name → number), and the caller id to show. */
+  transfer: {
+    defaultTarget: string | undefined;
+    targets: Record<string, string>;
+    callerIdName?: string | undefined;
+    callerIdNumber?: string | undefined;
+    timeoutSeconds?: number | undefined;
+  };
   settings: CallSettings;
   /** New calls beyond this many are refused. */
   maxCalls: number;
@@ -26,10 +34,21 @@ export interface CallRegistryOptions {
   metrics: Metrics;
 }
 
+/** Per transport: whether a `barge_in` action can be followed by the speak it makes room for (see CallDeps). */
+export interface DispatchOptions {
+  pacing: SpeechPacing;
+  canStopPlayback: boolean;
+}
+
+const STREAMING: DispatchOptions = { pacing: 'stream', canStopPlayback: true };
+
 interface CallSetup {
   tools: ChatCompletionTool[];
-  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  transfer: TransferSetup;
 }
+
+/** Ended session ids remembered, so a late event of a finished call is never taken for one to adopt. */
+const ENDED_REMEMBERED = 10_000;
 
 /** How long a retired call's last actions may wait for the service to collect them (webhook). */
 const RETIRE_DRAIN_MS = 10_000;
@@ -44,6 +63,7 @@ export class CallRegistry {
   /** Tools and transfer targets depend on the prompt version; computed once per version. */
   private readonly setups = new WeakMap<PromptSet, CallSetup>();
   private readonly endedListeners: ((sessionId: string) => void)[] = [];
+  private readonly ended = new Set<string>();
   private emptyWaiters: (() => void)[] = [];
   private accepting = true;
   /** Calls Hotline is ending itself (idle, shutdown): each is retired once. */
@@ -111,17 +131,25 @@ export class CallRegistry {
     return this.calls.get(sessionId);
   }
 
+  /** True if the session ended in this process: its late events are not a call to adopt. */
+  hasEnded(sessionId: string): boolean {
+    return this.ended.has(sessionId);
+  }
+
   /**
-   * Routes one event to its call; session_start creates the call. Returns the
-   * call, or undefined when the event names a session that does not exist or
-   * belongs to another connection that is still open.
+   * Routes one event to its call; session_start creates the call, and so does
+   * any other event of a session this process does not know (a restart,
+   * another instance): that call is adopted. Returns the call, or undefined
+   * when the event is refused (full, shutting down, a session that ended here,
+   * or one another open connection owns).
    */
-  dispatch(event: VoiceEvent, sink: ActionSink, pacing: SpeechPacing = 'stream'): Call | undefined {
+  dispatch(event: VoiceEvent, sink: ActionSink, options: DispatchOptions = STREAMING): Call | undefined {
     const id = event.session.id;
     let call = this.calls.get(id);
     if (!call) {
-      if (event.type !== 'session_start' || !this.canAccept) return undefined;
-      call = this.create(id, sink, pacing);
+      if (event.type === 'session_end' || this.ended.has(id) || !this.canAccept) return undefined;
+      call = this.create(id, sink, options);
+      if (event.type !== 'session_start') call.adopt(event.session, this.options.transcripts.readPrior(id));
     } else if (call.sink !== sink) {
       // A session belongs to the connection that started it; a newcomer takes over only once that one is gone.
       if (call.sink.open !== false) {
@@ -201,6 +229,8 @@ export class CallRegistry {
     clearTimeout(this.orphans.get(sessionId));
     this.orphans.delete(sessionId);
     const closed = this.options.transcripts.track(call.end(reason, origin));
+    this.ended.add(sessionId);
+    if (this.ended.size > ENDED_REMEMBERED) this.ended.delete(this.ended.values().next().value!);
     for (const listener of this.endedListeners) listener(sessionId);
     if (this.calls.size === 0) {
       const waiters = this.emptyWaiters;
@@ -230,18 +260,29 @@ export class CallRegistry {
   private setupFor(prompts: PromptSet): CallSetup {
     let setup = this.setups.get(prompts);
     if (!setup) {
-      // Named targets from the system prompt's front matter add to (and override) TRANSFER_TARGETS.
-      const targets = { ...this.options.transfer.targets, ...prompts.settings.transferTargets };
+      const env = this.options.transfer;
+      const front = prompts.settings;
+      // Named targets from the system prompt's front matter add to (and override) TRANSFER_TARGETS;
+      // its caller id settings override TRANSFER_CALLER_ID_*.
+      const targets: TransferSetup['targets'] = {};
+      for (const [name, number] of Object.entries(env.targets)) targets[name] = { number };
+      Object.assign(targets, front.transferTargets);
       setup = {
         tools: toolDefinitions(Object.keys(targets)),
-        transfer: { defaultTarget: this.options.transfer.defaultTarget, targets },
+        transfer: {
+          defaultTarget: env.defaultTarget,
+          targets,
+          callerIdName: front.transfer.callerIdName ?? env.callerIdName,
+          callerIdNumber: front.transfer.callerIdNumber ?? env.callerIdNumber,
+          timeoutSeconds: front.transfer.timeoutSeconds ?? env.timeoutSeconds,
+        },
       };
       this.setups.set(prompts, setup);
     }
     return setup;
   }
 
-  private create(id: string, sink: ActionSink, pacing: SpeechPacing): Call {
+  private create(id: string, sink: ActionSink, { pacing, canStopPlayback }: DispatchOptions): Call {
     const logger = this.options.logger.child({ sessionId: id });
     const prompts = this.options.prompts();
     const { tools, transfer } = this.setupFor(prompts);
@@ -254,6 +295,7 @@ export class CallRegistry {
       takeOutboundRequest: (to) => pendingCalls.take(to),
       settings: this.options.settings,
       pacing,
+      canStopPlayback,
       logger,
       transcript: this.options.transcripts.open(id, logger),
       metrics: this.options.metrics,

@@ -2,26 +2,33 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
-import type { PromptSet } from '../prompts/prompt-store.js';
+import type { PromptName, PromptSet, SpeakStyle } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
 import type {
   AssistantSpeakEvent,
+  Session,
   SessionEndEvent,
   SessionStartEvent,
+  UserBargeInEvent,
   UserSpeakEvent,
   VoiceEvent,
 } from '../protocol/events.js';
+import type { PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import { CallPrompts } from './call-prompts.js';
 import { History } from './history.js';
+import { KeypadEntry, keypadText } from './keypad.js';
 import { Playback } from './playback.js';
 import { RedeliveryFilter } from './redelivery.js';
 import { Reply, type SpokenChunk, type ToolCallRecord } from './reply.js';
 import { ReplyLog } from './reply-log.js';
 import { PendingEnding, type Ending } from './pending-ending.js';
-import { resolveTransferTarget } from './tools.js';
-import { Turn, type FinalAction, type TurnOutcome } from './turn.js';
+import { SilenceWatch } from './silence.js';
+import { notInterruptible, speakAction } from './speak-action.js';
+import { hasSsml, stripSsml } from './ssml.js';
+import { defaultDestination, resolveTransfer, transferAction, type CallParties, type TransferSetup } from './transfer.js';
+import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
 
 /** Limits and timings every call shares, from the configuration. */
 export interface CallSettings {
@@ -74,11 +81,17 @@ export interface CallDeps {
   /** The prompts as they were when the call began: an edit applies from the next call. */
   prompts: PromptSet;
   tools: ChatCompletionTool[];
-  transfer: { defaultTarget: string | undefined; targets: Record<string, string> };
+  transfer: TransferSetup;
   /** The outbound call Hotline requested to this number, if any. */
   takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
   settings: CallSettings;
   pacing: SpeechPacing;
+  /**
+   * Hotline may stop the service's playback with a barge_in action: only where
+   * the speak that follows still reaches the service (a WebSocket, or webhook
+   * answers that carry several actions).
+   */
+  canStopPlayback: boolean;
   logger: Logger;
   transcript: TranscriptWriter;
   metrics: Metrics;
@@ -86,6 +99,12 @@ export interface CallDeps {
 
 /** How long voice activity holds speech back when no recognised words follow it. */
 const HOLD_FOR_CALLER_MS = 1500;
+
+/** Sentences waiting to go out, each with how it is to be spoken. */
+interface HeldChunk {
+  readonly chunk: SpokenChunk;
+  style: SpeakStyle;
+}
 
 /**
  * One phone call: its conversation, what the caller heard, and the turn in
@@ -101,8 +120,8 @@ export class Call {
   private readonly replies: ReplyLog;
   private turn: Turn | undefined;
   private turnCount = 0;
-  /** Sentences generated but not yet delivered, under `whole` and `sentences` pacing. */
-  private held: SpokenChunk[] = [];
+  /** Sentences generated but not yet delivered: paced, or the turn's last words. */
+  private held: HeldChunk[] = [];
   private readonly ending: PendingEnding;
   /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
   private failures = 0;
@@ -118,6 +137,13 @@ export class Call {
   private leaving: { done: Promise<void>; resolve: () => void } | undefined;
   /** Set by user_speech_started: the caller is talking, so nothing new is said until their words arrive. */
   private callerSpeaking: NodeJS.Timeout | undefined;
+  private readonly keypad: KeypadEntry;
+  private readonly silence: SilenceWatch;
+  /** Who is on the line, for a transfer's caller id. */
+  private parties: CallParties = { party: undefined, line: undefined };
+  /** Set while an adopted call reads its past from disk; events wait in `waiting` meanwhile. */
+  private restoring: Promise<void> | undefined;
+  private waiting: Exclude<VoiceEvent, SessionEndEvent>[] = [];
 
   constructor(
     id: string,
@@ -134,11 +160,18 @@ export class Call {
       () => this.onEndingOverdue(),
       deps.logger,
     );
+    this.keypad = new KeypadEntry(deps.prompts.settings.keypad, (keys) => this.takeCallerInput(keypadText(keys), { keypad: true }));
+    this.silence = new SilenceWatch(deps.prompts.settings.silence, () => this.onSilence('hotline'));
   }
 
   /** True while an LLM turn is generating. */
   get generating(): boolean {
     return this.turn !== undefined;
+  }
+
+  /** True while an answer is on its way: a turn generating, digits being typed, an adopted call being restored. */
+  get busy(): boolean {
+    return this.turn !== undefined || this.keypad.collecting || this.restoring !== undefined;
   }
 
   /** The connection the call's actions go to. */
@@ -154,6 +187,10 @@ export class Call {
   /** Handles every event but session_end, which ends the call through end(). */
   handle(event: Exclude<VoiceEvent, SessionEndEvent>): void {
     if (this.ended) return;
+    if (this.restoring) {
+      this.waiting.push(event);
+      return;
+    }
     if (this.redelivery.isRedelivery(event)) {
       this.log.debug({ type: event.type }, 'redelivered event ignored');
       return;
@@ -169,7 +206,57 @@ export class Call {
         return this.onSpeechEnded();
       case 'user_speech_started':
         return this.onUserSpeechStarted();
+      case 'dtmf_received':
+        return this.onKey(event.digit);
+      case 'user_input_timeout':
+        return this.onSilence('service');
+      case 'user_barge_in':
+        return this.onBargeIn(event);
+      case 'sms_failed':
+        this.log.warn({ event }, 'the service could not send a text message');
+        this.deps.transcript.append({ role: 'event', text: 'sms_failed' });
+        return;
     }
+  }
+
+  /**
+   * A call this process never saw start (a restart, a webhook landing on
+   * another instance): no greeting, its past read from the transcript on disk
+   * if there is one, and the event that brought it answered as usual.
+   */
+  adopt(session: Session, prior: Promise<PriorCall | undefined>): void {
+    this.started = true;
+    this.restoring = prior
+      .then((past) => this.restore(session, past))
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, 'the transcript of an adopted call could not be read; going on without it');
+        this.restore(session, undefined);
+      })
+      .finally(() => {
+        this.restoring = undefined;
+        const waiting = this.waiting;
+        this.waiting = [];
+        for (const event of waiting) this.handle(event);
+      });
+  }
+
+  private restore(session: Session, past: PriorCall | undefined): void {
+    const known = past?.session;
+    this.beginCall(
+      {
+        direction: known?.direction ?? session.direction,
+        from_phone_number: known?.from ?? session.from_phone_number,
+        to_phone_number: known?.to ?? session.to_phone_number,
+      },
+      past?.variables,
+    );
+    for (const line of past?.lines ?? []) {
+      if (line.role === 'user') this.history.addUser(line.text);
+      else this.history.addReply(Reply.heard(line.text));
+    }
+    const restored = past?.lines.length ?? 0;
+    this.log.info({ restored, transcript: past !== undefined }, 'call adopted: an event for a session this process did not know');
+    this.deps.transcript.append({ role: 'event', text: 'session_adopted', restored });
   }
 
   /** Ends the call: generation stops, nothing more is sent, the transcript is closed. */
@@ -183,8 +270,11 @@ export class Call {
     this.settleTurn();
     this.ending.cancel('the call ended first');
     this.stopHolding();
+    this.keypad.cancel();
+    this.silence.cancel();
     this.replies.settle();
     this.ended = true;
+    this.waiting = [];
     this.leaving?.resolve();
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
@@ -210,13 +300,14 @@ export class Call {
       this.settleTurn();
     }
     this.held = [];
+    this.keypad.cancel();
     this.ending.cancel('Hotline is ending the call');
-    const target = this.deps.transfer.defaultTarget;
-    if (reason === 'shutdown' && target) {
-      this.speakLine(this.prompts.render('shutdownTransfer'));
-      this.endAfterSpeech({ type: 'transfer', target });
+    const destination = defaultDestination(this.deps.transfer);
+    if (reason === 'shutdown' && destination) {
+      this.speakLine('shutdownTransfer', { final: true });
+      this.endAfterSpeech({ type: 'transfer', destination });
     } else {
-      this.speakLine(this.prompts.render(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye'));
+      this.speakLine(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye', { final: true });
       this.endAfterSpeech({ type: 'hangup' });
     }
     return done;
@@ -230,12 +321,34 @@ export class Call {
   suspend(): void {
     if (this.ended) return;
     this.interrupt(false);
+    this.keypad.cancel();
+    this.silence.cancel();
     this.replies.settle();
+  }
+
+  /**
+   * A webhook request has waited long for the model: the caller hears the hold
+   * line now instead of the service timing out. False when there is nothing
+   * to hold for.
+   */
+  holdOn(): boolean {
+    if (!this.turn || this.held.length > 0 || this.callerSpeaking) return false;
+    return this.turn.hold();
   }
 
   /** The conversation as the next LLM request will see it. */
   private messages(): ChatCompletionMessageParam[] {
     return this.history.messages(this.systemPrompt);
+  }
+
+  /** The call's variables and system prompt, once it is known who is on the line. */
+  private beginCall(session: Pick<Session, 'direction' | 'from_phone_number' | 'to_phone_number'>, variables: Readonly<Record<string, string>> | undefined): void {
+    this.prompts.begin(session, variables);
+    this.systemPrompt = this.prompts.render('system');
+    const outbound = session.direction === 'outbound';
+    this.parties = outbound
+      ? { party: session.to_phone_number, line: session.from_phone_number }
+      : { party: session.from_phone_number, line: session.to_phone_number };
   }
 
   private onSessionStart(event: SessionStartEvent): void {
@@ -249,14 +362,13 @@ export class Call {
       this.transferSent = false;
       this.hungUp = false;
       this.interrupt(false);
-      this.speakLine(this.prompts.render('transferFailed'));
+      this.speakLine('transferFailed');
       return;
     }
     this.started = true;
     const outbound = session.direction === 'outbound';
     const request = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
-    this.prompts.begin(session, request);
-    this.systemPrompt = this.prompts.render('system');
+    this.beginCall(session, request?.variables);
     this.log.info(
       { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number, requested: !!request },
       'call started',
@@ -269,22 +381,93 @@ export class Call {
       to: session.to_phone_number,
       ...(request ? { variables: request.variables } : {}),
     });
-    this.speakLine(this.prompts.greeting(outbound, request));
+    this.speakGreeting(outbound, request);
+  }
+
+  private speakGreeting(outbound: boolean, request: PendingCall | undefined): void {
+    const [name, text] = this.prompts.greeting(outbound, request);
+    this.speakText(text, this.prompts.style(name), {});
   }
 
   private onUserSpeak(event: UserSpeakEvent): void {
     const text = event.text.trim();
     if (this.hungUp || this.leaving) return this.log.info('caller spoke while the call was ending; ignored');
-    // Recognition noise must not cancel a reply and leave the caller in silence.
-    if (text === '') return this.log.debug('empty user_speak ignored');
-    this.stopHolding();
+    if (text === '') {
+      // The service saw the caller interrupt but recognised no words: stop, and wait for them.
+      if (event.barged_in) return this.onBargeIn({ type: 'user_barge_in', session: event.session, text: '' });
+      // Recognition noise must not cancel a reply and leave the caller in silence.
+      return this.log.debug('empty user_speak ignored');
+    }
     if (event.barged_in) this.deps.metrics.bargedIn();
     this.interrupt(event.barged_in);
-    this.log.debug({ text, bargedIn: event.barged_in }, 'caller said');
+    this.takeCallerInput(text, event.barged_in ? { barged_in: true } : {});
+  }
+
+  /** The older interruption event: like a barge-in; words it carries are the caller's. */
+  private onBargeIn(event: UserBargeInEvent): void {
+    if (this.hungUp || this.leaving) return this.log.info('caller interrupted while the call was ending; ignored');
+    this.deps.metrics.bargedIn();
+    this.interrupt(true);
+    const text = event.text.trim();
+    if (text !== '') return this.takeCallerInput(text, { barged_in: true });
+    this.stopHolding();
+    this.replies.settle();
+    this.log.debug('caller interrupted; waiting for their words');
+    // Should the words never come, the caller is asked again rather than left in silence.
+    this.startSilenceClock(0);
+  }
+
+  /** A key on the caller's keypad. The first of an entry interrupts like speech would. */
+  private onKey(key: string): void {
+    if (this.hungUp || this.leaving) return this.log.info('caller typed while the call was ending; ignored');
+    this.stopHolding();
+    this.silence.callerActive();
+    if (!this.keypad.collecting && (this.turn || this.playback.pending)) {
+      // The service stops its playback for a voice, not for a key: Hotline stops it.
+      const stopPlayback = this.deps.canStopPlayback && this.playback.interruptible;
+      this.deps.metrics.bargedIn();
+      this.interrupt(true);
+      if (stopPlayback) this.send({ type: 'barge_in', session_id: this.id });
+    }
+    this.keypad.press(key);
+  }
+
+  /** What the caller said (or typed) starts a turn. */
+  private takeCallerInput(spoken: string, marks: { barged_in?: true; keypad?: true }): void {
+    this.stopHolding();
+    this.silence.callerActive();
+    // Keys typed before the caller spoke belong to what they said.
+    const typed = marks.keypad ? '' : this.keypad.take();
+    const text = typed === '' ? spoken : `${keypadText(typed)} ${spoken}`;
+    this.log.debug({ text, ...marks }, 'caller said');
     this.replies.settle();
     this.history.addUser(text);
-    this.deps.transcript.append({ role: 'user', text, ...(event.barged_in ? { barged_in: true } : {}) });
+    this.deps.transcript.append({ role: 'user', text, ...marks });
     this.startTurn();
+  }
+
+  /**
+   * The caller stayed silent after Hotline had said its piece: reported by the
+   * service, or timed by Hotline. Never while Hotline is still talking,
+   * generating or waiting for more keys; after too many in a row, goodbye.
+   */
+  private onSilence(source: 'service' | 'hotline'): void {
+    if (this.ended || this.hungUp || this.leaving) return;
+    const busy = this.turn || this.held.length > 0 || this.ending.waiting || this.keypad.collecting || this.callerSpeaking;
+    if (busy || (source === 'service' && !this.silence.awaiting)) {
+      return this.log.debug({ source }, 'silence report ignored: Hotline has more to say, or the caller is busy');
+    }
+    const step = this.silence.silence();
+    this.log.info({ source, step }, 'the caller is silent');
+    this.deps.transcript.append({ role: 'event', text: 'user_input_timeout', source, step });
+    if (step === 'reprompt') return this.speakLine('silenceReprompt');
+    this.speakLine('silenceGoodbye', { final: true });
+    this.endAfterSpeech({ type: 'hangup' });
+  }
+
+  /** Hotline's own silence clock, where the service could not be asked (only a live connection can answer it). */
+  private startSilenceClock(playbackMs: number): void {
+    if (this.deps.pacing === 'stream') this.silence.startClock(playbackMs);
   }
 
   /**
@@ -297,7 +480,7 @@ export class Call {
     this.callerSpeaking = setTimeout(() => {
       this.callerSpeaking = undefined;
       this.log.debug('no words followed the voice activity; going on');
-      this.deliverHeld();
+      this.deliverHeld(this.awaitsCaller());
       if (!this.ending.waiting) return;
       if (!this.playback.pending) return this.firePendingFinal();
       this.ending.rewait();
@@ -315,8 +498,11 @@ export class Call {
 
   private onSpeechEnded(): void {
     const drained = this.playback.ended();
-    if (this.held.length > 0) this.deliverHeld();
-    else if (drained) this.firePendingFinal();
+    if (this.held.length > 0) this.deliverHeld(this.awaitsCaller());
+    else if (drained) {
+      this.firePendingFinal();
+      this.silence.played();
+    }
     this.settleIfPlayed();
   }
 
@@ -340,8 +526,9 @@ export class Call {
     const id = ++this.turnCount;
     const { settings } = this.deps;
     const prompt = this.prompts.settings;
-    const filler = this.deps.pacing === 'stream' && settings.thinkingFillerMs > 0;
-    if (filler) this.fillerText ??= this.prompts.render('thinking');
+    const streaming = this.deps.pacing === 'stream';
+    // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
+    this.fillerText ??= this.prompts.render('thinking');
     const turn = new Turn({
       id,
       llm: this.deps.llm,
@@ -358,10 +545,11 @@ export class Call {
         totalTimeoutMs: settings.llmTotalTimeoutMs,
         maxChars: settings.replyMaxChars,
         maxRounds: settings.llmMaxToolRounds,
-        fillerMs: filler ? settings.thinkingFillerMs : 0,
+        fillerMs: streaming ? settings.thinkingFillerMs : 0,
       },
-      ...(filler && this.fillerText ? { fillerText: this.fillerText } : {}),
-      speak: (t, text) => this.speakFromTurn(t, text),
+      ...(this.fillerText ? { fillerText: this.fillerText } : {}),
+      ssml: prompt.ssml,
+      speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
       onFirstToken: (t) => this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt),
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
@@ -370,6 +558,7 @@ export class Call {
       },
     });
     this.deps.metrics.turnStarted();
+    this.silence.spoke();
     this.turn = turn;
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
@@ -382,23 +571,40 @@ export class Call {
   }
 
   /** The single gate every streamed chunk passes: a superseded turn can never speak. */
-  private speakFromTurn(turn: Turn, text: string): void {
+  private speakFromTurn(turn: Turn, text: string, extra: SpeakExtra): void {
     if (this.ended || this.hungUp || turn !== this.turn || turn.aborted) return;
-    this.held.push(turn.reply.addChunk(text));
+    const chunk = turn.reply.addChunk(text);
+    if (extra.ssml !== undefined) chunk.ssml = extra.ssml;
+    this.held.push({ chunk, style: extra.filler ? this.prompts.style('thinking') : this.prompts.settings.style });
     if (turn.reply.chunkCount === 1) this.deps.metrics.firstSpeakSent(performance.now() - turn.startedAt);
+    if (extra.filler) return this.deliverHeld();
+    // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
+    if (turn.closing) return;
     const { pacing } = this.deps;
     if (pacing === 'stream' || (pacing === 'sentences' && !this.playback.pending)) this.deliverHeld();
   }
 
-  /** Sends every held sentence as one speak action. */
-  private deliverHeld(): void {
+  /** True when what is delivered now ends what Hotline has to say: the caller's turn follows. */
+  private awaitsCaller(): boolean {
+    return !this.turn && !this.ending.waiting && !this.leaving && !this.hungUp && !this.keypad.collecting;
+  }
+
+  /** Sends every held sentence as one speak action; `awaitCaller` asks the service to report the caller's silence. */
+  private deliverHeld(awaitCaller = false): void {
     if (this.held.length === 0 || this.callerSpeaking) return;
-    const chunks = this.held;
+    const held = this.held;
     this.held = [];
-    const text = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join(' ');
+    const chunks = held.map((h) => h.chunk);
+    // A line said after the model's sentences (an apology) sets how they all are spoken.
+    const style = held.at(-1)!.style;
     for (const chunk of chunks) chunk.delivered = true;
-    this.send({ type: 'speak', session_id: this.id, text });
-    this.playback.delivered(chunks, text);
+    const timeout = awaitCaller ? this.silence.ask() : undefined;
+    if (!awaitCaller) this.silence.spoke();
+    const action = speakAction(this.id, chunks, style, timeout);
+    this.send(action);
+    this.playback.delivered(chunks, action.text ?? chunks.map((c) => c.text).join(' '), {
+      interruptible: style.barge_in?.strategy !== 'none',
+    });
   }
 
   private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
@@ -406,14 +612,22 @@ export class Call {
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
+      this.held = this.held.filter((h) => h.chunk.delivered);
       this.onTurnFailed(turn, outcome.error);
     } else {
       this.failures = 0;
       if (outcome.status === 'completed' && outcome.capped) {
         this.log.warn({ turn: turn.id, maxChars: this.deps.settings.replyMaxChars }, 'reply cut at REPLY_MAX_CHARS');
       }
-      if (this.deps.pacing === 'whole') this.deliverHeld();
-      if (outcome.status === 'completed' && outcome.finalAction) this.scheduleFinal(outcome.finalAction);
+      const final = outcome.status === 'completed' ? outcome.finalAction : undefined;
+      // Words before a hangup or transfer are its goodbye or announcement: said whole.
+      if (final) for (const h of this.held) h.style = notInterruptible(h.style);
+      if (this.deps.pacing !== 'sentences' || !this.playback.pending) this.deliverHeld(!final && this.awaitsCaller());
+      if (final) this.scheduleFinal(final);
+      // The last sentence had left before Hotline knew it was the last: Hotline times the silence itself.
+      else if (this.held.length === 0 && !this.silence.awaiting) {
+        this.startSilenceClock(this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
+      }
     }
     this.awaitPlayed();
     this.sink.idle?.();
@@ -426,13 +640,13 @@ export class Call {
     this.log.error({ err: error, turn: turn.id, failures: this.failures }, 'LLM turn failed');
     if (this.failures < this.deps.settings.llmMaxFailures) {
       // Delivered together with any sentences still held, so the apology follows what was said.
-      this.speakLine(this.prompts.render('error'));
+      this.speakLine('error');
       return;
     }
-    const target = this.deps.transfer.defaultTarget;
+    const destination = defaultDestination(this.deps.transfer);
     // A human beats a broken bot.
-    this.speakLine(this.prompts.render(target ? 'giveUpTransfer' : 'giveUp'));
-    this.endAfterSpeech(target ? { type: 'transfer', target } : { type: 'hangup' });
+    this.speakLine(destination ? 'giveUpTransfer' : 'giveUp', { final: true });
+    this.endAfterSpeech(destination ? { type: 'transfer', destination } : { type: 'hangup' });
   }
 
   /** Forgets the finished turn; its reply stays in history and is written once it has played. */
@@ -457,14 +671,21 @@ export class Call {
     if (this.replies.tracking) this.replies.settleAfter(this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
   }
 
-  /** Speaks a fixed line (greeting, apology) as a reply of its own. */
-  private speakLine(text: string): void {
+  /** Speaks a prompt file's line as a reply of its own; `final` when the call ends or goes elsewhere after it. */
+  private speakLine(name: PromptName, options: { final?: boolean } = {}): void {
+    this.speakText(this.prompts.render(name), this.prompts.style(name), options);
+  }
+
+  private speakText(line: string, style: SpeakStyle, options: { final?: boolean }): void {
     const reply = new Reply();
     reply.beginContent();
-    this.held.push(reply.addChunk(text));
+    const ssml = hasSsml(line);
+    const chunk = reply.addChunk(ssml ? stripSsml(line) : line);
+    if (ssml && this.prompts.settings.ssml) chunk.ssml = line;
+    this.held.push({ chunk, style });
     this.history.addReply(reply);
     this.replies.track(reply);
-    this.deliverHeld();
+    this.deliverHeld(!options.final && this.awaitsCaller());
     this.awaitPlayed();
   }
 
@@ -475,21 +696,35 @@ export class Call {
       record.result = 'the call is ending';
       return this.endAfterSpeech({ type: 'hangup' }, record);
     }
-    const target = resolveTransferTarget(record.arguments, this.deps.transfer);
-    if (!target) {
+    const destination = resolveTransfer(record.arguments, this.deps.transfer);
+    if (!destination) {
       record.result = 'not done: no transfer destination is configured';
       this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
-      this.speakLine(this.prompts.render('transferFailed'));
+      this.speakLine('transferFailed');
       return;
     }
-    record.result = `transferring the call to ${target}`;
-    this.endAfterSpeech({ type: 'transfer', target }, record);
+    record.result = `transferring the call to ${destination.target}`;
+    this.endAfterSpeech({ type: 'transfer', destination }, record);
   }
 
   /** Transfer and hangup wait until the speech before them has played: a goodbye is never cut. */
   private endAfterSpeech(ending: Ending, record?: ToolCallRecord): void {
+    this.keypad.cancel();
+    this.silence.cancel();
+    if (ending.type === 'transfer') this.playClipBeforeTransfer();
     if (!this.playback.pending && this.held.length === 0 && !this.callerSpeaking) return this.sendFinal(ending);
     this.ending.wait(ending, record);
+  }
+
+  /** The prompt set's transfer chime, after the announcement and before the line goes to a person. */
+  private playClipBeforeTransfer(): void {
+    const clip = this.prompts.audio('transfer');
+    if (!clip) return;
+    this.deliverHeld();
+    // Words still held (the caller is talking) would follow the chime: better no chime.
+    if (this.held.length > 0) return;
+    this.send({ type: 'audio', session_id: this.id, audio: clip.base64, barge_in: { strategy: 'none' } });
+    this.playback.delivered([], '', { interruptible: false, durationMs: clip.durationMs });
   }
 
   private onEndingOverdue(): void {
@@ -515,7 +750,7 @@ export class Call {
       this.send({ type: 'hangup', session_id: this.id });
     } else {
       this.transferSent = true;
-      this.send({ type: 'transfer', session_id: this.id, target: ending.target });
+      this.send(transferAction(this.id, ending.destination, this.parties));
     }
     this.log.info({ action: ending.type }, 'call-ending action sent');
     this.replies.settle();

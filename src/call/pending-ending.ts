@@ -1,8 +1,9 @@
 import type { Logger } from '../logger.js';
 import type { ToolCallRecord } from './reply.js';
+import type { TransferDestination } from './transfer.js';
 
 /** How the call ends once the speech before it has played. */
-export type Ending = { type: 'hangup' } | { type: 'transfer'; target: string };
+export type Ending = { type: 'hangup' } | { type: 'transfer'; destination: TransferDestination };
 
 /**
  * A hangup or transfer waiting for the speech before it to play: a goodbye is

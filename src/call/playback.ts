@@ -5,6 +5,10 @@ interface Utterance {
   readonly chunks: readonly SpokenChunk[];
   readonly text: string;
   readonly words: number;
+  /** False for speech the caller cannot cut (barge_in strategy none): it plays on when they speak. */
+  readonly interruptible: boolean;
+  /** How long it lasts, when known before it plays (an audio clip). */
+  readonly knownMs: number | undefined;
   startedAt?: number;
   durationMs?: number;
 }
@@ -39,9 +43,15 @@ export class Playback {
     return this.queue.length > 0;
   }
 
-  delivered(chunks: readonly SpokenChunk[], text: string): void {
-    this.queue.push({ chunks, text, words: countWords(text) });
-    this.estimatedEnd = Math.max(this.now(), this.estimatedEnd) + estimateSpeechMs(text);
+  /** True while something the caller's voice would stop is still to be heard. */
+  get interruptible(): boolean {
+    return this.queue.some((q) => q.interruptible);
+  }
+
+  delivered(chunks: readonly SpokenChunk[], text: string, options: { interruptible?: boolean; durationMs?: number } = {}): void {
+    const utterance = { chunks, text, words: countWords(text), interruptible: options.interruptible ?? true, knownMs: options.durationMs };
+    this.queue.push(utterance);
+    this.estimatedEnd = Math.max(this.now(), this.estimatedEnd) + estimateOf(utterance);
   }
 
   /** assistant_speak: the oldest utterance not yet started (or the one whose text matches) is now playing. */
@@ -77,7 +87,7 @@ export class Playback {
       total +=
         q.startedAt !== undefined && q.durationMs !== undefined
           ? Math.max(0, q.startedAt + q.durationMs - now)
-          : estimateSpeechMs(q.text);
+          : estimateOf(q);
     }
     return total;
   }
@@ -88,17 +98,23 @@ export class Playback {
    */
   interrupt(bargedIn: boolean): Set<Reply> {
     const cutReplies = new Set<Reply>();
+    // Speech the caller cannot interrupt plays on, whole.
+    const stopped = this.queue.filter((q) => q.interruptible);
     if (bargedIn && this.signalsSeen) {
       const now = this.now();
-      for (const q of this.queue) cut(q, heardWords(q, now), cutReplies);
+      for (const q of stopped) cut(q, heardWords(q, now), cutReplies);
     } else if (bargedIn) {
       // Without playback events the best knowledge is what was delivered: keep it, mark the cut.
-      for (const q of this.queue) for (const c of q.chunks) cutReplies.add(c.reply);
+      for (const q of stopped) for (const c of q.chunks) cutReplies.add(c.reply);
     }
-    this.queue = [];
-    this.estimatedEnd = 0;
+    this.queue = this.queue.filter((q) => !q.interruptible);
+    this.estimatedEnd = this.queue.length === 0 ? 0 : this.now() + this.queue.reduce((ms, q) => ms + estimateOf(q), 0);
     return cutReplies;
   }
+}
+
+function estimateOf(q: Utterance): number {
+  return q.knownMs ?? estimateSpeechMs(q.text);
 }
 
 function heardWords(q: Utterance, now: number): number {

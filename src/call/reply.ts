@@ -15,6 +15,8 @@ export interface SpokenChunk {
   readonly reply: Reply;
   delivered: boolean;
   heard?: string;
+  /** The sentence with its SSML tags, when it goes out as SSML. */
+  ssml?: string;
 }
 
 interface Segment {
@@ -52,6 +54,14 @@ export class Reply {
   private readonly rounds: Round[] = [{ segments: [], toolCalls: [] }];
   interrupted = false;
   private chunksAdded = 0;
+
+  /** A reply the caller heard in full in an earlier life of the call (read back from its transcript). */
+  static heard(text: string): Reply {
+    const reply = new Reply();
+    reply.beginContent();
+    reply.addChunk(text).delivered = true;
+    return reply;
+  }
 
   private get round(): Round {
     return this.rounds[this.rounds.length - 1]!;

@@ -1,5 +1,5 @@
-/** Tags a TTS voice understands; every other HTML-like tag is markup the caller must not hear. */
-const SSML_TAGS = new Set(['spell', 'break', 'say-as', 'emphasis', 'prosody', 'sub', 'phoneme']);
+import { hasSsml, isSsmlName, stripSsml } from './ssml.js';
+
 /** Tags that separate words, so removing them must leave a space. */
 const BLOCK_TAGS = /^(?:br|p|div|li|ul|ol|tr|td|th|table|hr|h[1-6])$/u;
 
@@ -26,10 +26,15 @@ const HUGS_PUNCTUATION_AFTER = /^[.,!?;:…)\]}"”’»]/u;
 const HUGS_PUNCTUATION_BEFORE = /[(\[{"“‘«„]$/u;
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
-/** Strips markdown and emoji from a chunk and normalises whitespace; returns '' when nothing speakable is left. */
-export function toSpeech(chunk: string): string {
+/**
+ * Strips markdown and emoji from a chunk and normalises whitespace; returns ''
+ * when nothing speakable is left. SSML tags go too, unless `keepSsml` (the
+ * chunk is bound for a speak's `ssml`).
+ */
+export function toSpeech(chunk: string, keepSsml = false): string {
   let text = chunk.trim();
   if (CODE_FENCE.test(text)) return '';
+  if (!keepSsml && hasSsml(text)) text = stripSsml(text);
   text = text.replace(IMAGE_OR_LINK, '$1').replace(CITATION, '').replace(AUTOLINK, '$1').replace(TAG, stripTag);
   text = text.replace(EMOJI, dropEmoji);
   text = stripLinePrefixes(text.trim()).replace(CLOSING_HASHES, '');
@@ -40,7 +45,7 @@ export function toSpeech(chunk: string): string {
 
 function stripTag(tag: string, name: string): string {
   const lower = name.toLowerCase();
-  if (SSML_TAGS.has(lower)) return tag;
+  if (isSsmlName(lower)) return tag;
   return BLOCK_TAGS.test(lower) ? ' ' : '';
 }
 

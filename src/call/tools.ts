@@ -57,16 +57,6 @@ export function parseTransferTarget(argumentsJson: string): string | undefined {
   }
 }
 
-/** A named target the model chose, if it is one of ours; otherwise the default destination. */
-export function resolveTransferTarget(
-  argumentsJson: string,
-  transfer: { defaultTarget: string | undefined; targets: Record<string, string> },
-): string | undefined {
-  const named = parseTransferTarget(argumentsJson);
-  if (named && Object.hasOwn(transfer.targets, named)) return transfer.targets[named];
-  return transfer.defaultTarget;
-}
-
 const SpeakArgsSchema = z.looseObject({ text: z.string() });
 
 export function parseSpeakText(argumentsJson: string): string | undefined {

@@ -7,11 +7,20 @@ import { ThinkTagFilter } from '../llm/think-tags.js';
 import { SentenceChunker } from './chunker.js';
 import { isRetryable, retryAfterMs } from './llm-retry.js';
 import { Reply, type ToolCallRecord } from './reply.js';
+import { hasSsml } from './ssml.js';
 import { toSpeech } from './speech-text.js';
 import { ToolCallAssembler, type ToolCallStream } from './tool-call-assembler.js';
 import { HANGUP, parseSpeakText, SPEAK, TRANSFER } from './tools.js';
 
 export type FinalAction = { name: 'transfer' | 'hangup'; record: ToolCallRecord };
+
+/** What a chunk carries beyond its plain text. */
+export interface SpeakExtra {
+  /** The chunk with its SSML tags, for a speak's `ssml`. */
+  ssml?: string;
+  /** The hold line, said while the model has not answered yet: it goes out at once, whatever the pacing. */
+  filler?: boolean;
+}
 
 export type TurnOutcome =
   | { status: 'completed'; finalAction?: FinalAction; capped?: boolean }
@@ -42,11 +51,13 @@ export interface TurnOptions {
   request: LlmRequest;
   limits: TurnLimits;
   fillerText?: string;
+  /** SSML the model writes goes out as SSML; otherwise its tags are stripped. */
+  ssml?: boolean;
   /**
-   * Sends one speakable chunk. The call decides whether this turn may still
-   * speak; the turn records the chunk only when it was sent.
+   * Sends one speakable chunk: plain `text`, and `extra.ssml` when the chunk
+   * carries SSML to keep. The call decides whether this turn may still speak.
    */
-  speak: (turn: Turn, text: string) => void;
+  speak: (turn: Turn, text: string, extra: SpeakExtra) => void;
   /** Called when the first token (answer or reasoning) of a request arrives. */
   onFirstToken?: (turn: Turn) => void;
   /** A failed request is about to be tried again, after `delayMs`. */
@@ -85,6 +96,8 @@ export class Turn {
   /** The model has started to answer (text or a tool call) in this turn. */
   private answerStarted = false;
   private fillerSpoken = false;
+  /** The last request has ended and asks for nothing more: what is said now is the turn's last words. */
+  private lastWords = false;
   /** Sentences of the model's own answer (the filler is not one). */
   private answerChunks = 0;
   private spokenChars = 0;
@@ -99,6 +112,25 @@ export class Turn {
 
   get aborted(): boolean {
     return this.abortReason !== undefined;
+  }
+
+  /** True while the turn says its last words: the call may hold them to send them as the end of its turn. */
+  get closing(): boolean {
+    return this.lastWords;
+  }
+
+  /**
+   * The caller has waited long for the model (a webhook request about to time
+   * out): the hold line is said now. False if there is none or it is too late.
+   */
+  hold(): boolean {
+    const { fillerText } = this.options;
+    if (this.abortReason || !fillerText || this.lastWords) return false;
+    this.fillerSpoken = true;
+    // A segment of its own: the model's answer that follows starts the next one.
+    this.reply.beginContent();
+    this.options.speak(this, fillerText, { filler: true });
+    return true;
   }
 
   /** Stops generation at once: the HTTP stream is closed and nothing more is spoken. */
@@ -242,10 +274,7 @@ export class Turn {
     const wait = Math.max(0, fillerMs - (performance.now() - this.startedAt));
     this.fillerTimer = setTimeout(() => {
       if (this.abortReason || this.answerStarted || this.fillerSpoken) return;
-      this.fillerSpoken = true;
-      // A segment of its own: the model's answer that follows starts the next one.
-      this.reply.beginContent();
-      this.options.speak(this, fillerText);
+      this.hold();
     }, wait);
   }
 
@@ -285,13 +314,14 @@ export class Turn {
       if (this.abortReason) return;
       const text = toSpeech(chunk);
       if (text === '') continue;
+      const extra: SpeakExtra = this.options.ssml && hasSsml(chunk) ? { ssml: toSpeech(chunk, true) } : {};
       if (this.spokenChars + text.length > this.options.limits.maxChars) {
         this.stopAtCap(text);
         return;
       }
       this.spokenChars += text.length;
       this.answerChunks += 1;
-      this.options.speak(this, text);
+      this.options.speak(this, text, extra);
     }
   }
 
@@ -307,7 +337,7 @@ export class Turn {
       if (words !== '') {
         this.answerChunks += 1;
         this.spokenChars += words.length;
-        this.options.speak(this, words);
+        this.options.speak(this, words, {});
       }
     }
     this.abort('capped');
@@ -331,6 +361,8 @@ export class Turn {
 
   /** The end of one request: speech not streamed yet, the call-ending tool, and errors for unknown tools. */
   private finishRound(state: RoundState): { finalAction?: FinalAction; unknownTools: boolean } {
+    // Only speech, or a hangup or transfer: nothing is asked again, so what is flushed now ends the turn.
+    this.lastWords = state.tools.all().every((c) => !c.overflow && (c.name === SPEAK || c.name === TRANSFER || c.name === HANGUP));
     this.endSource(state);
     let finalAction: FinalAction | undefined;
     let unknownTools = false;

@@ -1,6 +1,6 @@
 /**
  * Checks a prompts folder the way Hotline loads it: every file with the
- * placeholders it uses and what is wrong with it.
+ * placeholders it uses and what is wrong with it, and the clips system.md names.
  *
  *   npm run prompts:check -- [dir]      (default: PROMPTS_DIR, else ./prompts; --help for the usage)
  *
@@ -14,8 +14,8 @@ import { command, commandLineOrExit, UsageError } from './args.js';
 const USAGE = `Usage: npm run prompts:check -- [folder]
 
 Checks a prompts folder the way Hotline loads it: prints every file with the placeholders it uses
-and what is wrong with it. Exits 1 on any problem, warnings included, so CI can refuse a prompt edit
-that would make a call speak a gap.
+and what is wrong with it, and the audio clips system.md names. Exits 1 on any problem, warnings
+included, so CI can refuse a prompt edit that would make a call speak a gap or play noise.
   folder     the prompts folder to check (default: PROMPTS_DIR, else ./prompts)
 
 Example:
@@ -35,7 +35,7 @@ function plural(count: number, word: string): string {
 async function main(): Promise<number> {
   // Before the folder is read: --help and bad usage end the process here.
   const dir = commandLineOrExit(PROMPTS_CHECK, process.argv.slice(2), ({ positionals }) => folderFrom(positionals, process.env));
-  const { files } = await checkPromptsFolder(dir);
+  const { files, clips } = await checkPromptsFolder(dir);
   const lines = [`prompts in ${dir}`];
   let problems = 0;
   for (const file of files) {
@@ -44,6 +44,7 @@ async function main(): Promise<number> {
     for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
     problems += file.problems.length;
   }
+  for (const clip of clips) lines.push(`audio.${clip.name}: ${clip.file} (${(clip.durationMs / 1000).toFixed(1)} s)`);
   lines.push(`${plural(files.length, 'file')}, ${plural(problems, 'problem')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return problems > 0 ? 1 : 0;

@@ -36,6 +36,9 @@ export class FolderWatch {
   private pending = 0;
   private closed = false;
   private watchFailureLogged = false;
+  /** Subfolders watched as part of the folder, by path, with the folder (dev:ino) each watcher is on. */
+  private readonly subfolders = new Map<string, { identity: string; watcher: FSWatcher }>();
+  private subfolderQueue: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly dir: string,
@@ -62,6 +65,53 @@ export class FolderWatch {
     this.debounce = undefined;
     this.interval = undefined;
     this.unwatch();
+    for (const { watcher } of this.subfolders.values()) watcher.close();
+    this.subfolders.clear();
+  }
+
+  /**
+   * Also treats changes inside these subfolders as changes of the folder:
+   * fs.watch sees a file replaced inside a subfolder only from a watch on
+   * that subfolder. Call again with the current list after every load; a
+   * subfolder that does not exist yet is seen appearing by its parent's watch.
+   */
+  watchSubfolders(folders: readonly string[]): Promise<void> {
+    // One update at a time: two would both add a watcher for the same new subfolder, and one would never be closed.
+    const update = this.subfolderQueue.then(() => this.updateSubfolders(folders));
+    this.subfolderQueue = update.catch(() => undefined);
+    return update;
+  }
+
+  private async updateSubfolders(folders: readonly string[]): Promise<void> {
+    const wanted = new Set(this.closed ? [] : folders);
+    for (const [folder, { watcher }] of this.subfolders) {
+      if (wanted.has(folder)) continue;
+      watcher.close();
+      this.subfolders.delete(folder);
+    }
+    let added = false;
+    for (const folder of wanted) {
+      const identity = await identityOf(folder);
+      const known = this.subfolders.get(folder);
+      if (known?.identity === identity) continue;
+      known?.watcher.close();
+      this.subfolders.delete(folder);
+      if (identity === undefined || this.closed) continue;
+      try {
+        const watcher = watch(folder, { persistent: false }, () => this.onEvent());
+        watcher.on('error', () => {
+          watcher.close();
+          // Forgotten, so the next load watches it afresh; a subfolder that went away is also reported by its parent's watch.
+          if (this.subfolders.get(folder)?.watcher === watcher) this.subfolders.delete(folder);
+        });
+        this.subfolders.set(folder, { identity, watcher });
+        added = true;
+      } catch {
+        // Gone between the stat and the watch: its parent's watch reported that.
+      }
+    }
+    // A file changed between the load that named this subfolder and its new watch would otherwise go unseen.
+    if (added) this.onEvent();
   }
 
   private onTick(): void {

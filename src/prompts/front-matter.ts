@@ -1,13 +1,18 @@
-import { isScalar, parseDocument, type Document } from 'yaml';
+import { parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { freezeStyle, NO_STYLE, STYLE_KEYS, STYLE_SHAPE, styleFrom, type SpeakStyle } from './speak-style.js';
+import { AUDIO_NAMES, DEFAULT_SETTINGS, settingsFrom, SYSTEM_SCHEMA, type AudioPaths, type PromptSettings } from './system-settings.js';
 
-/** What system.md's front matter may set for the calls that use it. */
-export interface PromptSettings {
-  model?: string;
-  temperature?: number;
-  /** Named transfer destinations the model may choose from. */
-  transferTargets: Record<string, string>;
-}
+export type { SpeakStyle } from './speak-style.js';
+export type {
+  AudioName,
+  AudioPaths,
+  KeypadSettings,
+  PromptSettings,
+  SilenceSettings,
+  TransferSettings,
+  TransferTargetSettings,
+} from './system-settings.js';
 
 export interface FrontMatterProblem {
   severity: 'error' | 'warning';
@@ -15,8 +20,10 @@ export interface FrontMatterProblem {
 }
 
 export interface FrontMatterResult {
-  /** Empty when any problem is an error: a half-understood header must not half-apply. */
+  /** The defaults when any problem is an error: a half-understood header must not half-apply. */
   settings: PromptSettings;
+  /** The clips system.md names, not yet read; empty when any problem is an error. */
+  audio: AudioPaths;
   /** The text after the front matter (the whole text if there is none). */
   body: string;
   /** The file line `body` starts on. */
@@ -24,90 +31,137 @@ export interface FrontMatterResult {
   problems: FrontMatterProblem[];
 }
 
-const schema = z.object({
-  model: z.string().trim().min(1).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  transfer_targets: z
-    .record(z.string().trim().min(1), z.union([z.string().trim().min(1), z.number().int().nonnegative()]))
-    .optional(),
-});
+export interface LineFrontMatterResult {
+  /** How this file's line is spoken; empty when any problem is an error. */
+  style: SpeakStyle;
+  body: string;
+  bodyLine: number;
+  problems: FrontMatterProblem[];
+}
 
-const KNOWN_KEYS = Object.keys(schema.shape);
+const SYSTEM_KEYS = Object.keys(SYSTEM_SCHEMA.shape);
+const LINE_SCHEMA = z.object(STYLE_SHAPE);
 
 const OPENING = /^---[ \t]*\r?\n/;
 const CLOSING = /^---[ \t]*\r?$/m;
 
-/** Splits off and validates an optional `---` YAML header at the very top of `text`. */
+/** Splits off and validates system.md's optional `---` YAML header: the settings of the calls that use it. */
 export function parseFrontMatter(text: string): FrontMatterResult {
+  const header = readHeader(text);
+  const failed = { settings: DEFAULT_SETTINGS, audio: {}, body: header.body, bodyLine: header.bodyLine };
+  if (header.yaml === undefined) return { ...failed, problems: header.problems };
+  const { doc, data } = header.yaml;
+  const problems = unknownKeys(data, SYSTEM_KEYS, `known: ${SYSTEM_KEYS.join(', ')}`);
+  problems.push(...unknownClips(data));
+  const parsed = SYSTEM_SCHEMA.safeParse(data);
+  if (!parsed.success) return { ...failed, problems: [...problems, ...issueProblems(parsed.error)] };
+  return { ...settingsFrom(parsed.data, doc), body: header.body, bodyLine: header.bodyLine, problems };
+}
+
+/** Splits off and validates the header of any other prompt file: how that file's line is spoken. */
+export function parseLineFrontMatter(text: string): LineFrontMatterResult {
+  const header = readHeader(text);
+  const failed = { style: NO_STYLE, body: header.body, bodyLine: header.bodyLine };
+  if (header.yaml === undefined) return { ...failed, problems: header.problems };
+  const problems = unknownKeys(
+    header.yaml.data,
+    STYLE_KEYS,
+    `known here: ${STYLE_KEYS.join(', ')}; the settings of the whole call belong in system.md`,
+  );
+  const parsed = LINE_SCHEMA.safeParse(header.yaml.data);
+  if (!parsed.success) return { ...failed, problems: [...problems, ...issueProblems(parsed.error)] };
+  return { style: freezeStyle(styleFrom(parsed.data)), body: header.body, bodyLine: header.bodyLine, problems };
+}
+
+interface Header {
+  body: string;
+  bodyLine: number;
+  /** Undefined when there is no header, or it is not a YAML mapping (then `problems` says why). */
+  yaml: { doc: Document; data: Record<string, unknown> } | undefined;
+  problems: FrontMatterProblem[];
+}
+
+function readHeader(text: string): Header {
   const opening = OPENING.exec(text);
-  if (!opening) return { settings: { transferTargets: {} }, body: text, bodyLine: 1, problems: [] };
+  if (!opening) return { body: text, bodyLine: 1, yaml: undefined, problems: [] };
   const rest = text.slice(opening[0].length);
   const closing = CLOSING.exec(rest);
   if (!closing) {
-    return {
-      settings: { transferTargets: {} },
-      body: text,
-      bodyLine: 1,
-      problems: [{ severity: 'error', message: 'front matter opened with "---" on line 1 is never closed by a "---" line' }],
-    };
+    const message = 'front matter opened with "---" on line 1 is never closed by a "---" line';
+    return { body: text, bodyLine: 1, yaml: undefined, problems: [{ severity: 'error', message }] };
   }
   const yamlText = rest.slice(0, closing.index);
   let bodyStart = opening[0].length + closing.index + closing[0].length;
   if (text[bodyStart] === '\n') bodyStart++;
+  const body = text.slice(bodyStart);
   const bodyLine = countLines(text.slice(0, bodyStart)) + 1;
-  const { settings, problems } = parseSettings(yamlText);
-  const failed = problems.some((p) => p.severity === 'error');
-  return { settings: failed ? { transferTargets: {} } : settings, body: text.slice(bodyStart), bodyLine, problems };
-}
 
-function parseSettings(yamlText: string): { settings: PromptSettings; problems: FrontMatterProblem[] } {
-  const settings: PromptSettings = { transferTargets: {} };
   const doc = parseDocument(yamlText, { prettyErrors: false });
   if (doc.errors.length > 0) {
-    return {
-      settings,
-      problems: doc.errors.map((e) => ({
-        severity: 'error',
-        // The header's first line is file line 2.
-        message: `front matter is not valid YAML (line ${countLines(yamlText.slice(0, e.pos[0])) + 2}): ${e.message}`,
-      })),
-    };
+    const problems = doc.errors.map((e): FrontMatterProblem => ({
+      severity: 'error',
+      // The header's first line is file line 2.
+      message: `front matter is not valid YAML (line ${countLines(yamlText.slice(0, e.pos[0])) + 2}): ${e.message}`,
+    }));
+    return { body, bodyLine, yaml: undefined, problems };
   }
   const data: unknown = doc.toJS() ?? {};
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    return { settings, problems: [{ severity: 'error', message: 'front matter must be "key: value" lines' }] };
+  if (!isMapping(data)) {
+    return { body, bodyLine, yaml: undefined, problems: [{ severity: 'error', message: 'front matter must be "key: value" lines' }] };
   }
-  const problems: FrontMatterProblem[] = Object.keys(data)
-    .filter((key) => !KNOWN_KEYS.includes(key))
-    .map((key) => ({
-      severity: 'warning',
-      message: `unknown front matter key "${key}" is ignored (known: ${KNOWN_KEYS.join(', ')})`,
-    }));
-  const parsed = schema.safeParse(data);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      problems.push({ severity: 'error', message: `front matter ${issue.path.join('.') || 'value'}: ${issue.message}` });
-    }
-    return { settings, problems };
-  }
-  const { model, temperature, transfer_targets: targets = {} } = parsed.data;
-  if (model !== undefined) settings.model = model;
-  if (temperature !== undefined) settings.temperature = temperature;
-  for (const [name, target] of Object.entries(targets)) {
-    if (typeof target === 'string') settings.transferTargets[name.trim()] = target;
-    else settings.transferTargets[name.trim()] = numberAsWritten(doc, name, target);
-  }
-  return { settings, problems };
+  return { body, bodyLine, yaml: { doc, data }, problems: [] };
 }
 
+function unknownKeys(data: Record<string, unknown>, known: readonly string[], hint: string): FrontMatterProblem[] {
+  return Object.keys(data)
+    .filter((key) => !known.includes(key))
+    .map((key) => ({ severity: 'warning', message: `unknown front matter key "${key}" is ignored (${hint})` }));
+}
+
+function unknownClips(data: Record<string, unknown>): FrontMatterProblem[] {
+  const audio = data.audio;
+  if (!isMapping(audio)) return [];
+  const known: readonly string[] = AUDIO_NAMES;
+  return Object.keys(audio)
+    .filter((name) => !known.includes(name))
+    .map((name) => ({
+      severity: 'warning',
+      message: `audio.${name} is ignored: Hotline plays clips only for ${AUDIO_NAMES.join(' and ')}`,
+    }));
+}
+
+function issueProblems(error: z.ZodError): FrontMatterProblem[] {
+  return error.issues.flatMap((issue) => explain(issue, [])).map(({ path, message }) => ({
+    severity: 'error',
+    message: `front matter ${path.map(String).join('.') || 'value'}: ${message}`,
+  }));
+}
+
+type Issue = z.core.$ZodIssue;
+
 /**
- * An unquoted phone number is a YAML integer, which would drop a leading 0
- * or +; the text as written keeps them.
+ * A union's own message is only "none of the forms fit"; when the value was
+ * clearly meant as one of them (an object for the object form), that form's
+ * own complaints say what to fix.
  */
-function numberAsWritten(doc: Document, name: string, value: number): string {
-  const node = doc.getIn(['transfer_targets', name], true);
-  const source = isScalar(node) ? node.source : undefined;
-  return source !== undefined && /^\+?[0-9]+$/.test(source) ? source : String(value);
+function explain(issue: Issue, prefix: readonly PropertyKey[]): { path: PropertyKey[]; message: string }[] {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union') {
+    const meant = issue.errors.find((branch) => !branch.every(isWrongType));
+    if (meant) return meant.flatMap((inner) => explain(inner, path));
+  }
+  return [{ path, message: issue.message }];
+}
+
+/** True if the value is not even of the branch's type, so that branch was not what the writer meant. */
+function isWrongType(issue: Issue): boolean {
+  if (issue.path.length > 0) return false;
+  if (issue.code === 'invalid_type') return true;
+  return issue.code === 'invalid_union' && issue.errors.length > 0 && issue.errors.every((branch) => branch.every(isWrongType));
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function countLines(text: string): number {

@@ -28,18 +28,19 @@ export const SessionStartSchema = z.looseObject({
   session: SessionSchema,
 });
 
+/**
+ * The caller's words. Older service versions called the text `transcript`; the
+ * production service also sends a bare `{type, session, barged_in: true}`
+ * with no text at all (an interruption before anything was recognised): the
+ * text is then ''.
+ */
 export const UserSpeakSchema = z
   .looseObject({
     type: z.literal('user_speak'),
     session: SessionSchema,
     text: text.optional(),
-    // Older service versions called the recognised text `transcript`.
     transcript: text.optional(),
     barged_in: z.boolean().nullish(),
-  })
-  .refine((e) => e.text !== undefined || e.transcript !== undefined, {
-    message: 'user_speak needs text (or transcript)',
-    path: ['text'],
   })
   .transform((e) => ({ ...e, text: e.text ?? e.transcript ?? '', barged_in: e.barged_in ?? false }));
 
@@ -72,6 +73,52 @@ export const UserSpeechStartedSchema = z.looseObject({
   session: SessionSchema,
 });
 
+/**
+ * Not in the spec: sent when a speak carried `user_input_timeout_seconds` and
+ * the caller stayed silent after its playback.
+ */
+export const UserInputTimeoutSchema = z.looseObject({
+  type: z.literal('user_input_timeout'),
+  session: SessionSchema,
+});
+
+/** The keys of a phone keypad; A–D exist on some (and are sent upper-case here). */
+export const DTMF_KEYS = '0123456789*#ABCD';
+const DTMF_DIGIT_MESSAGE = 'digit must be one keypad key: 0-9, * or # (or A-D)';
+
+/** One keypad key, sent as a string or (by some senders) a number; always a one-character string after parsing. */
+export const DtmfDigitSchema = z
+  .union([z.string().max(20), z.number()], { error: DTMF_DIGIT_MESSAGE })
+  .transform((digit) => String(digit).trim().toUpperCase())
+  .refine((digit) => digit.length === 1 && DTMF_KEYS.includes(digit), { error: DTMF_DIGIT_MESSAGE });
+
+/** Not in the spec: the caller pressed a key on the keypad. */
+export const DtmfReceivedSchema = z.looseObject({
+  type: z.literal('dtmf_received'),
+  session: SessionSchema,
+  digit: DtmfDigitSchema,
+});
+
+/**
+ * Not in the spec: the older form of an interruption, with the caller's words
+ * in `text` (or `transcript`, as user_speak) or without any. Comes out with
+ * `text` trimmed, '' when the caller's words are not known.
+ */
+export const UserBargeInSchema = z
+  .looseObject({
+    type: z.literal('user_barge_in'),
+    session: SessionSchema,
+    text: text.nullish(),
+    transcript: text.nullish(),
+  })
+  .transform((e) => ({ ...e, text: (e.text ?? e.transcript ?? '').trim() }));
+
+/** Not in the spec: a `send_sms` action failed. Whatever it carries is kept for the log. */
+export const SmsFailedSchema = z.looseObject({
+  type: z.literal('sms_failed'),
+  session: SessionSchema,
+});
+
 export const EventSchemas = {
   session_start: SessionStartSchema,
   user_speak: UserSpeakSchema,
@@ -79,6 +126,10 @@ export const EventSchemas = {
   assistant_speech_ended: AssistantSpeechEndedSchema,
   session_end: SessionEndSchema,
   user_speech_started: UserSpeechStartedSchema,
+  user_input_timeout: UserInputTimeoutSchema,
+  dtmf_received: DtmfReceivedSchema,
+  user_barge_in: UserBargeInSchema,
+  sms_failed: SmsFailedSchema,
 } as const;
 
 export type EventType = keyof typeof EventSchemas;
@@ -88,13 +139,21 @@ export type AssistantSpeakEvent = z.infer<typeof AssistantSpeakSchema>;
 export type AssistantSpeechEndedEvent = z.infer<typeof AssistantSpeechEndedSchema>;
 export type SessionEndEvent = z.infer<typeof SessionEndSchema>;
 export type UserSpeechStartedEvent = z.infer<typeof UserSpeechStartedSchema>;
+export type UserInputTimeoutEvent = z.infer<typeof UserInputTimeoutSchema>;
+export type DtmfReceivedEvent = z.infer<typeof DtmfReceivedSchema>;
+export type UserBargeInEvent = z.infer<typeof UserBargeInSchema>;
+export type SmsFailedEvent = z.infer<typeof SmsFailedSchema>;
 export type VoiceEvent =
   | UserSpeechStartedEvent
   | SessionStartEvent
   | UserSpeakEvent
   | AssistantSpeakEvent
   | AssistantSpeechEndedEvent
-  | SessionEndEvent;
+  | SessionEndEvent
+  | UserInputTimeoutEvent
+  | DtmfReceivedEvent
+  | UserBargeInEvent
+  | SmsFailedEvent;
 
 export function isEventType(type: string): type is EventType {
   return Object.hasOwn(EventSchemas, type);

@@ -35,6 +35,32 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The `type` reported for an event that names none: it is logged and ignored like any unknown type. */
+export const NO_TYPE = '(none)';
+
+/**
+ * The forms the production service and its tools wrap or name an event in,
+ * brought to the plain one. Only objects without a `type` are looked at again,
+ * so the usual event costs one property read:
+ * - n8n hands on `{"body": {…event…}}`: the body is the event (when it names a
+ *   type, or nothing at the top level names a session);
+ * - some senders name the type `eventType`.
+ */
+function normalise(data: unknown): unknown {
+  if (!isObject(data) || data.type !== undefined) return data;
+  let event = data;
+  const { body } = event;
+  if (event.eventType === undefined && isObject(body) && (body.type !== undefined || body.eventType !== undefined || event.session === undefined)) {
+    event = body;
+    if (event.type !== undefined) return event;
+  }
+  return typeof event.eventType === 'string' ? { ...event, type: event.eventType } : event;
+}
+
 function knownType(data: unknown): EventType | undefined {
   if (data === null || typeof data !== 'object') return undefined;
   const type: unknown = (data as { type?: unknown }).type;
@@ -56,6 +82,7 @@ export function parseEvent(input: string | unknown): ParsedEvent {
   if (depthExceeds(data, MAX_EVENT_DEPTH)) {
     return { kind: 'invalid', reason: `nested deeper than ${MAX_EVENT_DEPTH} levels` };
   }
+  data = normalise(data);
   // The usual case in one pass: a known event that is valid also satisfies the envelope.
   const known = knownType(data);
   if (known) {
@@ -64,6 +91,12 @@ export function parseEvent(input: string | unknown): ParsedEvent {
   }
   const envelope = EnvelopeSchema.safeParse(data);
   if (!envelope.success) {
+    // No type at all, but a session: something the service (or a tool in between) sends that
+    // this version cannot name. Ignored like an unknown type, not refused.
+    if (isObject(data) && data.type === undefined) {
+      const session = EnvelopeSchema.shape.session.safeParse(data.session);
+      if (session.success) return { kind: 'unknown', type: NO_TYPE, sessionId: session.data.id };
+    }
     return { kind: 'invalid', reason: `not an event: ${describeIssues(envelope.error)}` };
   }
   const { type, session } = envelope.data;

@@ -109,6 +109,22 @@ export class FakeVoiceService {
     this.send({ type: 'user_speak', session: { id: this.sessionId }, text, barged_in: options.bargedIn ?? false });
   }
 
+  /** The caller types on the keypad: one dtmf_received per key, as the service sends them. */
+  dtmf(keys: string): void {
+    for (const digit of keys) this.send({ type: 'dtmf_received', session: { id: this.sessionId }, digit });
+  }
+
+  /** The caller said nothing for the user_input_timeout_seconds a speak asked for. */
+  inputTimeout(): void {
+    this.send({ type: 'user_input_timeout', session: { id: this.sessionId } });
+  }
+
+  /** The older interruption event: playback stops; with text, those are the caller's words. */
+  bargeIn(text?: string): void {
+    this.stopPlayback();
+    this.send({ type: 'user_barge_in', session: { id: this.sessionId }, ...(text === undefined ? {} : { text }) });
+  }
+
   end(reason = 'hangup'): void {
     this.stopPlayback();
     this.send({ type: 'session_end', session: { id: this.sessionId }, reason });
@@ -157,10 +173,16 @@ export class FakeVoiceService {
     return this.closed;
   }
 
+  /** Frames received that held several actions (the production service's arrays). */
+  readonly arrays: ReceivedAction[][] = [];
+
   private onMessage(raw: string): void {
-    const parsed = parseAction(raw);
-    // A frame that is not an action is Hotline's bug to show, not a reason to crash the client.
-    if (!parsed) return;
+    const parsed = parseActions(raw);
+    const received = parsed.map((action) => this.receive(action));
+    if (received.length > 1) this.arrays.push(received);
+  }
+
+  private receive(parsed: { type: string; session_id: string; [field: string]: unknown }): ReceivedAction {
     const action: ReceivedAction = { ...parsed, receivedAt: performance.now() };
     this.actions.push(action);
     const index = this.actions.length - 1;
@@ -171,21 +193,27 @@ export class FakeVoiceService {
       waiter.resolve(action);
     }
     for (const listener of this.listeners) listener(action);
-    if (action.type === 'speak' && this.playback.kind !== 'none') {
+    // Hotline stops its own playback with the barge_in action.
+    if (action.type === 'barge_in') this.stopPlayback();
+    if ((action.type === 'speak' || action.type === 'audio') && this.playback.kind !== 'none') {
       this.queue.push(action);
       if (!this.playing) this.playNext();
     }
+    return action;
   }
 
   private playNext(): void {
     const action = this.queue.shift();
     if (!action) return;
     this.playing = action;
-    const durationMs = (action.text?.length ?? 0) * (this.playback.kind === 'auto' ? (this.playback.msPerChar ?? 2) : 60);
+    const said = action.text ?? (typeof action.ssml === 'string' ? action.ssml.replace(/<[^>]*>/g, '') : '');
+    // A clip lasts as long as its samples: 32,000 bytes a second at 16 kHz, 16 bits, mono.
+    const clipMs = typeof action.audio === 'string' ? Math.round((action.audio.length * 3) / 4 / 32) : 0;
+    const durationMs = action.type === 'audio' ? clipMs : said.length * (this.playback.kind === 'auto' ? (this.playback.msPerChar ?? 2) : 60);
     this.send({
       type: 'assistant_speak',
       session: { id: this.sessionId },
-      text: action.text,
+      ...(action.type === 'speak' ? { text: said } : {}),
       duration_ms: durationMs,
       speech_started_at: Date.now(),
     });
@@ -204,13 +232,22 @@ export class FakeVoiceService {
   }
 }
 
-function parseAction(raw: string): { type: string; session_id: string; [field: string]: unknown } | undefined {
+/** The actions of one frame: one, or an array of them. A frame that is not an action is Hotline's bug to show, not a reason to crash the client. */
+function parseActions(raw: string): { type: string; session_id: string; [field: string]: unknown }[] {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
-    return undefined;
+    return [];
   }
+  const values: unknown[] = Array.isArray(value) ? value : [value];
+  return values.flatMap((v) => {
+    const action = parseAction(v);
+    return action ? [action] : [];
+  });
+}
+
+function parseAction(value: unknown): { type: string; session_id: string; [field: string]: unknown } | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const { type, session_id: sessionId } = value as Record<string, unknown>;
   if (typeof type !== 'string') return undefined;

@@ -4,6 +4,7 @@ import { access, constants, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { readPriorCall, type PriorCall } from './prior-call.js';
 
 export interface TranscriptEntry {
   role: 'user' | 'assistant' | 'tool' | 'event';
@@ -84,6 +85,11 @@ export class TranscriptStore {
         { cause: error },
       );
     }
+  }
+
+  /** What the transcript on disk says of a call this process never saw start; undefined if there is none. */
+  readPrior(sessionId: string): Promise<PriorCall | undefined> {
+    return readPriorCall(path.join(this.dir, transcriptFileName(sessionId)));
   }
 
   open(sessionId: string, logger: Logger): TranscriptWriter {

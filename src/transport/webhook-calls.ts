@@ -1,41 +1,54 @@
-import type { ActionSink, SpeechPacing } from '../call/call.js';
+import type { Call, ActionSink, SpeechPacing } from '../call/call.js';
 import type { CallRegistry } from '../call/call-registry.js';
 import { stableStringify } from '../call/redelivery.js';
 import type { Logger } from '../logger.js';
 import type { Action } from '../protocol/actions.js';
 import type { VoiceEvent } from '../protocol/events.js';
 
-type Answer = Action | undefined;
+/** One webhook answer: an action, several (production service, opt-in), or none (204). */
+type Answer = Action | Action[] | undefined;
 
 /**
  * One call's actions on their way into webhook answers. The core sends
- * actions whenever they are ready; each request takes one, or waits for one
- * when the call is still generating. Only one request waits at a time: a
- * newer one releases the older with "no action" (204).
+ * actions whenever they are ready; each request takes one — or, with arrays,
+ * all that are ready — or waits when the call is still busy. Only one request
+ * waits at a time: a newer one releases the older with "no action" (204).
  */
 class WebhookOutbox implements ActionSink {
   private readonly queue: Action[] = [];
   private waiter: ((answer: Answer) => void) | undefined;
   private drainWaiters: (() => void)[] = [];
+  private batching = false;
+
+  constructor(private readonly arrays: boolean) {}
 
   send(action: Action): void {
-    const waiter = this.waiter;
-    if (waiter) {
-      this.waiter = undefined;
-      waiter(action);
-    } else {
-      this.queue.push(action);
-    }
+    this.queue.push(action);
+    if (!this.waiter) return;
+    if (!this.arrays) return this.answerWaiter();
+    // Actions sent together (a barge_in and the speak after it) go out in one answer.
+    if (this.batching) return;
+    this.batching = true;
+    queueMicrotask(() => {
+      this.batching = false;
+      this.answerWaiter();
+    });
   }
 
   idle(): void {
     this.release();
   }
 
+  /** What the next answer carries: the oldest action, or with arrays everything ready. */
   take(): Answer {
-    const action = this.queue.shift();
+    const answer = this.arrays && this.queue.length > 1 ? this.queue.splice(0) : this.queue.shift();
     if (this.queue.length === 0) this.notifyDrained();
-    return action;
+    return answer;
+  }
+
+  /** True when only a barge_in is ready: it waits for the speak it makes room for. */
+  get onlyStopsPlayback(): boolean {
+    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in');
   }
 
   /** Resolves once every queued action was taken by a request, or after `timeoutMs`. */
@@ -54,8 +67,8 @@ class WebhookOutbox implements ActionSink {
   }
 
   /** Gives an answer back whose request went away before it could be written. */
-  putBack(action: Action): void {
-    this.queue.unshift(action);
+  putBack(answer: Action | Action[]): void {
+    this.queue.unshift(...(Array.isArray(answer) ? answer : [answer]));
   }
 
   wait(): Promise<Answer> {
@@ -63,11 +76,20 @@ class WebhookOutbox implements ActionSink {
     return new Promise<Answer>((resolve) => (this.waiter = resolve));
   }
 
-  /** The request waiting (if any) gets "no action". */
+  get waiting(): boolean {
+    return this.waiter !== undefined;
+  }
+
+  /** The request waiting (if any) gets what is ready, or "no action". */
   release(): void {
+    if (this.batching) return;
+    this.answerWaiter();
+  }
+
+  private answerWaiter(): void {
     const waiter = this.waiter;
     this.waiter = undefined;
-    waiter?.(undefined);
+    waiter?.(this.take());
   }
 
   /** The call is over: nothing more will be taken. */
@@ -76,9 +98,6 @@ class WebhookOutbox implements ActionSink {
     this.notifyDrained();
   }
 }
-
-/** Ended session ids remembered, so late events of a finished call are answered 204. */
-const ENDED_REMEMBERED = 10_000;
 
 export interface PendingAnswer {
   answer: Promise<Answer>;
@@ -99,7 +118,7 @@ class SharedAnswer {
 
   constructor(
     readonly answer: Promise<Answer>,
-    private readonly keep: (action: Action) => void,
+    private readonly keep: (answer: Action | Action[]) => void,
     private readonly onWritten: () => void = () => undefined,
   ) {}
 
@@ -130,15 +149,22 @@ class SharedAnswer {
  * Maps webhook requests onto the one call core: each event is dispatched to
  * its call, and the request is answered with the action the spec allows.
  */
+export interface WebhookCallsOptions {
+  pacing: SpeechPacing;
+  /** A request waiting this long for the model gets the hold line; 0 never. */
+  holdMs: number;
+  /** Answers may carry several actions (the production service runs them in order). */
+  arrays: boolean;
+}
+
 export class WebhookCalls {
   private readonly outboxes = new Map<string, WebhookOutbox>();
-  private readonly ended = new Set<string>();
   /** Per session, the last request that started work, while its answer is unwritten: a retry of it shares it. */
   private readonly latest = new Map<string, { key: string; shared: SharedAnswer }>();
 
   constructor(
     private readonly registry: CallRegistry,
-    private readonly pacing: SpeechPacing,
+    private readonly options: WebhookCallsOptions,
     private readonly logger: Logger,
   ) {
     // Calls also end without a session_end (idle, shutdown): their outboxes go with them.
@@ -147,7 +173,7 @@ export class WebhookCalls {
 
   answer(event: VoiceEvent): PendingAnswer {
     const id = event.session.id;
-    if (this.ended.has(id)) return settled(undefined).copy();
+    if (this.registry.hasEnded(id)) return settled(undefined).copy();
     const key = event.type === 'session_start' || event.type === 'user_speak' ? stableStringify(event) : undefined;
     const latest = this.latest.get(id);
     if (key !== undefined && latest?.key === key) {
@@ -178,18 +204,18 @@ export class WebhookCalls {
 
   private answerFresh(event: VoiceEvent, key: string | undefined): SharedAnswer {
     const id = event.session.id;
-    let outbox = this.outboxes.get(id);
-    if (!outbox) {
-      if (event.type !== 'session_start') {
-        this.logger.warn({ sessionId: id, type: event.type }, 'webhook event for an unknown session');
-        return settled(undefined);
-      }
-      outbox = new WebhookOutbox();
-      this.outboxes.set(id, outbox);
+    if (event.type === 'session_end' && !this.outboxes.has(id)) return settled(undefined);
+    const box = this.outboxes.get(id) ?? new WebhookOutbox(this.options.arrays);
+    const known = this.outboxes.has(id);
+    this.outboxes.set(id, box);
+    const { pacing, arrays } = this.options;
+    // A webhook answer can only carry a barge_in together with the speak that follows it.
+    const call = this.registry.dispatch(event, box, { pacing, canStopPlayback: arrays });
+    if (!call) {
+      if (!known) this.outboxes.delete(id);
+      this.logger.debug({ sessionId: id, type: event.type }, 'webhook event refused by the registry');
+      return settled(undefined);
     }
-    const call = this.registry.dispatch(event, outbox, this.pacing);
-    if (!call) return settled(undefined);
-    const box = outbox;
     const answer = (value: Answer | Promise<Answer>): SharedAnswer => this.shared(id, key, value, box);
 
     switch (event.type) {
@@ -200,30 +226,58 @@ export class WebhookCalls {
       case 'assistant_speak':
         return answer(box.take());
       case 'user_speech_started':
-        // Answers to it are ignored by the service; whatever is ready waits for the next event.
+      case 'sms_failed':
+        // Answers to these are ignored by the service; whatever is ready waits for the next event.
         return answer(undefined);
       case 'user_speak':
-      case 'assistant_speech_ended': {
-        const ready = box.take();
-        if (ready || !call.generating) {
-          // Nothing to wait for: an older request still waiting gets its 204 now.
-          if (event.type === 'user_speak') box.release();
-          return answer(ready);
-        }
-        return answer(box.wait());
+      case 'user_barge_in':
+      case 'dtmf_received':
+      case 'user_input_timeout':
+      case 'assistant_speech_ended':
+        return answer(this.answerOrWait(event, call, box));
+    }
+  }
+
+  /** What is ready now; or, while the call is busy, the next action — with the hold line should the model be slow. */
+  private answerOrWait(event: VoiceEvent, call: Call, box: WebhookOutbox): Answer | Promise<Answer> {
+    const callerTurn = event.type !== 'assistant_speech_ended';
+    // A lone barge_in waits for the speak it makes room for, unless nothing more is coming.
+    if (!call.busy || !box.onlyStopsPlayback) {
+      const ready = box.take();
+      if (ready || !call.busy) {
+        // An older request still waiting gets its 204 now: this one carries the answer.
+        if (callerTurn) box.release();
+        return ready;
       }
     }
+    const waited = box.wait();
+    if (this.options.holdMs > 0) this.holdWhileWaiting(call, box, waited);
+    return waited;
+  }
+
+  /**
+   * The service gives up on an answer after a few seconds (its documentation
+   * asks for about one): a request still waiting for the model after holdMs
+   * is answered with the hold line, and the reply follows on the next event
+   * (assistant_speech_ended once the line has played).
+   */
+  private holdWhileWaiting(call: Call, box: WebhookOutbox, waited: Promise<Answer>): void {
+    let answered = false;
+    void waited.finally(() => (answered = true));
+    const check = (): void => {
+      if (answered || !box.waiting) return;
+      if (call.holdOn()) return;
+      // Keys still being typed: the turn has not begun, so there is nothing to hold for yet.
+      if (call.busy) return void setTimeout(check, this.options.holdMs).unref();
+      box.release();
+    };
+    setTimeout(check, this.options.holdMs).unref();
   }
 
   private forget(id: string): void {
     this.outboxes.get(id)?.close();
     this.outboxes.delete(id);
     this.latest.delete(id);
-    this.ended.add(id);
-    if (this.ended.size > ENDED_REMEMBERED) {
-      const oldest = this.ended.values().next().value;
-      if (oldest !== undefined) this.ended.delete(oldest);
-    }
   }
 }
 

@@ -2,7 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { ActionSchema } from '../protocol/actions.js';
+import { AnswerSchema } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
 import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust } from './auth.js';
 import { HttpError } from './http-error.js';
@@ -66,7 +66,10 @@ export function webhookRouter(options: WebhookOptions): Router {
         return;
       }
       const { event } = parsed;
-      if (event.type === 'session_start' && !options.registry.get(event.session.id) && !options.registry.canAccept) {
+      // A call this process does not know yet: a start, or one to adopt (a restart, another instance).
+      const id = event.session.id;
+      const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.hasEnded(id);
+      if (newCall && !options.registry.canAccept) {
         throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
       }
       let pending;
@@ -85,7 +88,7 @@ export function webhookRouter(options: WebhookOptions): Router {
         res.status(204).end();
         return;
       }
-      const checked = ActionSchema.safeParse(action);
+      const checked = AnswerSchema.safeParse(action);
       if (!checked.success) {
         pending.done(true);
         logger.error({ sessionId: event.session.id, problem: describeIssues(checked.error) }, 'invalid action not sent');

@@ -26,6 +26,8 @@ export interface WebSocketTransportOptions {
   pingIntervalMs: number;
   /** A socket that drops without a close handshake: its calls wait this long for the service to reconnect. */
   reconnectGraceMs: number;
+  /** Actions sent together go out as one array frame (production service only). */
+  actionArrays?: boolean;
 }
 
 /** Closes a socket that started no call in time: it was holding one of the MAX_CALLS places for nothing. */
@@ -221,6 +223,17 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     becomeIdle();
   };
 
+  const write = (answer: Action | Action[]): void => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(answer));
+  };
+  // Actions the core sends in one go (a barge_in and the speak after it) share a frame: one round trip.
+  let batch: Action[] | undefined;
+  const flush = (): void => {
+    const actions = batch;
+    batch = undefined;
+    if (actions) write(actions.length === 1 ? actions[0]! : actions);
+  };
+
   const sink: ActionSink = {
     send(action: Action) {
       const checked = ActionSchema.safeParse(action);
@@ -228,12 +241,16 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
         log.error({ type: action.type, problem: describeIssues(checked.error) }, 'invalid action not sent');
         return;
       }
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(checked.data));
+      if (!options.actionArrays) return write(checked.data);
+      if (batch) return void batch.push(checked.data);
+      batch = [checked.data];
+      queueMicrotask(flush);
     },
     get open() {
       return ws.readyState === WebSocket.OPEN;
     },
     close() {
+      flush();
       // Queued after the call's last actions: the service receives them before the close frame.
       ws.close(CLOSE_CALL_ENDED, 'call ended');
     },
@@ -251,8 +268,9 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     }
     const { event } = parsed;
     const id = event.session.id;
-    // The place this socket held becomes its call's: freed just before, so the call can take it.
-    if (event.type === 'session_start') {
+    // The place this socket held becomes its call's: freed just before, so the call can take it (a
+    // session_start, or any event of a session this process does not know, which adopts it).
+    if (event.type !== 'session_end' && !registry.get(id)) {
       releaseSlot?.();
       releaseSlot = undefined;
     }

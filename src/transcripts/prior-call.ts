@@ -1,0 +1,68 @@
+import { open } from 'node:fs/promises';
+import { z } from 'zod';
+
+/** What a transcript on disk says of a call Hotline no longer has in memory (a restart, another instance). */
+export interface PriorCall {
+  /** From the call's session_start, if it was written. */
+  session: { direction?: string | undefined; from?: string | undefined; to?: string | undefined } | undefined;
+  /** An outbound request's variables, if the call was one. */
+  variables: Record<string, string> | undefined;
+  /** The conversation as the caller heard it, oldest first. */
+  lines: { role: 'user' | 'assistant'; text: string }[];
+}
+
+/** Only the end of a long transcript matters to the conversation, and a huge file must not cost the call its answer. */
+const MAX_READ_BYTES = 256 * 1024;
+
+const Line = z.looseObject({
+  role: z.string(),
+  text: z.string().catch(''),
+  direction: z.string().optional().catch(undefined),
+  from: z.string().optional().catch(undefined),
+  to: z.string().optional().catch(undefined),
+  variables: z.record(z.string(), z.string()).optional().catch(undefined),
+});
+
+/** Reads a call's transcript; undefined when there is none. Broken lines (a crash mid-write) are skipped. */
+export async function readPriorCall(file: string): Promise<PriorCall | undefined> {
+  let text: string;
+  try {
+    text = await readTail(file, MAX_READ_BYTES);
+  } catch {
+    return undefined;
+  }
+  const prior: PriorCall = { session: undefined, variables: undefined, lines: [] };
+  for (const raw of text.split('\n')) {
+    if (raw.trim() === '') continue;
+    let parsed;
+    try {
+      parsed = Line.safeParse(JSON.parse(raw));
+    } catch {
+      continue;
+    }
+    if (!parsed.success) continue;
+    const line = parsed.data;
+    if (line.role === 'event' && line.text === 'session_start') {
+      prior.session = { direction: line.direction, from: line.from, to: line.to };
+      prior.variables = line.variables;
+    } else if ((line.role === 'user' || line.role === 'assistant') && line.text.trim() !== '') {
+      prior.lines.push({ role: line.role, text: line.text });
+    }
+  }
+  return prior;
+}
+
+async function readTail(file: string, maxBytes: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - maxBytes);
+    const buffer = Buffer.alloc(size - start);
+    await handle.read(buffer, 0, buffer.length, start);
+    const text = buffer.toString('utf8');
+    // A cut first line is a broken line: drop it.
+    return start > 0 ? text.slice(text.indexOf('\n') + 1) : text;
+  } finally {
+    await handle.close();
+  }
+}
