@@ -3,10 +3,12 @@
  * transports: transfers with caller id, silence, keypad, user_barge_in, speak
  * options from prompt files, SSML, adopted calls and fast webhook answers.
  */
+import { readdirSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { AnswerSchema } from '../src/protocol/actions.js';
 import { FakeVoiceService, type ReceivedAction } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
@@ -411,5 +413,48 @@ describe('fast webhook answers', () => {
       { type: 'barge_in', session_id: 'arrays' },
       expect.objectContaining({ type: 'speak', text: 'Got your number.' }),
     ]);
+  });
+});
+
+describe('every real event payload of the production service', () => {
+  const dir = path.resolve('test/fixtures/service-payloads/events');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+  test('is accepted over the webhook: answered 200 or 204, never 400 or 5xx', async () => {
+    const env = await hotline(scriptByUserText({}, { content: 'Noted.' }));
+    for (const file of files) {
+      const answer = await post(env, JSON.parse(await readFile(path.join(dir, file), 'utf8')) as unknown);
+      expect([200, 204], `${file}: ${JSON.stringify(answer.body)}`).toContain(answer.status);
+      if (answer.body !== undefined) expect(AnswerSchema.safeParse(answer.body).success, file).toBe(true);
+    }
+  });
+
+  test('is accepted over the WebSocket: the socket stays open and its call still answers', async () => {
+    const env = await hotline(scriptByUserText({ 'Still there?': { content: 'Yes.' } }, { content: 'Noted.' }));
+    const service = await connect(env, { playback: { kind: 'none' } });
+    service.start();
+    await service.nextOfType('speak');
+    for (const file of files) service.send(await readFile(path.join(dir, file), 'utf8'));
+    service.say('Still there?');
+    await service.next((a) => a.text === 'Yes.');
+    expect(service.socket.readyState).toBe(service.socket.OPEN);
+    expectProductionShapes(service.actions);
+  });
+});
+
+describe('configuration of the extras', () => {
+  test('defaults: sentences over the webhook, a hold after 1 s, no arrays; bad values are one line each', () => {
+    const defaults = loadConfig({});
+    expect(defaults.webhookReply).toBe('sentences');
+    expect(defaults.webhookHoldMs).toBe(1000);
+    expect([...defaults.actionArrays]).toEqual([]);
+    expect([...loadConfig({ ACTION_ARRAYS: 'webhook, websocket' }).actionArrays].sort()).toEqual(['webhook', 'websocket']);
+    expect(loadConfig({ TRANSFER_TIMEOUT_SECONDS: '30', TRANSFER_CALLER_ID_NUMBER: '+49 30 123456' }).transfer).toMatchObject({
+      timeoutSeconds: 30,
+      callerIdNumber: '+49 30 123456',
+    });
+    expect(() => loadConfig({ ACTION_ARRAYS: 'sometimes' })).toThrow(/^ACTION_ARRAYS must name websocket, webhook or both/);
+    expect(() => loadConfig({ TRANSFER_TIMEOUT_SECONDS: '200' })).toThrow(/^TRANSFER_TIMEOUT_SECONDS must be a whole number of seconds, 5–120$/);
+    expect(() => loadConfig({ TRANSFER_CALLER_ID_NUMBER: 'reception' })).toThrow(/^TRANSFER_CALLER_ID_NUMBER must be a phone number/);
   });
 });

@@ -10,25 +10,23 @@ import type {
   Session,
   SessionEndEvent,
   SessionStartEvent,
-  UserBargeInEvent,
-  UserSpeakEvent,
   VoiceEvent,
 } from '../protocol/events.js';
 import type { PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
 import { CallPrompts } from './call-prompts.js';
 import { History } from './history.js';
-import { KeypadEntry, keypadText } from './keypad.js';
-import { Playback } from './playback.js';
 import { RedeliveryFilter } from './redelivery.js';
-import { Reply, type SpokenChunk, type ToolCallRecord } from './reply.js';
+import { Reply, type ToolCallRecord } from './reply.js';
 import { ReplyLog } from './reply-log.js';
 import { PendingEnding, type Ending } from './pending-ending.js';
-import { SilenceWatch } from './silence.js';
-import { notInterruptible, speakAction } from './speak-action.js';
+import type { SilenceStep } from './silence.js';
+import { notInterruptible } from './speak-action.js';
 import { hasSsml, stripSsml } from './ssml.js';
 import { defaultDestination, resolveTransfer, transferAction, type CallParties, type TransferSetup } from './transfer.js';
 import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
+import { Voice } from './voice.js';
 
 /** Limits and timings every call shares, from the configuration. */
 export interface CallSettings {
@@ -97,15 +95,6 @@ export interface CallDeps {
   metrics: Metrics;
 }
 
-/** How long voice activity holds speech back when no recognised words follow it. */
-const HOLD_FOR_CALLER_MS = 1500;
-
-/** Sentences waiting to go out, each with how it is to be spoken. */
-interface HeldChunk {
-  readonly chunk: SpokenChunk;
-  style: SpeakStyle;
-}
-
 /**
  * One phone call: its conversation, what the caller heard, and the turn in
  * flight. Transport-agnostic: events come in through `handle`, actions leave
@@ -115,13 +104,11 @@ export class Call {
   readonly id: string;
   private readonly log: Logger;
   private readonly history: History;
-  private readonly playback = new Playback();
+  private readonly voice: Voice;
   private readonly redelivery = new RedeliveryFilter();
   private readonly replies: ReplyLog;
   private turn: Turn | undefined;
   private turnCount = 0;
-  /** Sentences generated but not yet delivered: paced, or the turn's last words. */
-  private held: HeldChunk[] = [];
   private readonly ending: PendingEnding;
   /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
   private failures = 0;
@@ -135,10 +122,8 @@ export class Call {
   private ended = false;
   /** Set while Hotline ends the call itself; resolves when the call-ending action has gone out. */
   private leaving: { done: Promise<void>; resolve: () => void } | undefined;
-  /** Set by user_speech_started: the caller is talking, so nothing new is said until their words arrive. */
-  private callerSpeaking: NodeJS.Timeout | undefined;
-  private readonly keypad: KeypadEntry;
-  private readonly silence: SilenceWatch;
+  /** Words, keys, voice activity and silence: what each means for the call. */
+  private readonly input: CallerInput;
   /** Who is on the line, for a transfer's caller id. */
   private parties: CallParties = { party: undefined, line: undefined };
   /** Set while an adopted call reads its past from disk; events wait in `waiting` meanwhile. */
@@ -156,12 +141,12 @@ export class Call {
     this.replies = new ReplyLog(deps.transcript);
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.ending = new PendingEnding(
-      () => this.playback.remainingMs() + deps.settings.playbackGraceMs,
+      () => this.voice.playback.remainingMs() + deps.settings.playbackGraceMs,
       () => this.onEndingOverdue(),
       deps.logger,
     );
-    this.keypad = new KeypadEntry(deps.prompts.settings.keypad, (keys) => this.takeCallerInput(keypadText(keys), { keypad: true }));
-    this.silence = new SilenceWatch(deps.prompts.settings.silence, () => this.onSilence('hotline'));
+    this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
+    this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.input.holdingBack);
   }
 
   /** True while an LLM turn is generating. */
@@ -171,7 +156,7 @@ export class Call {
 
   /** True while an answer is on its way: a turn generating, digits being typed, an adopted call being restored. */
   get busy(): boolean {
-    return this.turn !== undefined || this.keypad.collecting || this.restoring !== undefined;
+    return this.turn !== undefined || this.input.typing || this.restoring !== undefined;
   }
 
   /** The connection the call's actions go to. */
@@ -199,19 +184,19 @@ export class Call {
       case 'session_start':
         return this.onSessionStart(event);
       case 'user_speak':
-        return this.onUserSpeak(event);
+        return this.input.speech(event);
       case 'assistant_speak':
         return this.onAssistantSpeak(event);
       case 'assistant_speech_ended':
         return this.onSpeechEnded();
       case 'user_speech_started':
-        return this.onUserSpeechStarted();
+        return this.input.speechStarted();
       case 'dtmf_received':
-        return this.onKey(event.digit);
+        return this.input.key(event.digit);
       case 'user_input_timeout':
-        return this.onSilence('service');
+        return this.input.silent('service');
       case 'user_barge_in':
-        return this.onBargeIn(event);
+        return this.input.bargeIn(event);
       case 'sms_failed':
         this.log.warn({ event }, 'the service could not send a text message');
         this.deps.transcript.append({ role: 'event', text: 'sms_failed' });
@@ -266,12 +251,10 @@ export class Call {
       this.turn.abort('ended');
       this.turn.reply.interrupted = true;
     }
-    this.held = [];
+    this.voice.drop();
     this.settleTurn();
     this.ending.cancel('the call ended first');
-    this.stopHolding();
-    this.keypad.cancel();
-    this.silence.cancel();
+    this.input.dispose();
     this.replies.settle();
     this.ended = true;
     this.waiting = [];
@@ -299,8 +282,8 @@ export class Call {
       this.turn.abort('ended');
       this.settleTurn();
     }
-    this.held = [];
-    this.keypad.cancel();
+    this.voice.drop();
+    this.input.stop();
     this.ending.cancel('Hotline is ending the call');
     const destination = defaultDestination(this.deps.transfer);
     if (reason === 'shutdown' && destination) {
@@ -321,8 +304,7 @@ export class Call {
   suspend(): void {
     if (this.ended) return;
     this.interrupt(false);
-    this.keypad.cancel();
-    this.silence.cancel();
+    this.input.stop();
     this.replies.settle();
   }
 
@@ -332,7 +314,7 @@ export class Call {
    * to hold for.
    */
   holdOn(): boolean {
-    if (!this.turn || this.held.length > 0 || this.callerSpeaking) return false;
+    if (!this.turn || this.voice.holding || this.input.holdingBack) return false;
     return this.turn.hold();
   }
 
@@ -389,56 +371,42 @@ export class Call {
     this.speakText(text, this.prompts.style(name), {});
   }
 
-  private onUserSpeak(event: UserSpeakEvent): void {
-    const text = event.text.trim();
-    if (this.hungUp || this.leaving) return this.log.info('caller spoke while the call was ending; ignored');
-    if (text === '') {
-      // The service saw the caller interrupt but recognised no words: stop, and wait for them.
-      if (event.barged_in) return this.onBargeIn({ type: 'user_barge_in', session: event.session, text: '' });
-      // Recognition noise must not cancel a reply and leave the caller in silence.
-      return this.log.debug('empty user_speak ignored');
-    }
-    if (event.barged_in) this.deps.metrics.bargedIn();
-    this.interrupt(event.barged_in);
-    this.takeCallerInput(text, event.barged_in ? { barged_in: true } : {});
-  }
-
-  /** The older interruption event: like a barge-in; words it carries are the caller's. */
-  private onBargeIn(event: UserBargeInEvent): void {
-    if (this.hungUp || this.leaving) return this.log.info('caller interrupted while the call was ending; ignored');
-    this.deps.metrics.bargedIn();
-    this.interrupt(true);
-    const text = event.text.trim();
-    if (text !== '') return this.takeCallerInput(text, { barged_in: true });
-    this.stopHolding();
-    this.replies.settle();
-    this.log.debug('caller interrupted; waiting for their words');
-    // Should the words never come, the caller is asked again rather than left in silence.
-    this.startSilenceClock(0);
-  }
-
-  /** A key on the caller's keypad. The first of an entry interrupts like speech would. */
-  private onKey(key: string): void {
-    if (this.hungUp || this.leaving) return this.log.info('caller typed while the call was ending; ignored');
-    this.stopHolding();
-    this.silence.callerActive();
-    if (!this.keypad.collecting && (this.turn || this.playback.pending)) {
-      // The service stops its playback for a voice, not for a key: Hotline stops it.
-      const stopPlayback = this.deps.canStopPlayback && this.playback.interruptible;
-      this.deps.metrics.bargedIn();
-      this.interrupt(true);
-      if (stopPlayback) this.send({ type: 'barge_in', session_id: this.id });
-    }
-    this.keypad.press(key);
+  /** What the caller's input needs of the call (see CallerInput). */
+  private inputHost(): CallerInputHost {
+    const call = this;
+    return {
+      log: this.log,
+      get ending() {
+        return call.hungUp || call.leaving !== undefined;
+      },
+      get talking() {
+        return call.turn !== undefined || call.voice.holding || call.ending.waiting;
+      },
+      get interruptible() {
+        return call.turn !== undefined || call.voice.playback.pending;
+      },
+      streaming: this.deps.pacing === 'stream',
+      interrupt: (bargedIn) => this.interrupt(bargedIn),
+      bargedIn: () => this.deps.metrics.bargedIn(),
+      stopPlayback: () => {
+        const playing = this.deps.canStopPlayback && this.voice.playback.interruptible;
+        this.interrupt(true);
+        if (playing) this.send({ type: 'barge_in', session_id: this.id });
+      },
+      takeTurn: (text, marks) => this.takeTurn(text, marks),
+      resume: () => {
+        this.voice.deliver(this.awaitsCaller());
+        if (!this.ending.waiting) return;
+        if (!this.voice.playback.pending) return this.firePendingFinal();
+        this.ending.rewait();
+      },
+      settleReply: () => this.replies.settle(),
+      onSilence: (step, source) => this.onSilence(step, source),
+    };
   }
 
   /** What the caller said (or typed) starts a turn. */
-  private takeCallerInput(spoken: string, marks: { barged_in?: true; keypad?: true }): void {
-    this.stopHolding();
-    this.silence.callerActive();
-    // Keys typed before the caller spoke belong to what they said.
-    const typed = marks.keypad ? '' : this.keypad.take();
-    const text = typed === '' ? spoken : `${keypadText(typed)} ${spoken}`;
+  private takeTurn(text: string, marks: InputMarks): void {
     this.log.debug({ text, ...marks }, 'caller said');
     this.replies.settle();
     this.history.addUser(text);
@@ -446,18 +414,8 @@ export class Call {
     this.startTurn();
   }
 
-  /**
-   * The caller stayed silent after Hotline had said its piece: reported by the
-   * service, or timed by Hotline. Never while Hotline is still talking,
-   * generating or waiting for more keys; after too many in a row, goodbye.
-   */
-  private onSilence(source: 'service' | 'hotline'): void {
-    if (this.ended || this.hungUp || this.leaving) return;
-    const busy = this.turn || this.held.length > 0 || this.ending.waiting || this.keypad.collecting || this.callerSpeaking;
-    if (busy || (source === 'service' && !this.silence.awaiting)) {
-      return this.log.debug({ source }, 'silence report ignored: Hotline has more to say, or the caller is busy');
-    }
-    const step = this.silence.silence();
+  /** The caller is silent after Hotline said its piece: ask again, or after too many times say goodbye. */
+  private onSilence(step: SilenceStep, source: 'service' | 'hotline'): void {
     this.log.info({ source, step }, 'the caller is silent');
     this.deps.transcript.append({ role: 'event', text: 'user_input_timeout', source, step });
     if (step === 'reprompt') return this.speakLine('silenceReprompt');
@@ -465,43 +423,16 @@ export class Call {
     this.endAfterSpeech({ type: 'hangup' });
   }
 
-  /** Hotline's own silence clock, where the service could not be asked (only a live connection can answer it). */
-  private startSilenceClock(playbackMs: number): void {
-    if (this.deps.pacing === 'stream') this.silence.startClock(playbackMs);
-  }
-
-  /**
-   * Voice activity comes before the recognised words: hold back sentences not
-   * yet sent (and a hangup or transfer) until user_speak arrives. If it never
-   * does (a cough, a noise), go on after HOLD_FOR_CALLER_MS.
-   */
-  private onUserSpeechStarted(): void {
-    clearTimeout(this.callerSpeaking);
-    this.callerSpeaking = setTimeout(() => {
-      this.callerSpeaking = undefined;
-      this.log.debug('no words followed the voice activity; going on');
-      this.deliverHeld(this.awaitsCaller());
-      if (!this.ending.waiting) return;
-      if (!this.playback.pending) return this.firePendingFinal();
-      this.ending.rewait();
-    }, HOLD_FOR_CALLER_MS);
-  }
-
-  private stopHolding(): void {
-    clearTimeout(this.callerSpeaking);
-    this.callerSpeaking = undefined;
-  }
-
   private onAssistantSpeak(event: AssistantSpeakEvent): void {
-    this.playback.started(event.text, event.duration_ms);
+    this.voice.playback.started(event.text, event.duration_ms);
   }
 
   private onSpeechEnded(): void {
-    const drained = this.playback.ended();
-    if (this.held.length > 0) this.deliverHeld(this.awaitsCaller());
+    const drained = this.voice.playback.ended();
+    if (this.voice.holding) this.voice.deliver(this.awaitsCaller());
     else if (drained) {
       this.firePendingFinal();
-      this.silence.played();
+      this.input.silence.played();
     }
     this.settleIfPlayed();
   }
@@ -516,10 +447,9 @@ export class Call {
       this.turn.reply.interrupted = true;
       this.settleTurn();
     }
-    // Sentences never delivered were never heard: the reply keeps them as undelivered.
-    this.held = [];
     this.ending.cancel('the caller spoke before it happened');
-    for (const reply of this.playback.interrupt(bargedIn)) reply.interrupted = true;
+    // Sentences never delivered were never heard: the reply keeps them as undelivered.
+    for (const reply of this.voice.interrupt(bargedIn)) reply.interrupted = true;
   }
 
   private startTurn(): void {
@@ -558,7 +488,7 @@ export class Call {
       },
     });
     this.deps.metrics.turnStarted();
-    this.silence.spoke();
+    this.input.silence.spoke();
     this.turn = turn;
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
@@ -575,36 +505,18 @@ export class Call {
     if (this.ended || this.hungUp || turn !== this.turn || turn.aborted) return;
     const chunk = turn.reply.addChunk(text);
     if (extra.ssml !== undefined) chunk.ssml = extra.ssml;
-    this.held.push({ chunk, style: extra.filler ? this.prompts.style('thinking') : this.prompts.settings.style });
+    this.voice.hold(chunk, extra.filler ? this.prompts.style('thinking') : this.prompts.settings.style);
     if (turn.reply.chunkCount === 1) this.deps.metrics.firstSpeakSent(performance.now() - turn.startedAt);
-    if (extra.filler) return this.deliverHeld();
+    if (extra.filler) return this.voice.deliver();
     // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
     if (turn.closing) return;
     const { pacing } = this.deps;
-    if (pacing === 'stream' || (pacing === 'sentences' && !this.playback.pending)) this.deliverHeld();
+    if (pacing === 'stream' || (pacing === 'sentences' && !this.voice.playback.pending)) this.voice.deliver();
   }
 
   /** True when what is delivered now ends what Hotline has to say: the caller's turn follows. */
   private awaitsCaller(): boolean {
-    return !this.turn && !this.ending.waiting && !this.leaving && !this.hungUp && !this.keypad.collecting;
-  }
-
-  /** Sends every held sentence as one speak action; `awaitCaller` asks the service to report the caller's silence. */
-  private deliverHeld(awaitCaller = false): void {
-    if (this.held.length === 0 || this.callerSpeaking) return;
-    const held = this.held;
-    this.held = [];
-    const chunks = held.map((h) => h.chunk);
-    // A line said after the model's sentences (an apology) sets how they all are spoken.
-    const style = held.at(-1)!.style;
-    for (const chunk of chunks) chunk.delivered = true;
-    const timeout = awaitCaller ? this.silence.ask() : undefined;
-    if (!awaitCaller) this.silence.spoke();
-    const action = speakAction(this.id, chunks, style, timeout);
-    this.send(action);
-    this.playback.delivered(chunks, action.text ?? chunks.map((c) => c.text).join(' '), {
-      interruptible: style.barge_in?.strategy !== 'none',
-    });
+    return !this.turn && !this.ending.waiting && !this.leaving && !this.hungUp && !this.input.typing;
   }
 
   private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
@@ -612,7 +524,6 @@ export class Call {
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
-      this.held = this.held.filter((h) => h.chunk.delivered);
       this.onTurnFailed(turn, outcome.error);
     } else {
       this.failures = 0;
@@ -621,12 +532,12 @@ export class Call {
       }
       const final = outcome.status === 'completed' ? outcome.finalAction : undefined;
       // Words before a hangup or transfer are its goodbye or announcement: said whole.
-      if (final) for (const h of this.held) h.style = notInterruptible(h.style);
-      if (this.deps.pacing !== 'sentences' || !this.playback.pending) this.deliverHeld(!final && this.awaitsCaller());
+      if (final) this.voice.restyle(notInterruptible);
+      if (this.deps.pacing !== 'sentences' || !this.voice.playback.pending) this.voice.deliver(!final && this.awaitsCaller());
       if (final) this.scheduleFinal(final);
       // The last sentence had left before Hotline knew it was the last: Hotline times the silence itself.
-      else if (this.held.length === 0 && !this.silence.awaiting) {
-        this.startSilenceClock(this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
+      else if (!this.voice.holding && !this.input.silence.awaiting) {
+        this.input.startClock(this.voice.playback.remainingMs() + this.deps.settings.playbackGraceMs);
       }
     }
     this.awaitPlayed();
@@ -658,7 +569,7 @@ export class Call {
 
   /** The reply in the transcript as soon as nothing of it can change any more. */
   private settleIfPlayed(): void {
-    if (this.turn || this.held.length > 0 || this.playback.pending) return;
+    if (this.turn || this.voice.holding || this.voice.playback.pending) return;
     this.replies.settle();
   }
 
@@ -668,7 +579,7 @@ export class Call {
    * playback estimate has run out.
    */
   private awaitPlayed(): void {
-    if (this.replies.tracking) this.replies.settleAfter(this.playback.remainingMs() + this.deps.settings.playbackGraceMs);
+    if (this.replies.tracking) this.replies.settleAfter(this.voice.playback.remainingMs() + this.deps.settings.playbackGraceMs);
   }
 
   /** Speaks a prompt file's line as a reply of its own; `final` when the call ends or goes elsewhere after it. */
@@ -682,10 +593,10 @@ export class Call {
     const ssml = hasSsml(line);
     const chunk = reply.addChunk(ssml ? stripSsml(line) : line);
     if (ssml && this.prompts.settings.ssml) chunk.ssml = line;
-    this.held.push({ chunk, style });
+    this.voice.hold(chunk, style);
     this.history.addReply(reply);
     this.replies.track(reply);
-    this.deliverHeld(!options.final && this.awaitsCaller());
+    this.voice.deliver(!options.final && this.awaitsCaller());
     this.awaitPlayed();
   }
 
@@ -709,28 +620,23 @@ export class Call {
 
   /** Transfer and hangup wait until the speech before them has played: a goodbye is never cut. */
   private endAfterSpeech(ending: Ending, record?: ToolCallRecord): void {
-    this.keypad.cancel();
-    this.silence.cancel();
+    this.input.stop();
     if (ending.type === 'transfer') this.playClipBeforeTransfer();
-    if (!this.playback.pending && this.held.length === 0 && !this.callerSpeaking) return this.sendFinal(ending);
+    if (!this.voice.playback.pending && !this.voice.holding && !this.input.holdingBack) return this.sendFinal(ending);
     this.ending.wait(ending, record);
   }
 
   /** The prompt set's transfer chime, after the announcement and before the line goes to a person. */
   private playClipBeforeTransfer(): void {
     const clip = this.prompts.audio('transfer');
-    if (!clip) return;
-    this.deliverHeld();
-    // Words still held (the caller is talking) would follow the chime: better no chime.
-    if (this.held.length > 0) return;
-    this.send({ type: 'audio', session_id: this.id, audio: clip.base64, barge_in: { strategy: 'none' } });
-    this.playback.delivered([], '', { interruptible: false, durationMs: clip.durationMs });
+    // Words still held back (the caller is talking) would follow the chime: then better no chime.
+    if (clip && !this.voice.clip(clip)) this.log.debug('transfer chime left out: words are still held back');
   }
 
   private onEndingOverdue(): void {
     // Speech first, always: held sentences go out before the call ends.
-    if (this.held.length > 0) {
-      this.deliverHeld();
+    if (this.voice.holding) {
+      this.voice.deliver();
       this.ending.rewait();
       return;
     }
@@ -738,7 +644,7 @@ export class Call {
   }
 
   private firePendingFinal(): void {
-    if (this.callerSpeaking) return;
+    if (this.input.holdingBack) return;
     const ending = this.ending.take();
     if (ending) this.sendFinal(ending);
   }

@@ -1,0 +1,85 @@
+import type { AudioClip, SpeakStyle } from '../prompts/prompt-store.js';
+import type { Action } from '../protocol/actions.js';
+import { Playback } from './playback.js';
+import type { Reply, SpokenChunk } from './reply.js';
+import type { SilenceWatch } from './silence.js';
+import { speakAction } from './speak-action.js';
+
+/** A sentence waiting to go out, with how it is to be spoken. */
+interface HeldChunk {
+  readonly chunk: SpokenChunk;
+  style: SpeakStyle;
+}
+
+/**
+ * What Hotline says and when it leaves: sentences held back (paced, the
+ * turn's last words, the caller talking), each speak with its options, and
+ * what is playing on the caller's line.
+ */
+export class Voice {
+  readonly playback = new Playback();
+  private held: HeldChunk[] = [];
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly silence: SilenceWatch,
+    private readonly send: (action: Action) => void,
+    /** True while the caller is talking and their words have not arrived: nothing new goes out. */
+    private readonly heldBack: () => boolean,
+  ) {}
+
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
+  hold(chunk: SpokenChunk, style: SpeakStyle): void {
+    this.held.push({ chunk, style });
+  }
+
+  /** Held sentences are said differently after all (a goodbye: whole). */
+  restyle(change: (style: SpeakStyle) => SpeakStyle): void {
+    for (const held of this.held) held.style = change(held.style);
+  }
+
+  /** Sends every held sentence as one speak action; `awaitCaller` asks the service to report the caller's silence. */
+  deliver(awaitCaller = false): void {
+    if (this.held.length === 0 || this.heldBack()) return;
+    const held = this.held;
+    this.held = [];
+    const chunks = held.map((h) => h.chunk);
+    // A line said after the model's sentences (an apology) sets how they all are spoken.
+    const style = held.at(-1)!.style;
+    for (const chunk of chunks) chunk.delivered = true;
+    const timeout = awaitCaller ? this.silence.ask() : undefined;
+    if (!awaitCaller) this.silence.spoke();
+    const action = speakAction(this.sessionId, chunks, style, timeout);
+    this.send(action);
+    this.playback.delivered(chunks, action.text ?? chunks.map((c) => c.text).join(' '), {
+      interruptible: style.barge_in?.strategy !== 'none',
+    });
+  }
+
+  /** Plays a clip after what was said; false when words are still held back (they would follow it). */
+  clip(clip: AudioClip): boolean {
+    this.deliver();
+    if (this.held.length > 0) return false;
+    this.silence.spoke();
+    this.send({ type: 'audio', session_id: this.sessionId, audio: clip.base64, barge_in: { strategy: 'none' } });
+    this.playback.delivered([], '', { interruptible: false, durationMs: clip.durationMs });
+    return true;
+  }
+
+  /**
+   * The caller cut in (or the line went): sentences never delivered were never
+   * heard, and what was playing is cut to what was heard. Returns the replies cut.
+   */
+  interrupt(bargedIn: boolean): Set<Reply> {
+    this.held = [];
+    return this.playback.interrupt(bargedIn);
+  }
+
+  /** Nothing more goes out (the call is ending or over). */
+  drop(): void {
+    this.held = [];
+  }
+}
