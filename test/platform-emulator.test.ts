@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startPlatformEmulator, type PlatformEmulator, type PlatformEmulatorOptions } from '../src/simulator/platform-emulator.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { startScriptedHotline } from './helpers/scripted-hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
 
 const ADMIN = 'admin-token-1';
@@ -97,7 +98,7 @@ describe('npm run simulate -- --platform', () => {
     expect(greeting).toContain('Anna');
     expect(greeting).toContain('your order 42');
     expect(lines).toContain('you: Who is this?');
-    expect(lines.some((line) => /^\+\d+ ms +speak +"Rosa from the bakery, about your order\."$/.test(line))).toBe(true);
+    expect(lines.some((line) => /^\+\d+ ms +speak +"Rosa from the bakery, about your order\."(  \[[^\]]*\])?$/.test(line))).toBe(true);
     expect(lines.at(-1)).toBe('call ended: the caller hung up');
 
     expect(emulator.requests).toHaveLength(1);
@@ -167,5 +168,54 @@ describe('npm run simulate -- --platform', () => {
     // Closing an emulator that never had a call ends it cleanly.
     await emulator!.close();
     expect(await emulator!.done).toBe(0);
+  });
+
+  test('a placed call that rings over the webhook plays what the production service would: arrays, speak options, clips, barge_in', async () => {
+    // A stand-in for Hotline that answers the outbound session_start with one array of actions.
+    const fake = await startScriptedHotline((event) =>
+      event.type === 'session_start'
+        ? {
+            actions: [
+              { type: 'speak', text: 'Hello from the flow.', barge_in: { strategy: 'immediate' } },
+              { type: 'audio', audio: Buffer.alloc(2000 * 32).toString('base64') },
+              { type: 'barge_in' },
+              { type: 'speak', text: 'Short.' },
+            ],
+          }
+        : undefined,
+    );
+    try {
+      const screen = terminal();
+      emulator = await startPlatformEmulator({
+        port: 0,
+        hotlineUrl: fake.webhookUrl,
+        ring: { kind: 'webhook' },
+        platformToken: PLATFORM_TOKEN,
+        voice: { speed: 50 },
+        input: Readable.from([]),
+        output: screen.output,
+      });
+      expect((await postToEmulator('/v3/ai-flows/flow-1/call', { authorization: `Bearer ${PLATFORM_TOKEN}` })).status).toBe(201);
+      expect(await emulator.done).toBe(0);
+
+      const shown = screen.lines.filter((line) => /^\+\d+ ms/.test(line)).map((line) => line.replace(/^\+\d+ ms +/, ''));
+      expect(shown).toEqual([
+        'speak     "Hello from the flow."  [barge_in: immediate]',
+        'audio     clip 2000 ms',
+        'barge_in  playback stopped',
+        'speak     "Short."',
+      ]);
+      expect(screen.lines.at(-1)).toBe('call ended: the caller hung up');
+      // The barge_in action cut the greeting off before it ended and dropped the clip: only "Short." played to its end.
+      expect(fake.events.map((e) => (e.type === 'assistant_speak' ? `${e.type} ${String(e.text)}` : e.type))).toEqual([
+        'session_start',
+        'assistant_speak Hello from the flow.',
+        'assistant_speak Short.',
+        'assistant_speech_ended',
+        'session_end',
+      ]);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -4,7 +4,8 @@
  *   npm run simulate -- [--url ws://localhost:3000/ws | --webhook <url>] [--outbound] [--json call.json] …
  *   npm run simulate -- --platform --port 4000 --url ws://localhost:3000/ws   (the outbound API, ringing Hotline back)
  *
- * See USAGE in src/simulator/options.ts for every option.
+ * Each line typed is what the caller says; /dtmf <keys>, /silence, /bargein [words] and /hangup
+ * are commands. See USAGE in src/simulator/options.ts for every option.
  */
 import { isMain } from './is-main.js';
 import { config } from 'dotenv';

@@ -4,6 +4,7 @@
  * FakeVoiceService.next() cannot time out or be withdrawn, so the log keeps
  * its own cursor over the service's `actions`.
  */
+import { describeAudio, describeSpeakOptions, describeTransfer } from '../simulator/action-summary.js';
 import type { FakeVoiceService, ReceivedAction } from '../testing/voice-service-client.js';
 
 export class ActionLog {
@@ -68,10 +69,19 @@ export class ActionLog {
 
 const QUOTE_LIMIT = 120;
 
-/** `speak "Hello…"`, `transfer → 4930999999`, `hangup`: how actions appear in failure messages. */
+/**
+ * `speak "Hello…" [timeout 8 s]`, `transfer → 4930999999 · caller id "Hotline" 4915112345678`,
+ * `audio clip 800 ms`, `hangup`: how actions appear in failure messages, options and all,
+ * since an option is as likely to be what went wrong as the words.
+ */
 export function describeAction(action: ReceivedAction): string {
-  if (action.type === 'speak') return `speak ${quote(action.text ?? '')}`;
-  if (action.type === 'transfer') return `transfer → ${action.target ?? '(no target)'}`;
+  if (action.type === 'speak') {
+    const said = typeof action.text === 'string' ? action.text : typeof action.ssml === 'string' ? action.ssml : '';
+    const options = describeSpeakOptions(action);
+    return `speak ${quote(said)}${options === '' ? '' : ` ${options}`}`;
+  }
+  if (action.type === 'transfer') return `transfer ${describeTransfer(action)}`;
+  if (action.type === 'audio') return `audio ${describeAudio(action)}`;
   return action.type;
 }
 

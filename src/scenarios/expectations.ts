@@ -4,11 +4,12 @@
  * expected and what arrived instead.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spokenText } from '../simulator/action-summary.js';
 import type { ReceivedAction } from '../testing/voice-service-client.js';
 import { describeAction, describeActions, quote, type ActionLog } from './action-log.js';
 import type { ModelLog } from './model.js';
-import { expressionOf } from './pattern.js';
-import type { Expectation, SpeakMatcher } from './schema.js';
+import { describeSpeakMatcher, describeTransferMatcher, speakMatches, transferMatches } from './matchers.js';
+import type { Expectation } from './schema.js';
 
 export interface ExpectContext {
   log: ActionLog;
@@ -26,15 +27,15 @@ const STALE_SETTLE_MS = 150;
 export function checkExpectation(expectation: Expectation, context: ExpectContext): Promise<string | undefined> {
   if ('speak' in expectation) {
     const matcher = expectation.speak === true ? {} : expectation.speak;
-    return expectAction(context, speakDescription(matcher), (a) => a.type === 'speak' && speakMatches(a.text ?? '', matcher), expectation);
+    return expectAction(context, describeSpeakMatcher(matcher), (a) => a.type === 'speak' && speakMatches(a, matcher), expectation);
   }
   if ('transfer' in expectation) {
-    const target = expectation.transfer === true ? undefined : expectation.transfer.target;
-    const description = target === undefined ? 'a transfer' : `a transfer to ${target}`;
-    return expectAction(context, description, (a) => a.type === 'transfer' && (target === undefined || a.target === target), expectation);
+    const matcher = expectation.transfer === true ? {} : expectation.transfer;
+    return expectAction(context, describeTransferMatcher(matcher), (a) => a.type === 'transfer' && transferMatches(a, matcher), expectation);
   }
   if ('hangup' in expectation) return expectAction(context, 'a hangup', (a) => a.type === 'hangup', expectation);
   if ('reply' in expectation) return expectReply(context, expectation.reply, expectation);
+  if ('actions' in expectation) return expectActionTypes(context, expectation.actions, expectation);
   if ('no_stale_speech' in expectation) return expectNoStaleSpeech(context, expectation.timeout_ms);
   return expectNoAction(context, expectation.no_action_within_ms);
 }
@@ -77,7 +78,8 @@ async function expectReply(
         return { ok: false, problem: `expected the reply ${quote(target)}, got ${describeActions([...speaks, action])}` };
       }
       speaks.push(action);
-      joined = joined === '' ? normalize(action.text ?? '') : `${joined} ${normalize(action.text ?? '')}`;
+      const said = normalize(spokenText(action));
+      joined = joined === '' ? said : `${joined} ${said}`;
       if (joined === target) return { ok: true, speaks };
       if (!target.startsWith(joined)) {
         return { ok: false, problem: `expected the reply ${quote(target)}, got ${describeActions(speaks)}` };
@@ -98,6 +100,26 @@ async function expectReply(
   return first ? latencyProblem(context, first, timing.max_latency_ms) : undefined;
 }
 
+/** The next actions from the cursor on, consecutive, are of exactly these types. */
+async function expectActionTypes(context: ExpectContext, types: readonly string[], timing: Timing): Promise<string | undefined> {
+  const { log } = context;
+  const timeoutMs = timing.timeout_ms ?? context.timeoutMs;
+  const wanted = `the actions ${types.join(', ')}`;
+  type Outcome = { ok: true; actions: ReceivedAction[] } | { ok: false; problem: string };
+  const outcome = await log.until((): Outcome | undefined => {
+    const unread = log.unread();
+    const mismatch = unread.slice(0, types.length).findIndex((action, index) => action.type !== types[index]);
+    if (mismatch >= 0) return { ok: false, problem: `expected ${wanted}, got ${describeActions(unread.slice(0, mismatch + 1))}` };
+    return unread.length >= types.length ? { ok: true, actions: unread.slice(0, types.length) } : undefined;
+  }, timeoutMs);
+  if (!outcome) return `expected ${wanted} within ${timeoutMs} ms, got ${describeActions(log.unread())}${closedNote(log)}`;
+  if (!outcome.ok) return outcome.problem;
+  const last = outcome.actions.at(-1);
+  if (last) log.takeThrough(last);
+  const first = outcome.actions[0];
+  return first ? latencyProblem(context, first, timing.max_latency_ms) : undefined;
+}
+
 /**
  * Nothing from the reply the latest say interrupted arrives after it. Which
  * reply that was, and what it would have said, only the scripted model knows.
@@ -115,11 +137,11 @@ async function expectNoStaleSpeech(context: ExpectContext, timeoutMs: number | u
   const newer = model.replies.filter((reply) => reply.at >= lastSay.at).map((reply) => normalize(reply.text));
   const stale = log.all.filter((action) => {
     if (action.type !== 'speak' || action.receivedAt < lastSay.at) return false;
-    const text = normalize(action.text ?? '');
+    const text = normalize(spokenText(action));
     return text !== '' && interruptedText.includes(text) && !newer.some((reply) => reply.includes(text));
   });
   if (stale.length === 0) return undefined;
-  return `expected no stale speech after the barge-in, got ${stale.map((a) => quote(a.text ?? '')).join(', ')}`;
+  return `expected no stale speech after the barge-in, got ${stale.map((a) => quote(spokenText(a))).join(', ')}`;
 }
 
 /** No action beyond those already taken, now or within the window. */
@@ -137,24 +159,6 @@ function latencyProblem(context: ExpectContext, action: ReceivedAction, maxMs: n
   const latency = Math.round(action.receivedAt - context.since.at);
   if (latency <= maxMs) return undefined;
   return `${describeAction(action)} came ${latency} ms after ${context.since.what}, over max_latency_ms ${maxMs}`;
-}
-
-function speakMatches(text: string, matcher: SpeakMatcher): boolean {
-  const contains = matcher.contains === undefined ? [] : Array.isArray(matcher.contains) ? matcher.contains : [matcher.contains];
-  const lower = text.toLowerCase();
-  if (!contains.every((part) => lower.includes(part.toLowerCase()))) return false;
-  if (matcher.matches !== undefined && !expressionOf(matcher.matches).test(text)) return false;
-  if (matcher.equals !== undefined && text.trim() !== matcher.equals.trim()) return false;
-  return true;
-}
-
-function speakDescription(matcher: SpeakMatcher): string {
-  const parts: string[] = [];
-  const contains = matcher.contains === undefined ? [] : Array.isArray(matcher.contains) ? matcher.contains : [matcher.contains];
-  if (contains.length > 0) parts.push(`containing ${contains.map(quote).join(' and ')}`);
-  if (matcher.matches !== undefined) parts.push(`matching ${matcher.matches.startsWith('/') ? matcher.matches : `/${matcher.matches}/`}`);
-  if (matcher.equals !== undefined) parts.push(`equal to ${quote(matcher.equals)}`);
-  return parts.length === 0 ? 'a speak' : `a speak ${parts.join(', ')}`;
 }
 
 function closedNote(log: ActionLog): string {

@@ -12,7 +12,7 @@ import { ActionLog, describeActions } from './action-log.js';
 import { checkExpectation, type ExpectContext } from './expectations.js';
 import type { ModelLog } from './model.js';
 import { ring, type RungCall } from './ring.js';
-import type { Scenario, Step } from './schema.js';
+import type { CallSpec, Scenario, Step } from './schema.js';
 import { startScenarioStack, type CallTarget, type ScenarioStack, type StackOptions } from './stack.js';
 
 export const DEFAULT_STEP_TIMEOUT_MS = 5000;
@@ -78,7 +78,7 @@ export async function playScenario(
     for (const [index, step] of scenario.steps.entries()) {
       let problem: string | undefined;
       try {
-        problem = await playStep(step, state, { service, session, model, timeoutMs });
+        problem = await playStep(step, state, { service, session, model, timeoutMs, playback: scenario.call.playback });
       } catch (error) {
         problem = messageOf(error);
       }
@@ -97,23 +97,45 @@ interface StepDeps {
   session: Record<string, string>;
   model: ModelLog | undefined;
   timeoutMs: number;
+  playback: CallSpec['playback'];
 }
 
 async function playStep(step: Step, state: PlayState, deps: StepDeps): Promise<string | undefined> {
   const { service, timeoutMs } = deps;
   if ('say' in step) {
-    if (step.wait_for === 'speak') {
-      const speak = await state.log.until(() => state.log.unread().find((a) => a.type === 'speak'), timeoutMs);
-      if (!speak) {
-        return `expected a speak to say ${JSON.stringify(step.say)} after within ${timeoutMs} ms, got ${describeActions(state.log.unread())}`;
-      }
-      state.log.takeThrough(speak);
-    }
-    if (step.after_ms) await sleep(step.after_ms);
-    const at = performance.now();
-    state.since = { at, what: 'the say' };
-    state.lastSay = { at };
+    const problem = await waitBeforeInterrupting(step, state, timeoutMs, `to say ${JSON.stringify(step.say)} after`);
+    if (problem) return problem;
+    interrupted(state, 'the say');
     service.say(step.say, { bargedIn: step.barge_in ?? false });
+    return undefined;
+  }
+  if ('barge_in' in step) {
+    const words = step.barge_in === true ? undefined : step.barge_in;
+    const problem = await waitBeforeInterrupting(step, state, timeoutMs, 'to barge in on');
+    if (problem) return problem;
+    interrupted(state, 'the barge_in');
+    service.bargeIn(words);
+    return undefined;
+  }
+  if ('dtmf' in step) {
+    state.since = { at: performance.now(), what: 'the dtmf' };
+    service.dtmf(step.dtmf);
+    return undefined;
+  }
+  if ('silence' in step) {
+    // The service reports silence only once the playback has ended.
+    if (deps.playback === 'manual' && service.isPlaying) {
+      return 'silence: a speech is still playing (the service reports silence only after the playback): add finish_speech first';
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const quiet = await Promise.race([
+      service.whenQuiet().then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!quiet) return `silence: the playback did not end within ${timeoutMs} ms`;
+    state.since = { at: performance.now(), what: 'the silence' };
+    service.inputTimeout();
     return undefined;
   }
   if ('expect' in step) {
@@ -142,6 +164,29 @@ async function playStep(step: Step, state: PlayState, deps: StepDeps): Promise<s
   }
   await sleep(step.wait_ms);
   return undefined;
+}
+
+/** A say or barge_in with `wait_for: speak` waits for a speak (and takes it); `after_ms` then waits on. */
+async function waitBeforeInterrupting(
+  step: { wait_for?: 'speak' | undefined; after_ms?: number | undefined },
+  state: PlayState,
+  timeoutMs: number,
+  purpose: string,
+): Promise<string | undefined> {
+  if (step.wait_for === 'speak') {
+    const speak = await state.log.until(() => state.log.unread().find((a) => a.type === 'speak'), timeoutMs);
+    if (!speak) return `expected a speak ${purpose} within ${timeoutMs} ms, got ${describeActions(state.log.unread())}`;
+    state.log.takeThrough(speak);
+  }
+  if (step.after_ms) await sleep(step.after_ms);
+  return undefined;
+}
+
+/** What the caller just did may interrupt a reply: latencies count from now, and no_stale_speech looks from here. */
+function interrupted(state: PlayState, what: string): void {
+  const at = performance.now();
+  state.since = { at, what };
+  state.lastSay = { at };
 }
 
 /** Fills "{session}" with the session id, in a raw frame or in every string of an event. */

@@ -4,15 +4,24 @@
  * silently ignored key.
  *
  *   name, description?, requires?: scripted, timeout_ms? (per step, default 5000)
+ *   env?:    Hotline's settings for this scenario, e.g. { TRANSFER_TIMEOUT_SECONDS: 30 }
  *   model?:  [{ when?: text | /regex/ | [...], times?, reply: { content, tool_calls, status, hang, … } }]
  *   call?:   { direction: inbound | outbound, from?, to?, variables? (outbound), playback: auto | manual | none, ms_per_char? }
- *   steps:   say (barge_in?, wait_for: speak?, after_ms?) | expect | send | end | start | finish_speech | wait_ms
- *   expect:  speak: true | { contains, matches, equals } | reply: { equals, min_speaks? } | transfer: true | { target }
+ *   steps:   say (barge_in?, wait_for: speak?, after_ms?) | dtmf: "4711#" | silence: true
+ *            | barge_in: true | "words" (wait_for: speak?, after_ms?) | expect | send | end | start
+ *            | finish_speech | wait_ms
+ *   expect:  speak: true | { contains, matches, equals, ssml, barge_in, tts, vad, user_input_timeout_seconds }
+ *            | reply: { equals, min_speaks? } | actions: [speak, barge_in, …]
+ *            | transfer: true | { target, target_phone_number, caller_id_name, caller_id_number, timeout }
  *            | hangup: true | no_stale_speech: true | no_action_within_ms — with max_latency_ms?, timeout_ms?
  *
- * scenarios/barge-in.yaml shows most of it in use.
+ * scenarios/barge-in.yaml shows most of it in use; keypad.yaml, silence.yaml and
+ * transfer.yaml the keypad, silence and the production service's fields.
  */
 import { z } from 'zod';
+import { ActionSchema, BargeInSchema, VadSchema } from '../protocol/actions.js';
+import { parseDtmfKeys } from '../simulator/dtmf.js';
+import { HotlineEnvSchema } from './hotline-env.js';
 import { expressionOf, patternProblem, textMatcher } from './pattern.js';
 
 const ms = z.number().int().min(0);
@@ -37,9 +46,14 @@ const regexPattern = z
 /**
  * An object with exactly one of the given keys, parsed by that key's schema.
  * A plain z.union would report every branch's complaint; this reports the one
- * that applies.
+ * that applies. `fieldOf` names keys that are also a field of another branch
+ * (`barge_in` of a `say`): beside that branch's key they are its field.
  */
-function oneOf<const Branches extends Record<string, z.ZodType>>(what: string, branches: Branches) {
+function oneOf<const Branches extends Record<string, z.ZodType>>(
+  what: string,
+  branches: Branches,
+  fieldOf: Partial<Record<keyof Branches, keyof Branches>> = {},
+) {
   const keys = Object.keys(branches);
   const list = keys.join(', ');
   return z.unknown().transform((value, ctx): z.output<Branches[keyof Branches]> => {
@@ -47,7 +61,11 @@ function oneOf<const Branches extends Record<string, z.ZodType>>(what: string, b
       ctx.addIssue({ code: 'custom', message: `${what} must be a mapping with one of: ${list}` });
       return z.NEVER;
     }
-    const present = keys.filter((key) => Object.hasOwn(value, key));
+    const given = keys.filter((key) => Object.hasOwn(value, key));
+    const present = given.filter((key) => {
+      const owner = fieldOf[key];
+      return owner === undefined || !given.includes(owner as string);
+    });
     if (present.length !== 1) {
       const others = Object.keys(value);
       ctx.addIssue({
@@ -67,6 +85,25 @@ function oneOf<const Branches extends Record<string, z.ZodType>>(what: string, b
       return z.NEVER;
     }
     return parsed.data as z.output<Branches[keyof Branches]>;
+  });
+}
+
+/**
+ * One of `flags` (`true`, or true and false), or a mapping `schema` parses.
+ * z.union would answer a wrong field inside the mapping with a bare "Invalid
+ * input"; this passes on what the mapping's schema says.
+ */
+function flagOr<const Flags extends readonly boolean[], S extends z.ZodType>(flags: Flags, schema: S, what: string) {
+  return z.unknown().transform((value, ctx): Flags[number] | z.output<S> => {
+    if (typeof value === 'boolean' && flags.includes(value)) return value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: `${what} is ${flags.join(', ')} or a mapping` });
+      return z.NEVER;
+    }
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of flattenIssues(parsed.error.issues)) ctx.addIssue({ code: 'custom', ...issue });
+    return z.NEVER;
   });
 }
 
@@ -141,26 +178,79 @@ export type CallSpec = z.output<typeof CallSchema>;
 // steps
 // ---------------------------------------------------------------------------------------------
 
-export const SpeakMatcherSchema = z.strictObject({
+const textMatcherShape = {
   /** Case-insensitive; a list means all of them. */
   contains: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   /** `/body/flags`, or a bare expression (case-sensitive). */
   matches: regexPattern.optional(),
   /** The whole text, exactly (surrounding whitespace aside). */
   equals: z.string().optional(),
+};
+export const TextMatcherSchema = z.strictObject(textMatcherShape);
+export type TextMatcher = z.output<typeof TextMatcherSchema>;
+
+/** The voice a speak asks for, in part: only the fields given are compared. */
+const TtsMatcherSchema = z.strictObject({
+  provider: z.enum(['azure', 'eleven_labs']).optional(),
+  /** An ElevenLabs `{name}` voice matches its name. */
+  voice: z.string().min(1).optional(),
+  language: z.string().min(1).optional(),
+});
+
+/**
+ * What a speak says — contains / matches / equals look at the words, so an SSML
+ * speak is matched without its markup — and, in part, the options it carries.
+ */
+export const SpeakMatcherSchema = z.strictObject({
+  ...textMatcherShape,
+  /** true: the speak is SSML; false: plain text; a matcher: its SSML, markup and all. */
+  ssml: flagOr([true, false], TextMatcherSchema, 'ssml').optional(),
+  barge_in: BargeInSchema.partial().optional(),
+  tts: TtsMatcherSchema.optional(),
+  vad: VadSchema.partial().optional(),
+  user_input_timeout_seconds: z.number().positive().optional(),
 });
 export type SpeakMatcher = z.output<typeof SpeakMatcherSchema>;
 
+/** Every action type the voice service knows, from the schema Hotline sends with. */
+const ACTION_TYPES = ActionSchema.options.map((option) => option.shape.type.value);
+const actionType = z.enum(ACTION_TYPES, { error: `an action type is one of: ${ACTION_TYPES.join(', ')}` });
+
+export const TransferMatcherSchema = z.strictObject({
+  target: phoneNumber.optional(),
+  target_phone_number: phoneNumber.optional(),
+  caller_id_name: z.string().min(1).optional(),
+  caller_id_number: phoneNumber.optional(),
+  /** The ring timeout, in seconds. */
+  timeout: z.number().int().positive().optional(),
+});
+export type TransferMatcher = z.output<typeof TransferMatcherSchema>;
+
 const latency = { max_latency_ms: positiveMs.optional(), timeout_ms: positiveMs.optional() };
 
+/** Keys are text: YAML reads 0815 as the number 815, which is not what was typed. */
+const dtmfKeys = z
+  .string({
+    error: (issue) =>
+      typeof issue.input === 'number' ? 'keys are text: quote them, e.g. dtmf: "0815#" (a bare number loses leading zeros)' : undefined,
+  })
+  .transform((raw, ctx) => {
+    const parsed = parseDtmfKeys(raw);
+    if (parsed.ok) return parsed.keys;
+    ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return z.NEVER;
+  });
+
 export const ExpectationSchema = oneOf('an expectation', {
-  speak: z.strictObject({ speak: z.union([z.literal(true), SpeakMatcherSchema]), ...latency }),
+  speak: z.strictObject({ speak: flagOr([true], SpeakMatcherSchema, 'speak'), ...latency }),
   reply: z.strictObject({
     reply: z.strictObject({ equals: z.string().min(1), min_speaks: z.number().int().positive().optional() }),
     ...latency,
   }),
+  /** The next actions, one after another with nothing between them, are of these types. */
+  actions: z.strictObject({ actions: z.array(actionType).min(1), ...latency }),
   transfer: z.strictObject({
-    transfer: z.union([z.literal(true), z.strictObject({ target: phoneNumber })]),
+    transfer: flagOr([true], TransferMatcherSchema, 'transfer'),
     ...latency,
   }),
   hangup: z.strictObject({ hangup: z.literal(true), ...latency }),
@@ -172,12 +262,24 @@ export type Expectation = z.output<typeof ExpectationSchema>;
 export const StepSchema = oneOf('a step', {
   say: z.strictObject({
     say: z.string(),
-    barge_in: z.boolean().optional(),
+    barge_in: z
+      .boolean({ error: 'barge_in of a say is true or false (user_barge_in with words is a step of its own: - barge_in: "words")' })
+      .optional(),
     /** Wait for the next speak first (and take it), to barge in on a reply that has begun. */
     wait_for: z.literal('speak').optional(),
     after_ms: ms.optional(),
   }),
   expect: z.strictObject({ expect: ExpectationSchema }),
+  /** Keys pressed on the keypad, one dtmf_received each: `dtmf: "4711#"`. */
+  dtmf: z.strictObject({ dtmf: dtmfKeys }),
+  /** The caller stays silent: user_input_timeout, once the playback has ended. */
+  silence: z.strictObject({ silence: z.literal(true) }),
+  /** The older interruption, user_barge_in: `true`, or the caller's words. */
+  barge_in: z.strictObject({
+    barge_in: z.union([z.literal(true), z.string().min(1)], { error: 'barge_in is true, or the words the caller barges in with' }),
+    wait_for: z.literal('speak').optional(),
+    after_ms: ms.optional(),
+  }),
   send: z.strictObject({
     send: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
   }),
@@ -185,7 +287,7 @@ export const StepSchema = oneOf('a step', {
   start: z.strictObject({ start: z.literal(true) }),
   finish_speech: z.strictObject({ finish_speech: z.literal(true) }),
   wait_ms: z.strictObject({ wait_ms: ms }),
-});
+}, { barge_in: 'say' });
 export type Step = z.output<typeof StepSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -202,6 +304,7 @@ export const ScenarioSchema = z
     requires: z.literal('scripted').optional(),
     /** Default wait of each step, in place of the runner's. */
     timeout_ms: positiveMs.optional(),
+    env: HotlineEnvSchema.optional(),
     model: z.array(ModelRuleSchema).min(1).optional(),
     call: CallSchema,
     steps: z.array(StepSchema).min(1),
@@ -220,7 +323,8 @@ export const ScenarioSchema = z
     }
     let said = false;
     steps.forEach((step, index) => {
-      if ('say' in step) said = true;
+      // A user_barge_in is as much an interruption as a say with barge_in.
+      if ('say' in step || 'barge_in' in step) said = true;
       if ('finish_speech' in step && call.playback !== 'manual') {
         ctx.addIssue({ code: 'custom', path: ['steps', index, 'finish_speech'], message: 'finish_speech needs call.playback: manual' });
       }

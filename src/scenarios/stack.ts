@@ -94,6 +94,8 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
       AIFLOW_ACCESS_TOKEN: aiFlowToken,
       AIFLOW_ID: SCENARIO_AI_FLOW,
       AIFLOW_BILLING_DEVICE: 'scenario-device',
+      // The schema keeps the scenario off the runner's own settings (hotline-env.ts); TRANSFER_TARGET it may change.
+      ...scenario.env,
       ...llmEnv,
     });
     if (options.live && config.llm.mode !== 'remote') {

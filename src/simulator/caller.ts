@@ -1,6 +1,8 @@
-import { ActionSchema } from '../protocol/actions.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ActionSchema, BargeInSchema, type BargeIn } from '../protocol/actions.js';
 import { describeIssues } from '../protocol/parse-event.js';
 import type { ReceivedAction } from '../testing/voice-service-client.js';
+import { clipDurationMs, spokenText } from './action-summary.js';
 import type { CallRecord } from './call-record.js';
 import { formatAction, formatSentEvent, formatWarning } from './output.js';
 import { SpeechPlayback } from './speech-playback.js';
@@ -23,11 +25,20 @@ export type CallEnd =
 
 export type AnswerOutcome = 'answered' | 'over' | 'timeout';
 
+/** What the caller's words did to the playback: cut it off, or not (and why not, when its barge_in forbade it). */
+export interface SayOutcome {
+  bargedIn: boolean;
+  heldBecause?: string;
+}
+
 /** Hotline counts as done answering once nothing has happened for this long (scaled by --speed). */
 const QUIET_MS = 300;
 const MIN_QUIET_MS = 50;
 /** Upper bound of the wait for a further sentence after the last action (see waitForAnswer). */
 const MAX_SENTENCE_GAP_MS = 5000;
+/** From one key to the next: a person typing a number (scaled by --speed, but never below the minimum). */
+const KEY_INTERVAL_MS = 150;
+const MIN_KEY_INTERVAL_MS = 15;
 
 /**
  * One call, played from the voice service's side: sends the caller's words,
@@ -51,6 +62,8 @@ export class Caller {
   private answerLatency = 0;
   private readonly watchers = new Set<() => void>();
   private readonly quietMs: number;
+  /** Whether the latest speak carried user_input_timeout_seconds: the service reports silence only then. */
+  private silenceAskedFor = false;
 
   constructor(
     private readonly transport: Transport,
@@ -61,8 +74,14 @@ export class Caller {
     this.playback = new SpeechPlayback({
       wpm: options.wpm,
       speed: options.speed,
-      started: (text, durationMs) =>
-        this.send({ type: 'assistant_speak', text, duration_ms: durationMs, speech_started_at: Date.now() }),
+      // The service reports a clip's playback without text.
+      started: (item, durationMs) =>
+        this.send({
+          type: 'assistant_speak',
+          ...(item.kind === 'speech' ? { text: item.text } : {}),
+          duration_ms: durationMs,
+          speech_started_at: Date.now(),
+        }),
       ended: () => {
         this.send({ type: 'assistant_speech_ended' });
         this.changed();
@@ -97,14 +116,61 @@ export class Caller {
     await this.deliver({ type: 'session_start', session: { id: this.options.sessionId, ...session } });
   }
 
-  /** The caller says a line; returns whether it barged in on Hotline's speech. */
-  say(text: string): boolean {
-    if (this.end) return false;
-    const bargedIn = this.playback.stop();
-    this.spokeAt = performance.now();
-    this.answerFrom = this.actionCount;
+  /** The caller says a line: it cuts Hotline's speech off unless that speech's barge_in forbids it. */
+  say(text: string): SayOutcome {
+    if (this.end) return { bargedIn: false };
+    const heldBecause = this.playback.refusesBargeIn(text);
+    const bargedIn = heldBecause === undefined && this.playback.stop();
+    this.expectAnswer();
     this.send({ type: 'user_speak', text, barged_in: bargedIn });
-    return bargedIn;
+    return heldBecause === undefined ? { bargedIn } : { bargedIn, heldBecause };
+  }
+
+  /**
+   * The caller presses keys, at a person's pace: one dtmf_received per key.
+   * Not one at once: over the webhook each key is a request of its own, which
+   * Hotline may hold open until the entry is complete, and requests sent
+   * together could arrive in any order. Resolves once the last key is sent.
+   */
+  async pressKeys(keys: string): Promise<void> {
+    this.expectAnswer();
+    const interval = Math.max(MIN_KEY_INTERVAL_MS, KEY_INTERVAL_MS / this.options.speed);
+    for (const [index, digit] of [...keys].entries()) {
+      if (index > 0) await sleep(interval);
+      if (this.end) return;
+      // Timings count from the key pressed last.
+      this.spokeAt = performance.now();
+      this.send({ type: 'dtmf_received', digit });
+    }
+  }
+
+  /**
+   * The caller stays silent: user_input_timeout, once the playback has ended,
+   * as the service sends it. Resolves when it is sent; `asked` is whether the
+   * latest speak asked for it at all (the service would not send it otherwise).
+   */
+  async staySilent(): Promise<{ asked: boolean }> {
+    await this.playbackOver();
+    const asked = this.silenceAskedFor;
+    if (this.end) return { asked };
+    this.expectAnswer();
+    this.send({ type: 'user_input_timeout' });
+    return { asked };
+  }
+
+  /**
+   * The service's older interruption, user_barge_in: the playback stops
+   * whatever its barge_in says (the service has decided). With words, Hotline
+   * answers them; without, the words follow as a user_speak, if at all.
+   * Returns whether anything was playing.
+   */
+  bargeIn(text?: string): boolean {
+    if (this.end) return false;
+    const stopped = this.playback.stop();
+    if (text !== undefined) this.expectAnswer();
+    this.send({ type: 'user_barge_in', ...(text === undefined ? {} : { text }) });
+    this.changed();
+    return stopped;
   }
 
   /** The caller hangs up. */
@@ -147,6 +213,29 @@ export class Caller {
     });
   }
 
+  /** What comes from now on answers the caller's latest input; its timings count from now. */
+  private expectAnswer(): void {
+    this.spokeAt = performance.now();
+    this.answerFrom = this.actionCount;
+  }
+
+  /** Resolves once nothing plays any more (or the call is over). */
+  private async playbackOver(): Promise<void> {
+    // Looked at again after each change has run its course: between the barge_in and the speak
+    // of one array, nothing plays for an instant.
+    while (this.playback.speaking && !this.end) await this.nextChange();
+  }
+
+  private nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      const once = () => {
+        this.watchers.delete(once);
+        resolve();
+      };
+      this.watchers.add(once);
+    });
+  }
+
   private onAction(action: ReceivedAction): void {
     if (this.end) return;
     this.actionCount++;
@@ -161,10 +250,35 @@ export class Caller {
     if (fields.session_id !== this.options.sessionId) {
       this.options.output(formatWarning(`this action is for session "${fields.session_id}", not this call's "${this.options.sessionId}"`));
     }
-    if (action.type === 'speak' && typeof action.text === 'string') this.playback.enqueue(action.text);
-    else if (action.type === 'hangup') void this.finish({ reason: 'hangup' }, true);
-    else if (action.type === 'transfer') void this.finish({ reason: 'transferred' }, true);
+    this.play(fields);
     this.changed();
+  }
+
+  /** What the service does with an action; actions of an array come here one by one, in order. */
+  private play(action: { type: string; [field: string]: unknown }): void {
+    switch (action.type) {
+      case 'speak': {
+        this.silenceAskedFor = typeof action.user_input_timeout_seconds === 'number';
+        const text = spokenText(action);
+        if (text !== '') this.playback.enqueue({ kind: 'speech', text, bargeIn: bargeInOf(action) });
+        return;
+      }
+      case 'audio':
+        if (typeof action.audio === 'string') {
+          this.playback.enqueue({ kind: 'clip', ms: clipDurationMs(action.audio), bargeIn: bargeInOf(action) });
+        }
+        return;
+      case 'barge_in':
+        // Hotline stops its own playback; like any cut speech, it never reports its end.
+        this.playback.stop();
+        return;
+      case 'hangup':
+        void this.finish({ reason: 'hangup' }, true);
+        return;
+      case 'transfer':
+        void this.finish({ reason: 'transferred' }, true);
+        return;
+    }
   }
 
   /** Ends the call once, whoever ends it; tells Hotline unless the connection is already gone. */
@@ -211,4 +325,10 @@ export class Caller {
   private changed(): void {
     for (const watch of [...this.watchers]) watch();
   }
+}
+
+/** An action's barge_in, if it is one the service would understand; otherwise the service's default applies. */
+function bargeInOf(action: { [field: string]: unknown }): BargeIn | undefined {
+  const parsed = BargeInSchema.safeParse(action.barge_in);
+  return parsed.success ? parsed.data : undefined;
 }

@@ -1,4 +1,5 @@
 import type { CallEnd, Caller } from './caller.js';
+import { parseCallerInput, type CallerInput } from './caller-input.js';
 import type { LineSource } from './line-source.js';
 import { formatCallerLine, formatWarning } from './output.js';
 
@@ -11,14 +12,17 @@ export interface ConversationOptions {
   output: (line: string) => void;
 }
 
-const HANGUP_COMMAND = '/hangup';
-
 /** Feeds the caller's lines into the call until either side hangs up or the input ends. */
 export async function converse(caller: Caller, lines: LineSource, options: ConversationOptions): Promise<CallEnd> {
   const { output } = options;
   const awaitAnswer = async () => {
     const outcome = await caller.waitForAnswer(options.answerTimeoutMs);
     if (outcome === 'timeout') output(formatWarning(`Hotline did not finish answering within ${options.answerTimeoutMs} ms; going on`));
+  };
+  /** The echo for piped input (the terminal echoes nothing), or just the note at a terminal. */
+  const show = (text: string, note?: string) => {
+    if (!options.interactive) output(formatCallerLine(text, note));
+    else if (note !== undefined) output(`(${note})`);
   };
 
   // Whether Hotline has finished answering the latest thing said (at first: the greeting).
@@ -42,15 +46,14 @@ export async function converse(caller: Caller, lines: LineSource, options: Conve
     }
     const text = next.text.trim();
     if (text === '') continue;
-    if (text === HANGUP_COMMAND) {
-      if (!options.interactive) output(formatCallerLine(text, false));
+    const input = parseCallerInput(text);
+    if (input.kind === 'hangup') {
+      show(text);
       await caller.hangUp();
       break;
     }
-    const bargesIn = caller.speaking;
-    if (!options.interactive) output(formatCallerLine(text, bargesIn));
-    else if (bargesIn) output('(barge-in: playback stopped)');
-    caller.say(text);
+    const expectsAnswer = await perform(caller, input, text, show, output);
+    if (!expectsAnswer) continue;
     answered = false;
     if (options.waitForAnswers) {
       await awaitAnswer();
@@ -58,4 +61,42 @@ export async function converse(caller: Caller, lines: LineSource, options: Conve
     }
   }
   return caller.ended;
+}
+
+/** Does what the line asks; returns whether Hotline is now expected to answer. */
+async function perform(
+  caller: Caller,
+  input: Exclude<CallerInput, { kind: 'hangup' }>,
+  line: string,
+  show: (text: string, note?: string) => void,
+  output: (line: string) => void,
+): Promise<boolean> {
+  switch (input.kind) {
+    case 'invalid':
+      output(formatWarning(input.problem));
+      return false;
+    case 'say': {
+      const outcome = caller.say(input.text);
+      show(line, outcome.heldBecause ?? (outcome.bargedIn ? 'barge-in: playback stopped' : undefined));
+      return true;
+    }
+    case 'dtmf':
+      show(line);
+      await caller.pressKeys(input.keys);
+      return true;
+    case 'silence': {
+      show(line, caller.speaking ? 'silent until the playback has ended' : undefined);
+      const { asked } = await caller.staySilent();
+      if (!asked) {
+        output(formatWarning('the latest speak asked for no user_input_timeout_seconds: the service would not report silence; sent anyway'));
+      }
+      return true;
+    }
+    case 'barge_in': {
+      const stopped = caller.bargeIn(input.text);
+      show(line, stopped ? 'user_barge_in: playback stopped' : 'user_barge_in: nothing was playing');
+      // Without words there is nothing to answer yet: the words follow as a user_speak.
+      return input.text !== undefined;
+    }
+  }
 }

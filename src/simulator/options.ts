@@ -1,4 +1,5 @@
 import { command, numberOption, parseCommandLine, UsageError, wantsHelp, type CommandLine } from '../cli/args.js';
+import { CALLER_COMMANDS } from './caller-input.js';
 
 export { UsageError };
 
@@ -6,12 +7,16 @@ export const USAGE = `Usage:
   npm run simulate -- [--url ws://localhost:3000/ws | --webhook <url>] [options]
       Calls a running Hotline as the voice service would, and lets you be the caller:
       type what the caller says, one line at a time; /hangup or Ctrl-D ends the call.
-      Piped input works too: printf 'hello\\nbye\\n' | npm run simulate
+      Keys, silence and the older barge-in are commands (below).
+      Piped input works too: printf 'hello\\n/dtmf 4711#\\nbye\\n' | npm run simulate
 
   npm run simulate -- --platform [--port 4000] [--url ws://localhost:3000/ws] [options]
       Emulates the voice service's outbound API (POST /v3/ai-flows/:id/call). Start Hotline with
       AIFLOW_API_URL=http://localhost:<port>; each call it places rings Hotline back, and you
       play the person called.
+
+Caller commands (typed as a line of their own):
+${CALLER_COMMANDS.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}
 
 Connection:
   --url <ws url>          Hotline's WebSocket (default ws://localhost:3000/ws)

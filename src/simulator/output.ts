@@ -2,6 +2,7 @@
  * What the terminal shows. Plain text only: a transcript piped to a file or
  * pasted into a bug report must read the same as on screen.
  */
+import { describeAudio, describeSpeakOptions, describeTransfer } from './action-summary.js';
 
 export interface ShownAction {
   type: string;
@@ -21,23 +22,31 @@ export function formatAction(action: ShownAction, msSinceCallerSpoke: number): s
 
 function describeAction(action: ShownAction): string {
   switch (action.type) {
-    case 'speak':
-      return JSON.stringify(typeof action.text === 'string' ? action.text : '');
+    case 'speak': {
+      // SSML is shown as sent: the markup is what someone reading a bug report needs to see.
+      const said = typeof action.text === 'string' ? action.text : typeof action.ssml === 'string' ? action.ssml : '';
+      const options = describeSpeakOptions(action);
+      return `${JSON.stringify(said)}${options === '' ? '' : `  ${options}`}`;
+    }
+    case 'audio':
+      return describeAudio(action);
+    case 'barge_in':
+      return 'playback stopped';
     case 'transfer':
-      return `→ ${typeof action.target === 'string' ? action.target : '(no target)'}`;
+      return describeTransfer(action);
     case 'hangup':
       return '';
     default: {
-      // An action the simulator does not play (audio, or a newer type): show its fields so nothing goes unseen.
+      // An action the simulator does not play (a newer type): show its fields so nothing goes unseen.
       const { type: _type, session_id: _session, receivedAt: _at, ...rest } = action;
       return Object.keys(rest).length > 0 ? JSON.stringify(rest) : '';
     }
   }
 }
 
-/** The echo of a line the caller sent, for piped input where the terminal echoes nothing. */
-export function formatCallerLine(text: string, bargedIn: boolean): string {
-  return `you: ${text}${bargedIn ? '   (barge-in: playback stopped)' : ''}`;
+/** The echo of a line the caller sent, for piped input where the terminal echoes nothing; `note` says what it did to the playback. */
+export function formatCallerLine(text: string, note?: string): string {
+  return `you: ${text}${note === undefined ? '' : `   (${note})`}`;
 }
 
 export function formatWarning(message: string): string {

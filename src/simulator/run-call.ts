@@ -36,7 +36,12 @@ export async function runCall(plan: CallPlan, lines: LineSource, output: (line: 
   const caller = new Caller(transport, { sessionId, wpm: plan.voice.wpm, speed: plan.voice.speed, output, record, verbose: plan.voice.verbose });
 
   output(`calling Hotline at ${transport.target} (${transport.kind}): ${plan.direction} call ${plan.from} → ${plan.to}, session ${sessionId}`);
-  if (plan.interactive) output('type what the caller says and press Enter; /hangup or Ctrl-D ends the call');
+  if (plan.interactive) {
+    output(
+      'type what the caller says and press Enter; /dtmf 4711# presses keys, /silence stays silent, ' +
+        '/bargein interrupts; /hangup or Ctrl-D ends the call',
+    );
+  }
   try {
     await caller.start({
       account_id: 'simulator',

@@ -202,13 +202,22 @@ class WebhookTransport implements Transport {
       this.listener?.warning(`the answer to ${eventType} is not JSON: ${body.slice(0, 200)}`);
       return;
     }
-    const action = value as Record<string, unknown> | null;
-    if (typeof action !== 'object' || action === null || typeof action.type !== 'string') {
-      this.listener?.warning(`the answer to ${eventType} is not an action: ${body.slice(0, 200)}`);
-      return;
+    // The production service takes an array of actions in one answer and carries them out in order.
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.length === 0) this.listener?.warning(`the answer to ${eventType} is an empty array: no action`);
+    for (const item of values) {
+      if (!isRecord(item) || typeof item.type !== 'string') {
+        const what = Array.isArray(value) ? `holds something that is not an action: ${JSON.stringify(item)}` : `is not an action: ${body}`;
+        this.listener?.warning(`the answer to ${eventType} ${what.slice(0, 240)}`);
+        continue;
+      }
+      const sessionId = typeof item.session_id === 'string' ? item.session_id : '';
+      this.listener?.action({ ...item, type: item.type, session_id: sessionId, receivedAt });
     }
-    const sessionId = typeof action.session_id === 'string' ? action.session_id : '';
-    this.listener?.action({ ...action, type: action.type, session_id: sessionId, receivedAt });
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

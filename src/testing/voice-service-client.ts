@@ -167,6 +167,21 @@ export class FakeVoiceService {
     return this.playing !== undefined;
   }
 
+  /** Resolves once nothing is playing or queued (at once if nothing is). */
+  whenQuiet(): Promise<void> {
+    if (!this.playing && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.quietWaiters.push(resolve));
+  }
+
+  private quietWaiters: (() => void)[] = [];
+
+  private notifyQuiet(): void {
+    if (this.playing || this.queue.length > 0) return;
+    const waiters = this.quietWaiters;
+    this.quietWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   close(): Promise<number> {
     this.stopPlayback();
     this.ws.close();
@@ -204,7 +219,7 @@ export class FakeVoiceService {
 
   private playNext(): void {
     const action = this.queue.shift();
-    if (!action) return;
+    if (!action) return this.notifyQuiet();
     this.playing = action;
     const said = action.text ?? (typeof action.ssml === 'string' ? action.ssml.replace(/<[^>]*>/g, '') : '');
     // A clip lasts as long as its samples: 32,000 bytes a second at 16 kHz, 16 bits, mono.
@@ -229,6 +244,7 @@ export class FakeVoiceService {
     clearTimeout(this.playTimer);
     this.queue.length = 0;
     this.playing = undefined;
+    this.notifyQuiet();
   }
 }
 
