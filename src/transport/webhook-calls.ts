@@ -145,10 +145,6 @@ class SharedAnswer {
   }
 }
 
-/**
- * Maps webhook requests onto the one call core: each event is dispatched to
- * its call, and the request is answered with the action the spec allows.
- */
 export interface WebhookCallsOptions {
   pacing: SpeechPacing;
   /** A request waiting this long for the model gets the hold line; 0 never. */
@@ -157,6 +153,11 @@ export interface WebhookCallsOptions {
   arrays: boolean;
 }
 
+/**
+ * Maps webhook requests onto the one call core: each event is dispatched to
+ * its call, and the request is answered with the action (or, opt-in, the
+ * actions) it may carry.
+ */
 export class WebhookCalls {
   private readonly outboxes = new Map<string, WebhookOutbox>();
   /** Per session, the last request that started work, while its answer is unwritten: a retry of it shares it. */
