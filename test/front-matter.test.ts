@@ -1,15 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { parseFrontMatter, parseLineFrontMatter } from '../src/prompts/front-matter.js';
+import { DEFAULT_PROMPT_SETTINGS as DEFAULTS } from './helpers/prompt-defaults.js';
 
-/** What a system.md without front matter sets. */
-const DEFAULTS = {
-  transferTargets: {},
-  transfer: {},
-  style: {},
-  ssml: false,
-  silence: { timeoutSeconds: 0, reprompts: 2 },
-  keypad: { endKey: '#', pauseMs: 3000, maxDigits: 20 },
-};
 
 function system(yaml: string): ReturnType<typeof parseFrontMatter> {
   return parseFrontMatter(`---\n${yaml}\n---\nYou help.\n`);

@@ -9,17 +9,9 @@ import { ConfigError } from '../src/errors.js';
 import { BUILTIN_NAMES, builtinVariables } from '../src/prompts/builtins.js';
 import { parseFrontMatter } from '../src/prompts/front-matter.js';
 import { checkPromptsFolder, PromptStore, type PromptName, type PromptProblem } from '../src/prompts/prompt-store.js';
+import { DEFAULT_PROMPT_SETTINGS as DEFAULTS } from './helpers/prompt-defaults.js';
 
 const run = promisify(execFile);
-/** What a system.md without front matter sets. */
-const DEFAULTS = {
-  transferTargets: {},
-  transfer: {},
-  style: {},
-  ssml: false,
-  silence: { timeoutSeconds: 0, reprompts: 2 },
-  keypad: { endKey: '#', pauseMs: 3000, maxDigits: 20 },
-};
 const logger = pino({ level: 'silent' });
 const SHIPPED = path.resolve('prompts');
 const GERMAN = path.resolve('prompts/examples/de');

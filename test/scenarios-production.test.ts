@@ -6,9 +6,10 @@
  * actions on cue, so every field can be checked whatever Hotline sends today.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import { parseScenario, ScenarioFileError } from '../src/scenarios/load.js';
+import { parseScenario } from '../src/scenarios/load.js';
 import { playScenario } from '../src/scenarios/run.js';
 import { startScriptedHotline, type ScriptedHotline, type SentEvent } from './helpers/scripted-hotline.js';
+import { problemsOf } from './helpers/scenario-problems.js';
 
 const GREETING = {
   type: 'speak',
@@ -173,16 +174,6 @@ steps:
     expect(hotline.events.some((e) => e.type === 'user_input_timeout')).toBe(false);
   });
 });
-
-function problemsOf(yaml: string): string[] {
-  try {
-    parseScenario(yaml, 'bad.yaml');
-  } catch (error) {
-    if (error instanceof ScenarioFileError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the scenario to be refused');
-}
 
 describe('the new syntax is validated with clear errors', () => {
   test('keys, silence, barge_in, env, action types, options and transfer fields', () => {

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadScenarioFiles, parseScenario, ScenarioFileError, scenarioFilesIn } from '../src/scenarios/load.js';
+import { loadScenarioFiles, parseScenario, scenarioFilesIn } from '../src/scenarios/load.js';
 import { runScenario, type RunOptions } from '../src/scenarios/run.js';
+import { problemsOf } from './helpers/scenario-problems.js';
 
 // Fast model timing: the scenarios' own ttft_ms / token_delay_ms still apply where timing is the point.
 const FAST: RunOptions = { llmTiming: { ttftMs: 2, tokenDelayMs: 2 } };
@@ -27,16 +28,6 @@ describe('the scenarios in scenarios/', () => {
 /** A failure message without the speak options Hotline's prompts add (`[timeout 8 s]`): these tests are about the words. */
 function withoutOptions(message: string | undefined): string | undefined {
   return message?.replace(/ \[[^\]]*\]/g, '');
-}
-
-function problemsOf(yaml: string): string[] {
-  try {
-    parseScenario(yaml, 'bad.yaml');
-  } catch (error) {
-    if (error instanceof ScenarioFileError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the scenario to be refused');
 }
 
 describe('scenario files are validated with clear errors', () => {

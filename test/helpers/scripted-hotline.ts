@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { text } from 'node:stream/consumers';
 
 /** An event as the emulated voice service sent it. */
 export interface SentEvent {
@@ -55,7 +56,7 @@ export async function startScriptedHotline(answer: (event: SentEvent) => Answer)
       res.writeHead(404).end();
       return;
     }
-    void readBody(req).then((raw) => {
+    void text(req).then((raw) => {
       const event = received(raw);
       const reply = answer(event);
       const respond = () => {
@@ -97,13 +98,4 @@ export async function startScriptedHotline(answer: (event: SentEvent) => Answer)
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
