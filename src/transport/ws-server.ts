@@ -270,7 +270,8 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     const id = event.session.id;
     // The place this socket held becomes its call's: freed just before, so the call can take it (a
     // session_start, or any event of a session this process does not know, which adopts it).
-    if (event.type !== 'session_end' && !registry.get(id)) {
+    const starting = event.type !== 'session_end' && !registry.get(id);
+    if (starting) {
       releaseSlot?.();
       releaseSlot = undefined;
     }
@@ -294,8 +295,8 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
       releaseSlot = undefined;
       clearTimeout(startTimer);
       startTimer = undefined;
-    } else if (!owned && event.type === 'session_start') {
-      // Refused (shutting down): still idle, so it needs its place back, or goes.
+    } else if (!owned && starting) {
+      // Refused (full, shutting down, a session that ended here): still idle, so it needs its place back, or goes.
       becomeIdle();
     }
   });
