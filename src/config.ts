@@ -140,7 +140,11 @@ const EnvSchema = z.object({
       error: 'LLM_MAX_TOKENS_PARAM must be auto, max_tokens or max_completion_tokens',
     })
     .default('auto'),
-  LLM_MAX_TOOL_ROUNDS: int('LLM_MAX_TOOL_ROUNDS', 1, 3),
+  LLM_MAX_TOOL_ROUNDS: int('LLM_MAX_TOOL_ROUNDS', 1, 4),
+  TOOL_HOLD_MS: int('TOOL_HOLD_MS', 0, 500, ' of milliseconds'),
+  TOOL_HOLD_REPEAT_MS: int('TOOL_HOLD_REPEAT_MS', 500, 5000, ' of milliseconds'),
+  TOOL_TIMEOUT_MS: int('TOOL_TIMEOUT_MS', 100, 5000, ' of milliseconds'),
+  TOOL_RESULT_MAX_CHARS: int('TOOL_RESULT_MAX_CHARS', 100, 2000, ' of characters'),
   LLM_CHECK_AT_START: boolean('LLM_CHECK_AT_START', true),
   REPLY_MAX_CHARS: int('REPLY_MAX_CHARS', 1, 1000, ' of characters'),
   THINKING_FILLER_MS: int('THINKING_FILLER_MS', 0, 2500, ' of milliseconds'),
@@ -236,6 +240,15 @@ export interface Config {
   replyMaxChars: number;
   /** A reasoning model silent this long: WebSocket callers hear prompts/thinking.md; 0 never. */
   thinkingFillerMs: number;
+  tools: {
+    /** A tool still running this long after the model's call: the caller hears its hold line. */
+    holdMs: number;
+    /** While it runs on, another hold line this long after the last one has played. */
+    holdRepeatMs: number;
+    /** Defaults of tool files and MCP servers that set none. */
+    timeoutMs: number;
+    resultMaxChars: number;
+  };
   limits: { maxCalls: number; idleTimeoutMs: number; shutdownGraceMs: number; shutdownNoticeMs: number };
   websocket: {
     startTimeoutMs: number;
@@ -368,6 +381,12 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     },
     replyMaxChars: e.REPLY_MAX_CHARS,
     thinkingFillerMs: e.THINKING_FILLER_MS,
+    tools: {
+      holdMs: e.TOOL_HOLD_MS,
+      holdRepeatMs: e.TOOL_HOLD_REPEAT_MS,
+      timeoutMs: e.TOOL_TIMEOUT_MS,
+      resultMaxChars: e.TOOL_RESULT_MAX_CHARS,
+    },
     limits: {
       maxCalls: e.MAX_CALLS,
       idleTimeoutMs: e.CALL_IDLE_TIMEOUT_MS,

@@ -17,6 +17,8 @@ export class Metrics {
   private readonly bargeIns: Counter;
   private readonly llmErrors: Counter<'kind'>;
   private readonly webhookAnswers: Counter<'status'>;
+  private readonly toolLatency: Histogram<'tool' | 'outcome'>;
+  private readonly toolFailures: Counter<'tool' | 'outcome'>;
 
   constructor(activeCalls: () => number) {
     const registers = [this.registry];
@@ -49,6 +51,19 @@ export class Metrics {
       labelNames: ['kind'],
       registers,
     });
+    this.toolLatency = new Histogram({
+      name: 'hotline_tool_seconds',
+      help: "From the model's call of a business tool (HTTP or MCP) to its result, by tool and outcome",
+      labelNames: ['tool', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20],
+      registers,
+    });
+    this.toolFailures = new Counter({
+      name: 'hotline_tool_failures_total',
+      help: 'Business tool runs that did not succeed, by tool and outcome (error, timeout, invalid, unavailable)',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
     this.webhookAnswers = new Counter({
       name: 'hotline_webhook_answers_total',
       help: 'Webhook answers by HTTP status',
@@ -75,6 +90,12 @@ export class Metrics {
 
   llmFailed(error: unknown): void {
     this.llmErrors.inc({ kind: llmErrorKind(error) });
+  }
+
+  /** A business tool ran; an interrupted run (`aborted`) is not the tool's failure. */
+  toolRan(tool: string, ms: number, outcome: string): void {
+    this.toolLatency.observe({ tool, outcome }, ms / 1000);
+    if (outcome !== 'ok' && outcome !== 'aborted') this.toolFailures.inc({ tool, outcome });
   }
 
   webhookAnswered(status: number): void {

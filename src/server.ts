@@ -10,6 +10,11 @@ import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
+import type { ToolBox } from './call/business-tools.js';
+import { startDemoShop, type DemoShop } from './demo/shop.js';
+import { combineToolBoxes } from './tools/combined-toolbox.js';
+import { McpHub } from './tools/mcp-hub.js';
+import { ToolStore } from './tools/tool-store.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
@@ -26,6 +31,8 @@ export interface RunningHotline {
   readonly port: number;
   readonly registry: CallRegistry;
   readonly prompts: PromptStore;
+  /** The tool files (`<PROMPTS_DIR>/tools`) and the MCP servers they name. */
+  readonly tools: { readonly files: ToolStore; readonly mcp: McpHub };
   readonly llmEndpoint: string;
   readonly metrics: Metrics;
   /**
@@ -44,9 +51,16 @@ export interface RunningHotline {
 export async function startHotline(
   config: Config,
   logger: Logger,
-  options: { watchPrompts?: boolean } = {},
+  options: {
+    watchPrompts?: boolean;
+    /** Where tool files' `${NAME}` references are looked up; default process.env. */
+    env?: Readonly<Record<string, string | undefined>>;
+    /** Tools offered before the files' and MCP servers' (a scenario's stubs): a name here wins. */
+    extraTools?: ToolBox;
+  } = {},
 ): Promise<RunningHotline> {
-  const prompts = await PromptStore.open(config.promptsDir, logger, { watch: options.watchPrompts ?? true });
+  const watch = options.watchPrompts ?? true;
+  const prompts = await PromptStore.open(config.promptsDir, logger, { watch });
   const pendingCalls = new PendingCalls(config.outbound.ttlMs);
   const transcripts = new TranscriptStore(config.transcriptsDir);
   await transcripts.init();
@@ -65,6 +79,19 @@ export async function startHotline(
     apiKey = 'demo';
     baseURL = demo.baseURL;
   }
+  let toolEnv = options.env ?? process.env;
+  let shop: DemoShop | undefined;
+  if (config.llm.mode === 'demo' && !toolEnv.SHOP_API_URL) {
+    // The shipped example tools call a shop; with the demo model, a small fake one answers them.
+    shop = await startDemoShop();
+    toolEnv = { ...toolEnv, SHOP_API_URL: shop.url };
+  }
+  const toolDefaults = { timeoutMs: config.tools.timeoutMs, maxChars: config.tools.resultMaxChars };
+  const toolFiles = await ToolStore.open(config.promptsDir, logger, { watch, env: toolEnv, defaults: toolDefaults });
+  const mcp = new McpHub(logger, { env: toolEnv, defaults: toolDefaults });
+  mcp.update(toolFiles.mcpServers);
+  toolFiles.onChange(() => mcp.update(toolFiles.mcpServers));
+
   const llm = new OpenAiLlm({
     apiKey,
     baseURL,
@@ -85,6 +112,8 @@ export async function startHotline(
     pendingCalls,
     transcripts,
     transfer,
+    toolBox: combineToolBoxes(options.extraTools ? [options.extraTools, toolFiles, mcp] : [toolFiles, mcp], logger),
+    callerContext: () => toolFiles.callerContext,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -97,6 +126,8 @@ export async function startHotline(
       playbackGraceMs: config.playbackGraceMs,
       historyMaxChars: config.llm.historyMaxChars,
       timeZone: config.timeZone,
+      toolHoldMs: config.tools.holdMs,
+      toolHoldRepeatMs: config.tools.holdRepeatMs,
     },
     maxCalls: config.limits.maxCalls,
     idleTimeoutMs: config.limits.idleTimeoutMs,
@@ -178,9 +209,12 @@ export async function startHotline(
     server.closeAllConnections();
     await closed;
     prompts.close();
+    toolFiles.close();
+    await mcp.close();
     // Every turn has ended: nothing streams any more, only idle keep-alive sockets are left.
     llm.close();
     await demo?.close();
+    await shop?.close();
   }
 
   return {
@@ -189,6 +223,7 @@ export async function startHotline(
     port,
     registry,
     prompts,
+    tools: { files: toolFiles, mcp },
     llmEndpoint: llm.baseURL,
     metrics,
     async shutdown(graceMs: number) {

@@ -31,6 +31,8 @@ const PROMPT_NAMES: readonly PromptName[] = [
   'shutdownTransfer',
   'silenceReprompt',
   'silenceGoodbye',
+  'toolHold',
+  'toolHoldAgain',
 ];
 
 const cleanups: (() => unknown)[] = [];
@@ -53,6 +55,8 @@ const GOOD: Record<string, string> = {
   'shutdown-transfer.md': 'We have to hand you over now. One moment.\n',
   'silence-reprompt.md': 'Hello? Are you there?\n',
   'silence-goodbye.md': 'I cannot hear you. Goodbye.\n',
+  'tool-hold.md': 'Let me look that up.\n',
+  'tool-hold-again.md': 'Still looking, one moment.\n',
 };
 
 async function tempFolder(files: Record<string, string> = GOOD): Promise<string> {
@@ -109,6 +113,8 @@ describe('shipped prompts', () => {
       'shutdown-transfer.md',
       'silence-reprompt.md',
       'silence-goodbye.md',
+      'tool-hold.md',
+      'tool-hold-again.md',
     ]);
   });
 
@@ -397,6 +403,8 @@ describe('checkPromptsFolder', () => {
       ['shutdown-transfer.md', []],
       ['silence-reprompt.md', []],
       ['silence-goodbye.md', []],
+      ['tool-hold.md', []],
+      ['tool-hold-again.md', []],
       ['greting.md', []],
     ]);
     expect(messages(report.files.flatMap((f) => f.problems))).toEqual([
@@ -415,6 +423,8 @@ describe('checkPromptsFolder', () => {
       'shutdown-transfer.md warning: is missing; the built-in default is used',
       'silence-reprompt.md warning: is missing; the built-in default is used',
       'silence-goodbye.md warning: is missing; the built-in default is used',
+      'tool-hold.md warning: is missing; the built-in default is used',
+      'tool-hold-again.md warning: is missing; the built-in default is used',
       expect.stringMatching(/^greting\.md warning: is not read by Hotline/),
     ]);
   });
@@ -428,7 +438,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('14 files, 0 problems');
+    expect(lines.at(-1)).toBe('16 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -444,6 +454,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('14 files, 2 problems');
+    expect(lines.at(-1)).toBe('16 files, 2 problems');
   }, 30_000);
 });

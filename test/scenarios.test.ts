@@ -138,3 +138,139 @@ describe('a scenario that does not hold fails with a useful message', () => {
     expect(await runScenario(scenario, { live: true, env: {} })).toMatchObject({ status: 'skipped' });
   });
 });
+
+describe('stubbed tools: `tools:` and `expect: tool`', () => {
+  const LOOKUP = [
+    'tools:',
+    '  order_status:',
+    '    returns: { status: shipped }',
+    'model:',
+    '  - when_tool_result: /shipped/',
+    '    reply: { content: "It has shipped." }',
+    '  - when: order',
+    '    reply: { tool_calls: [{ name: order_status, arguments: { order_number: "4711" } }] }',
+  ];
+
+  test('stubs and tool expectations are checked as the file is read', () => {
+    expect(
+      problemsOf(
+        [
+          'name: bad-tools',
+          'tools:',
+          '  speak: { returns: hi }',
+          '  "two words": { returns: hi }',
+          '  fine: { parameters: { type: array }, outcome: maybe }',
+          'steps:',
+          '  - say: hi',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'bad.yaml:3: tools.speak: "speak" is the name of one of the call\'s own tools (speak, transfer, hangup)',
+      'bad.yaml:4: tools.two words: "two words" is no tool name: use 1 to 64 letters, digits, _ and -',
+      'bad.yaml:5: tools.fine.outcome: Invalid option: expected one of "ok"|"error"|"timeout"',
+      'bad.yaml:5: tools.fine.parameters.type: the arguments are an object: write type: object',
+    ]);
+    expect(
+      problemsOf(
+        [
+          'name: bad-expectations',
+          'tools:',
+          '  fine: { returns: { status: shipped } }',
+          'model:',
+          // Not the default rule: that is a rule with neither `when` nor `when_tool_result`.
+          '  - when_tool_result: shipped',
+          '    reply: { content: "Shipped." }',
+          '  - reply: { content: "Hello." }',
+          'steps:',
+          '  - expect: { tool: { name: lookup } }',
+          '  - expect: { tool: { name: fine, times: 0, heard_while_running: true } }',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'bad.yaml:10: steps[1].expect.tool.heard_while_running: nothing is heard while a tool runs that is not called (times: 0)',
+    ]);
+    expect(problemsOf(['name: not-stubbed', 'steps:', '  - expect: { tool: { name: lookup } }'].join('\n'))).toEqual([
+      'bad.yaml:3: steps[0].expect.tool.name: lookup is not stubbed: only the calls of the tools under `tools:` are recorded',
+    ]);
+  });
+
+  test('a call counted once too often, arguments that differ (as JSON values), a hold line that never came', async () => {
+    const scenario = parseScenario(
+      [
+        'name: tool-failures',
+        ...LOOKUP,
+        'steps:',
+        '  - say: "Where is my order?"',
+        '  - expect: { speak: { equals: "It has shipped." } }',
+        '  - expect: { tool: { name: order_status, arguments: { order_number: 4711 } }, timeout_ms: 200 }',
+      ].join('\n'),
+      'failures.yaml',
+    );
+    expect((await runScenario(scenario, FAST)).message).toBe(
+      'step 3: expected a call of order_status with arguments {"order_number":4711} within 200 ms, got order_status {"order_number":"4711"}',
+    );
+
+    const twice = parseScenario(
+      [
+        'name: tool-twice',
+        ...LOOKUP,
+        'steps:',
+        '  - say: "Where is my order?"',
+        '  - expect: { speak: { equals: "It has shipped." } }',
+        '  - say: "And my other order?"',
+        '  - expect: { speak: { equals: "It has shipped." } }',
+        '  - expect: { tool: { name: order_status, times: 1 } }',
+      ].join('\n'),
+      'twice.yaml',
+    );
+    expect((await runScenario(twice, FAST)).message).toBe(
+      'step 5: expected exactly 1 call of order_status, got 2: order_status {"order_number":"4711"}, order_status {"order_number":"4711"}',
+    );
+
+    // Answered at once: no hold line is due, so none is heard.
+    const quick = parseScenario(
+      [
+        'name: tool-quick',
+        ...LOOKUP,
+        'steps:',
+        '  - say: "Where is my order?"',
+        '  - expect: { tool: { name: order_status, heard_while_running: { contains: "moment" } } }',
+      ].join('\n'),
+      'quick.yaml',
+    );
+    expect((await runScenario(quick, FAST)).message).toMatch(
+      /^step 2: expected to hear a speak containing "moment" while order_status ran \(\d+ ms\), heard nothing$/,
+    );
+  });
+
+  test('a failing stub reaches the model as an error, and a barge-in aborts a run without side effect', async () => {
+    const scenario = parseScenario(
+      [
+        'name: tool-error-and-abort',
+        'tools:',
+        '  order_status: { outcome: error, returns: no order with that number, delay_ms: 20 }',
+        '  slow_lookup: { delay_ms: 10000, hold: ["Still looking."] }',
+        'model:',
+        "  - when_tool_result: '/^error: no order with that number$/'",
+        '    reply: { content: "I could not find it." }',
+        '  - when: order',
+        '    reply: { tool_calls: [{ name: order_status, arguments: { order_number: "1" } }] }',
+        '  - when: slow',
+        '    reply: { tool_calls: [{ name: slow_lookup }] }',
+        '  - reply: { content: "Okay." }',
+        'steps:',
+        '  - say: "Where is my order?"',
+        '  - expect: { speak: { equals: "I could not find it." } }',
+        '  - say: "Something slow, please"',
+        '  - expect: { speak: { equals: "Still looking." } }',
+        '  - say: "Never mind"',
+        '    barge_in: true',
+        '  - expect: { speak: { equals: "Okay." } }',
+        '  - expect: { tool: { name: slow_lookup, times: 1, heard_while_running: { equals: "Still looking." } } }',
+      ].join('\n'),
+      'error.yaml',
+    );
+    const result = await runScenario(scenario, FAST);
+    expect(result, result.message).toMatchObject({ status: 'passed' });
+  });
+});

@@ -70,7 +70,7 @@ export type HotlineWorkerMessage =
   | { kind: 'failed'; id: number; message: string };
 
 async function main(port: NonNullable<typeof parentPort>, data: HotlineWorkerData): Promise<void> {
-  const hotline = await startHotline(loadConfig(data.env), pino({ level: 'silent' }), { watchPrompts: false });
+  const hotline = await startHotline(loadConfig(data.env), pino({ level: 'silent' }), { watchPrompts: false, env: data.env });
 
   let records: ProbeRecords | undefined;
   let unprobe: (() => void) | undefined;

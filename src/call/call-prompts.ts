@@ -9,7 +9,7 @@ import type { Session } from '../protocol/events.js';
  * for an outbound call Hotline requested, the request's own.
  */
 export class CallPrompts {
-  private variables: Record<string, string | undefined> = {};
+  private vars: Record<string, string | undefined> = {};
 
   constructor(
     /** The prompts as they were when the call began: an edit applies from the next call. */
@@ -18,13 +18,23 @@ export class CallPrompts {
     private readonly log: Logger,
   ) {}
 
+  /** The call's template variables, for its tools. */
+  get variables(): Readonly<Record<string, string | undefined>> {
+    return this.vars;
+  }
+
+  /** The caller's record (a CRM lookup) adds variables; the built-ins and an outbound request's own stay as they are. */
+  addContext(fields: Readonly<Record<string, string>>): void {
+    this.vars = { ...fields, ...this.vars };
+  }
+
   get settings(): PromptSet['settings'] {
     return this.prompts.settings;
   }
 
   /** The call has started: its variables are known from here on. */
   begin(session: Pick<Session, 'from_phone_number' | 'to_phone_number' | 'direction'>, variables: Readonly<Record<string, string>> | undefined): void {
-    this.variables = {
+    this.vars = {
       ...builtinVariables(
         { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
         new Date(),
@@ -44,7 +54,7 @@ export class CallPrompts {
   }
 
   render(name: PromptName): string {
-    return this.prompts.render(name, this.variables, (placeholder) =>
+    return this.prompts.render(name, this.vars, (placeholder) =>
       this.log.warn({ prompt: name, placeholder }, 'prompt placeholder has no value; rendered empty'),
     );
   }
@@ -53,7 +63,7 @@ export class CallPrompts {
   greeting(outbound: boolean, request: PendingCall | undefined): [PromptName, string] {
     const name: PromptName = !outbound
       ? 'greeting'
-      : request && !this.prompts.wouldLeaveEmpty('outboundGreeting', this.variables)
+      : request && !this.prompts.wouldLeaveEmpty('outboundGreeting', this.vars)
         ? 'outboundGreeting'
         : 'outboundGenericGreeting';
     return [name, this.render(name)];

@@ -7,6 +7,7 @@ import type { PendingCalls } from '../outbound/pending-calls.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
+import type { CallerContextSource, ToolBox } from './business-tools.js';
 import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
 import type { TransferSetup } from './transfer.js';
@@ -26,6 +27,10 @@ export interface CallRegistryOptions {
     timeoutSeconds?: number | undefined;
   };
   settings: CallSettings;
+  /** The business's own tools (HTTP tool files, MCP servers). */
+  toolBox?: ToolBox | undefined;
+  /** The caller-context lookup as configured now; read once per call. */
+  callerContext?: (() => CallerContextSource | undefined) | undefined;
   /** New calls beyond this many are refused. */
   maxCalls: number;
   /** Calls with no event for this long are ended; 0 never. */
@@ -291,6 +296,8 @@ export class CallRegistry {
       llm: this.options.llm,
       prompts,
       tools,
+      toolBox: this.options.toolBox,
+      callerContext: this.options.callerContext?.(),
       transfer,
       takeOutboundRequest: (to) => pendingCalls.take(to),
       settings: this.options.settings,

@@ -14,17 +14,20 @@ import type {
 } from '../protocol/events.js';
 import type { PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
+import type { CallerContextSource, ToolBox } from './business-tools.js';
+import { CallEnding } from './call-ending.js';
 import { CallPrompts } from './call-prompts.js';
+import { lookUpCaller } from './caller-context.js';
+import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
 import { History } from './history.js';
 import { RedeliveryFilter } from './redelivery.js';
-import { Reply, type ToolCallRecord } from './reply.js';
+import { Reply } from './reply.js';
 import { ReplyLog } from './reply-log.js';
-import { PendingEnding, type Ending } from './pending-ending.js';
 import type { SilenceStep } from './silence.js';
 import { notInterruptible } from './speak-action.js';
 import { hasSsml, stripSsml } from './ssml.js';
-import { defaultDestination, resolveTransfer, transferAction, type CallParties, type TransferSetup } from './transfer.js';
+import { ToolLoop, transcriptEntryOf } from './tool-loop.js';
+import { defaultDestination, resolveTransfer, type CallParties, type TransferSetup } from './transfer.js';
 import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
 import { Voice } from './voice.js';
 
@@ -48,6 +51,10 @@ export interface CallSettings {
   /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
   historyMaxChars: number;
   timeZone: string | undefined;
+  /** A business tool still running this long: the caller hears its hold line. */
+  toolHoldMs: number;
+  /** While it runs on, another hold line this long after the last one has played. */
+  toolHoldRepeatMs: number;
 }
 
 /** Where a call's actions go: a WebSocket, or webhook answers. */
@@ -79,6 +86,10 @@ export interface CallDeps {
   /** The prompts as they were when the call began: an edit applies from the next call. */
   prompts: PromptSet;
   tools: ChatCompletionTool[];
+  /** The business's own tools (HTTP, MCP), asked for at each turn: the offer changes as servers come and go. */
+  toolBox?: ToolBox | undefined;
+  /** Looks the caller up as the call starts; the greeting waits for it at most its timeout. */
+  callerContext?: CallerContextSource | undefined;
   transfer: TransferSetup;
   /** The outbound call Hotline requested to this number, if any. */
   takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
@@ -109,25 +120,21 @@ export class Call {
   private readonly replies: ReplyLog;
   private turn: Turn | undefined;
   private turnCount = 0;
-  private readonly ending: PendingEnding;
+  private readonly ending: CallEnding;
   /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
   private failures = 0;
   private started = false;
   private readonly prompts: CallPrompts;
   private systemPrompt = '';
   private fillerText: string | undefined;
-  private hungUp = false;
-  /** A transfer went out: a session_start for this session now means the call came back. */
-  private transferSent = false;
   private ended = false;
-  /** Set while Hotline ends the call itself; resolves when the call-ending action has gone out. */
-  private leaving: { done: Promise<void>; resolve: () => void } | undefined;
   /** Words, keys, voice activity and silence: what each means for the call. */
   private readonly input: CallerInput;
+  private readonly tools: ToolLoop;
   /** Who is on the line, for a transfer's caller id. */
   private parties: CallParties = { party: undefined, line: undefined };
-  /** Set while an adopted call reads its past from disk; events wait in `waiting` meanwhile. */
-  private restoring: Promise<void> | undefined;
+  /** Set while the call gets ready (an adopted call's past, the caller's record); events wait in `waiting` meanwhile. */
+  private preparing: Promise<void> | undefined;
   private waiting: Exclude<VoiceEvent, SessionEndEvent>[] = [];
 
   constructor(
@@ -140,13 +147,34 @@ export class Call {
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
-    this.ending = new PendingEnding(
-      () => this.voice.playback.remainingMs() + deps.settings.playbackGraceMs,
-      () => this.onEndingOverdue(),
-      deps.logger,
-    );
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
     this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.input.holdingBack);
+    this.ending = new CallEnding({
+      log: this.log,
+      sessionId: id,
+      voice: this.voice,
+      ended: () => this.ended,
+      heldBack: () => this.input.holdingBack,
+      stopInput: () => this.input.stop(),
+      transferClip: () => this.prompts.audio('transfer'),
+      parties: () => this.parties,
+      playbackGraceMs: deps.settings.playbackGraceMs,
+      send: (action) => this.send(action),
+      settleReply: () => this.replies.settle(),
+    });
+    this.tools = new ToolLoop(
+      {
+        log: this.log,
+        variables: () => this.prompts.variables,
+        generalLines: () => ({ first: this.prompts.render('toolHold'), again: this.prompts.render('toolHoldAgain') }),
+        playbackRemainingMs: () => this.voice.playback.remainingMs(),
+        ran: (run) => {
+          this.deps.transcript.append(transcriptEntryOf(run));
+          if (!run.reused) this.deps.metrics.toolRan(run.name, run.durationMs, run.outcome);
+        },
+      },
+      { holdMs: deps.settings.toolHoldMs, repeatMs: deps.settings.toolHoldRepeatMs },
+    );
   }
 
   /** True while an LLM turn is generating. */
@@ -156,7 +184,7 @@ export class Call {
 
   /** True while an answer is on its way: a turn generating, digits being typed, an adopted call being restored. */
   get busy(): boolean {
-    return this.turn !== undefined || this.input.typing || this.restoring !== undefined;
+    return this.turn !== undefined || this.input.typing || this.preparing !== undefined;
   }
 
   /** The connection the call's actions go to. */
@@ -172,7 +200,7 @@ export class Call {
   /** Handles every event but session_end, which ends the call through end(). */
   handle(event: Exclude<VoiceEvent, SessionEndEvent>): void {
     if (this.ended) return;
-    if (this.restoring) {
+    if (this.preparing) {
       this.waiting.push(event);
       return;
     }
@@ -211,14 +239,23 @@ export class Call {
    */
   adopt(session: Session, prior: Promise<PriorCall | undefined>): void {
     this.started = true;
-    this.restoring = prior
-      .then((past) => this.restore(session, past))
-      .catch((error: unknown) => {
-        this.log.error({ err: error }, 'the transcript of an adopted call could not be read; going on without it');
-        this.restore(session, undefined);
-      })
+    this.prepare(
+      prior.then(
+        (past) => this.restore(session, past),
+        (error: unknown) => {
+          this.log.error({ err: error }, 'the transcript of an adopted call could not be read; going on without it');
+          this.restore(session, undefined);
+        },
+      ),
+    );
+  }
+
+  /** Events wait until the call is ready, then are handled in the order they came. */
+  private prepare(work: Promise<void>): void {
+    this.preparing = work
+      .catch((error: unknown) => this.log.error({ err: error }, 'getting the call ready failed'))
       .finally(() => {
-        this.restoring = undefined;
+        this.preparing = undefined;
         const waiting = this.waiting;
         this.waiting = [];
         for (const event of waiting) this.handle(event);
@@ -253,12 +290,11 @@ export class Call {
     }
     this.voice.drop();
     this.settleTurn();
-    this.ending.cancel('the call ended first');
     this.input.dispose();
     this.replies.settle();
     this.ended = true;
     this.waiting = [];
-    this.leaving?.resolve();
+    this.ending.dispose();
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
     return this.deps.transcript.close();
@@ -272,11 +308,9 @@ export class Call {
    */
   leave(reason: LeaveReason): Promise<void> {
     // A hangup already went out: there is nothing left to say.
-    if (this.ended || this.hungUp) return Promise.resolve();
-    if (this.leaving) return this.leaving.done;
-    let resolve = (): void => undefined;
-    const done = new Promise<void>((r) => (resolve = r));
-    this.leaving = { done, resolve };
+    if (this.ended || this.ending.hungUpAlready) return Promise.resolve();
+    const { done, fresh } = this.ending.leave();
+    if (!fresh) return done;
     this.log.info({ reason }, 'Hotline is ending the call');
     if (this.turn) {
       this.turn.abort('ended');
@@ -288,10 +322,10 @@ export class Call {
     const destination = defaultDestination(this.deps.transfer);
     if (reason === 'shutdown' && destination) {
       this.speakLine('shutdownTransfer', { final: true });
-      this.endAfterSpeech({ type: 'transfer', destination });
+      this.ending.after({ type: 'transfer', destination });
     } else {
       this.speakLine(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye', { final: true });
-      this.endAfterSpeech({ type: 'hangup' });
+      this.ending.after({ type: 'hangup' });
     }
     return done;
   }
@@ -315,7 +349,7 @@ export class Call {
    */
   holdOn(): boolean {
     if (!this.turn || this.voice.holding || this.input.holdingBack) return false;
-    return this.turn.hold();
+    return this.tools.holdNow() || this.turn.hold();
   }
 
   /** The conversation as the next LLM request will see it. */
@@ -338,11 +372,9 @@ export class Call {
     if (this.started) {
       // The same session starting again is the call coming back from a transfer nobody answered —
       // if a transfer went out. Otherwise it is the start again, redelivered.
-      if (!this.transferSent) return this.log.info('session_start again without a transfer; ignored');
+      if (!this.ending.cameBack()) return this.log.info('session_start again without a transfer; ignored');
       this.log.info('session_start again: call is back from an unanswered transfer');
       this.deps.transcript.append({ role: 'event', text: 'session_restart' });
-      this.transferSent = false;
-      this.hungUp = false;
       this.interrupt(false);
       this.speakLine('transferFailed');
       return;
@@ -363,7 +395,17 @@ export class Call {
       to: session.to_phone_number,
       ...(request ? { variables: request.variables } : {}),
     });
-    this.speakGreeting(outbound, request);
+    const context = this.deps.callerContext;
+    if (!context) return this.speakGreeting(outbound, request);
+    this.prepare(this.lookUpCaller(context).then(() => this.speakGreeting(outbound, request)));
+  }
+
+  /** The caller's record fills the greeting and the system prompt — if it comes within its time limit. */
+  private async lookUpCaller(context: CallerContextSource): Promise<void> {
+    const { fields, durationMs } = await lookUpCaller(context, this.prompts.variables, this.log);
+    this.deps.transcript.append({ role: 'event', text: 'caller_context', fields: Object.keys(fields), duration_ms: durationMs });
+    this.prompts.addContext(fields);
+    this.systemPrompt = this.prompts.render('system');
   }
 
   private speakGreeting(outbound: boolean, request: PendingCall | undefined): void {
@@ -377,7 +419,7 @@ export class Call {
     return {
       log: this.log,
       get ending() {
-        return call.hungUp || call.leaving !== undefined;
+        return call.ending.closing;
       },
       get talking() {
         return call.turn !== undefined || call.voice.holding || call.ending.waiting;
@@ -397,7 +439,7 @@ export class Call {
       resume: () => {
         this.voice.deliver(this.awaitsCaller());
         if (!this.ending.waiting) return;
-        if (!this.voice.playback.pending) return this.firePendingFinal();
+        if (!this.voice.playback.pending) return this.ending.fire();
         this.ending.rewait();
       },
       settleReply: () => this.replies.settle(),
@@ -420,7 +462,7 @@ export class Call {
     this.deps.transcript.append({ role: 'event', text: 'user_input_timeout', source, step });
     if (step === 'reprompt') return this.speakLine('silenceReprompt');
     this.speakLine('silenceGoodbye', { final: true });
-    this.endAfterSpeech({ type: 'hangup' });
+    this.ending.after({ type: 'hangup' });
   }
 
   private onAssistantSpeak(event: AssistantSpeakEvent): void {
@@ -431,7 +473,7 @@ export class Call {
     const drained = this.voice.playback.ended();
     if (this.voice.holding) this.voice.deliver(this.awaitsCaller());
     else if (drained) {
-      this.firePendingFinal();
+      this.ending.fire();
       this.input.silence.played();
     }
     this.settleIfPlayed();
@@ -477,6 +519,8 @@ export class Call {
         maxRounds: settings.llmMaxToolRounds,
         fillerMs: streaming ? settings.thinkingFillerMs : 0,
       },
+      businessTools: this.deps.toolBox?.tools() ?? [],
+      runTools: (calls, signal, say) => this.tools.run(calls, signal, (line) => say(line) && this.playHoldClip()),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ssml: prompt.ssml,
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
@@ -502,9 +546,10 @@ export class Call {
 
   /** The single gate every streamed chunk passes: a superseded turn can never speak. */
   private speakFromTurn(turn: Turn, text: string, extra: SpeakExtra): void {
-    if (this.ended || this.hungUp || turn !== this.turn || turn.aborted) return;
+    if (this.ended || this.ending.hungUpAlready || turn !== this.turn || turn.aborted) return;
     const chunk = turn.reply.addChunk(text);
     if (extra.ssml !== undefined) chunk.ssml = extra.ssml;
+    if (extra.filler) chunk.filler = true;
     this.voice.hold(chunk, extra.filler ? this.prompts.style('thinking') : this.prompts.settings.style);
     if (turn.reply.chunkCount === 1) this.deps.metrics.firstSpeakSent(performance.now() - turn.startedAt);
     if (extra.filler) return this.voice.deliver();
@@ -514,9 +559,16 @@ export class Call {
     if (pacing === 'stream' || (pacing === 'sentences' && !this.voice.playback.pending)) this.voice.deliver();
   }
 
+  /** system.md's `hold` clip after each hold line while a tool runs; true whether there is one or not. */
+  private playHoldClip(): true {
+    const clip = this.prompts.audio('hold');
+    if (clip) this.voice.clip(clip);
+    return true;
+  }
+
   /** True when what is delivered now ends what Hotline has to say: the caller's turn follows. */
   private awaitsCaller(): boolean {
-    return !this.turn && !this.ending.waiting && !this.leaving && !this.hungUp && !this.input.typing;
+    return !this.turn && !this.ending.waiting && !this.ending.closing && !this.input.typing;
   }
 
   private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
@@ -557,7 +609,7 @@ export class Call {
     const destination = defaultDestination(this.deps.transfer);
     // A human beats a broken bot.
     this.speakLine(destination ? 'giveUpTransfer' : 'giveUp', { final: true });
-    this.endAfterSpeech(destination ? { type: 'transfer', destination } : { type: 'hangup' });
+    this.ending.after(destination ? { type: 'transfer', destination } : { type: 'hangup' });
   }
 
   /** Forgets the finished turn; its reply stays in history and is written once it has played. */
@@ -605,7 +657,7 @@ export class Call {
     const { record } = action;
     if (action.name === 'hangup') {
       record.result = 'the call is ending';
-      return this.endAfterSpeech({ type: 'hangup' }, record);
+      return this.ending.after({ type: 'hangup' }, record);
     }
     const destination = resolveTransfer(record.arguments, this.deps.transfer);
     if (!destination) {
@@ -615,52 +667,7 @@ export class Call {
       return;
     }
     record.result = `transferring the call to ${destination.target}`;
-    this.endAfterSpeech({ type: 'transfer', destination }, record);
-  }
-
-  /** Transfer and hangup wait until the speech before them has played: a goodbye is never cut. */
-  private endAfterSpeech(ending: Ending, record?: ToolCallRecord): void {
-    this.input.stop();
-    if (ending.type === 'transfer') this.playClipBeforeTransfer();
-    if (!this.voice.playback.pending && !this.voice.holding && !this.input.holdingBack) return this.sendFinal(ending);
-    this.ending.wait(ending, record);
-  }
-
-  /** The prompt set's transfer chime, after the announcement and before the line goes to a person. */
-  private playClipBeforeTransfer(): void {
-    const clip = this.prompts.audio('transfer');
-    // Words still held back (the caller is talking) would follow the chime: then better no chime.
-    if (clip && !this.voice.clip(clip)) this.log.debug('transfer chime left out: words are still held back');
-  }
-
-  private onEndingOverdue(): void {
-    // Speech first, always: held sentences go out before the call ends.
-    if (this.voice.holding) {
-      this.voice.deliver();
-      this.ending.rewait();
-      return;
-    }
-    this.firePendingFinal();
-  }
-
-  private firePendingFinal(): void {
-    if (this.input.holdingBack) return;
-    const ending = this.ending.take();
-    if (ending) this.sendFinal(ending);
-  }
-
-  private sendFinal(ending: Ending): void {
-    if (this.ended) return;
-    if (ending.type === 'hangup') {
-      this.hungUp = true;
-      this.send({ type: 'hangup', session_id: this.id });
-    } else {
-      this.transferSent = true;
-      this.send(transferAction(this.id, ending.destination, this.parties));
-    }
-    this.log.info({ action: ending.type }, 'call-ending action sent');
-    this.replies.settle();
-    this.leaving?.resolve();
+    this.ending.after({ type: 'transfer', destination }, record);
   }
 
   private send(action: Action): void {

@@ -34,6 +34,7 @@ export class ReplyLog {
       this.transcript.append({ role: 'assistant', text: reply.heardText(), ...(reply.interrupted ? { interrupted: true } : {}) });
     }
     for (const call of reply.toolCalls) {
+      if (call.written) continue;
       this.transcript.append({ role: 'tool', text: call.result, name: call.name, arguments: call.arguments });
     }
   }

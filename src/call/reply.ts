@@ -17,6 +17,8 @@ export interface SpokenChunk {
   heard?: string;
   /** The sentence with its SSML tags, when it goes out as SSML. */
   ssml?: string;
+  /** A hold line: the caller heard it, but the model's own next request does not show it as the model's words. */
+  filler?: boolean;
 }
 
 interface Segment {
@@ -32,6 +34,8 @@ export interface ToolCallRecord {
   readonly name: string;
   readonly arguments: string;
   result: string;
+  /** Its run is in the transcript already (a business tool), with duration and outcome. */
+  written?: boolean;
 }
 
 /** One LLM request of the reply: what it said, and the tools it called. */
@@ -161,7 +165,7 @@ function heardOf(segment: Segment): string {
 }
 
 function generatedOf(segment: Segment): string {
-  return joinText(segment.chunks.map((c) => c.text));
+  return joinText(segment.chunks.map((c) => (c.filler ? '' : c.text)));
 }
 
 function joinText(parts: readonly string[]): string {

@@ -3,6 +3,7 @@ import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalT
 import { readDelta, type ToolCallPiece } from '../llm/delta.js';
 import { JsonStringFieldStream } from '../llm/json-string-field-stream.js';
 import type { Llm, LlmRequest } from '../llm/llm.js';
+import type { BusinessTool } from './business-tools.js';
 import { ThinkTagFilter } from '../llm/think-tags.js';
 import { SentenceChunker } from './chunker.js';
 import { isRetryable, retryAfterMs } from './llm-retry.js';
@@ -10,6 +11,7 @@ import { Reply, type ToolCallRecord } from './reply.js';
 import { hasSsml } from './ssml.js';
 import { toSpeech } from './speech-text.js';
 import { ToolCallAssembler, type ToolCallStream } from './tool-call-assembler.js';
+import type { ToolCallRequest } from './tool-loop.js';
 import { HANGUP, parseSpeakText, SPEAK, TRANSFER } from './tools.js';
 
 export type FinalAction = { name: 'transfer' | 'hangup'; record: ToolCallRecord };
@@ -47,8 +49,15 @@ export interface TurnLimits {
 export interface TurnOptions {
   id: number;
   llm: Llm;
-  /** The conversation before this turn; later rounds add what this turn said and its tool results. */
+  /** The conversation before this turn; later rounds add what this turn said and its tool results. `tools`: speak, transfer, hangup. */
   request: LlmRequest;
+  /** The business's own tools on offer in this turn; each call of one is run through `runTools`. */
+  businessTools?: readonly BusinessTool[];
+  /**
+   * Runs the round's business tool calls and fills in their results;
+   * resolves at once when `signal` aborts. `say` speaks a hold line.
+   */
+  runTools?: (calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean) => Promise<void>;
   limits: TurnLimits;
   fillerText?: string;
   /** SSML the model writes goes out as SSML; otherwise its tags are stripped. */
@@ -125,11 +134,17 @@ export class Turn {
    */
   hold(): boolean {
     const { fillerText } = this.options;
-    if (this.abortReason || !fillerText || this.lastWords) return false;
+    if (!fillerText || !this.sayHold(fillerText)) return false;
     this.fillerSpoken = true;
+    return true;
+  }
+
+  /** Says a hold line now, whatever the pacing; false once the turn can no longer speak. */
+  private sayHold(line: string): boolean {
+    if (this.abortReason || this.lastWords) return false;
     // A segment of its own: the model's answer that follows starts the next one.
     this.reply.beginContent();
-    this.options.speak(this, fillerText, { filler: true });
+    this.options.speak(this, line, { filler: true });
     return true;
   }
 
@@ -141,20 +156,33 @@ export class Turn {
   }
 
   async run(): Promise<TurnOutcome> {
-    const { limits } = this.options;
+    const { limits, request } = this.options;
+    const business = this.options.runTools ? (this.options.businessTools ?? []) : [];
+    const allTools = business.length > 0 ? [...request.tools, ...business.map((t) => t.definition)] : request.tools;
     const totalTimer = setTimeout(() => this.abort('total-timeout'), limits.totalTimeoutMs);
     try {
+      let roundOpen = false;
       for (let round = 1; round <= limits.maxRounds; round++) {
-        const messages =
-          round === 1 ? this.options.request.messages : [...this.options.request.messages, ...this.reply.toMessages('generated')];
-        if (round > 1) this.reply.beginRound();
-        const state = await this.streamWithRetry(messages, round);
+        const messages = round === 1 ? request.messages : [...request.messages, ...this.reply.toMessages('generated')];
+        if (round > 1 && !roundOpen) this.reply.beginRound();
+        roundOpen = false;
+        // The last request offers no business tool: the model has to answer with what it knows by then.
+        const last = round === limits.maxRounds;
+        const offered = last ? [] : business;
+        const state = await this.streamWithRetry(messages, last ? request.tools : allTools, round);
         if (this.abortReason) return this.abortedOutcome();
-        const { finalAction, unknownTools } = this.finishRound(state);
+        const { finalAction, unknownTools, toolCalls } = this.finishRound(state, offered);
         // A reply cut at its length limit carries out nothing it asked for after the cut.
         if (this.abortReason) return this.abortedOutcome();
+        if (toolCalls.length > 0) {
+          // Hold lines said while the tools run, and the answer after them, follow the results.
+          this.reply.beginRound();
+          roundOpen = true;
+          await this.options.runTools!(toolCalls, this.controller.signal, (line) => this.sayHold(line));
+          if (this.abortReason) return this.abortedOutcome();
+        }
         if (finalAction) return { status: 'completed', finalAction };
-        if (!unknownTools) break;
+        if (!unknownTools && toolCalls.length === 0) break;
       }
       if (this.answerChunks === 0) return { status: 'failed', error: new LlmEmptyReplyError() };
       return { status: 'completed' };
@@ -170,10 +198,10 @@ export class Turn {
   }
 
   /** One request, and once per turn a retry of it while nothing has been said yet. */
-  private async streamWithRetry(messages: LlmRequest['messages'], round: number): Promise<RoundState> {
+  private async streamWithRetry(messages: LlmRequest['messages'], tools: LlmRequest['tools'], round: number): Promise<RoundState> {
     for (;;) {
       try {
-        return await this.stream(messages, round);
+        return await this.stream(messages, tools, round);
       } catch (error) {
         if (this.abortReason) throw error;
         const delayMs = this.retryDelay(error);
@@ -199,12 +227,12 @@ export class Turn {
     return elapsed + wait < this.options.limits.firstTokenTimeoutMs ? wait : undefined;
   }
 
-  private async stream(messages: LlmRequest['messages'], round: number): Promise<RoundState> {
+  private async stream(messages: LlmRequest['messages'], tools: LlmRequest['tools'], round: number): Promise<RoundState> {
     const state = new RoundState(this.id, round);
     this.requestStartedAt = performance.now();
     this.firstTokenTimer = setTimeout(() => this.abort('timeout'), this.options.limits.firstTokenTimeoutMs);
     try {
-      const stream = await this.options.llm.stream({ ...this.options.request, messages }, this.controller.signal);
+      const stream = await this.options.llm.stream({ ...this.options.request, messages, tools }, this.controller.signal);
       for await (const chunk of stream) {
         if (this.abortReason) break;
         this.consume(chunk, state);
@@ -359,14 +387,18 @@ export class Turn {
     }
   }
 
-  /** The end of one request: speech not streamed yet, the call-ending tool, and errors for unknown tools. */
-  private finishRound(state: RoundState): { finalAction?: FinalAction; unknownTools: boolean } {
+  /** The end of one request: speech not streamed yet, the call-ending tool, business tools to run, and errors for unknown tools. */
+  private finishRound(
+    state: RoundState,
+    business: readonly BusinessTool[],
+  ): { finalAction?: FinalAction; unknownTools: boolean; toolCalls: ToolCallRequest[] } {
     // Only speech, or a hangup or transfer: nothing is asked again, so what is flushed now ends the turn.
     this.lastWords = state.tools.all().every((c) => !c.overflow && (c.name === SPEAK || c.name === TRANSFER || c.name === HANGUP));
     this.endSource(state);
     let finalAction: FinalAction | undefined;
     let unknownTools = false;
-    const offered = this.options.request.tools.flatMap((t) => (t.type === 'function' ? [t.function.name] : []));
+    const toolCalls: ToolCallRequest[] = [];
+    const offered = [...this.options.request.tools.flatMap((t) => (t.type === 'function' ? [t.function.name] : [])), ...business.map((t) => t.name)];
     for (const call of state.tools.all()) {
       if (call.name === SPEAK && !call.overflow) {
         this.recoverSpeech(call, state);
@@ -374,9 +406,12 @@ export class Turn {
       }
       const record: ToolCallRecord = { id: call.id, name: call.name || 'unnamed', arguments: validJson(call.args), result: '' };
       this.reply.addToolCall(record);
+      const tool = call.overflow ? undefined : business.find((t) => t.name === call.name);
       if (call.overflow) {
         record.result = 'error: the arguments were too long; nothing was done';
         unknownTools = true;
+      } else if (tool) {
+        toolCalls.push({ record, tool });
       } else if (call.name !== TRANSFER && call.name !== HANGUP) {
         // Answered as an error, so the model can carry on within this turn instead of the caller hearing an apology.
         record.result = `error: there is no tool named "${call.name}"; the tools are ${offered.join(', ')}`;
@@ -387,7 +422,7 @@ export class Turn {
         finalAction = { name: call.name, record };
       }
     }
-    return finalAction ? { finalAction, unknownTools } : { unknownTools };
+    return finalAction ? { finalAction, unknownTools, toolCalls } : { unknownTools, toolCalls };
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * Checks a prompts folder the way Hotline loads it: every file with the
- * placeholders it uses and what is wrong with it, and the clips system.md names.
+ * placeholders it uses and what is wrong with it, the clips system.md names,
+ * and the tool files in its tools folder.
  *
  *   npm run prompts:check -- [dir]      (default: PROMPTS_DIR, else ./prompts; --help for the usage)
  *
@@ -9,13 +10,15 @@
  */
 import path from 'node:path';
 import { checkPromptsFolder } from '../prompts/prompt-store.js';
+import { checkToolsFolder } from '../tools/tool-store.js';
 import { command, commandLineOrExit, UsageError } from './args.js';
 
 const USAGE = `Usage: npm run prompts:check -- [folder]
 
 Checks a prompts folder the way Hotline loads it: prints every file with the placeholders it uses
-and what is wrong with it, and the audio clips system.md names. Exits 1 on any problem, warnings
-included, so CI can refuse a prompt edit that would make a call speak a gap or play noise.
+and what is wrong with it, the audio clips system.md names, and the files of its tools folder (HTTP
+tools, context.yaml, mcp.yaml) with the environment variables they need. Exits 1 on any problem,
+warnings included, so CI can refuse a prompt edit that would make a call speak a gap or play noise.
   folder     the prompts folder to check (default: PROMPTS_DIR, else ./prompts)
 
 Example:
@@ -45,7 +48,16 @@ async function main(): Promise<number> {
     problems += file.problems.length;
   }
   for (const clip of clips) lines.push(`audio.${clip.name}: ${clip.file} (${(clip.durationMs / 1000).toFixed(1)} s)`);
-  lines.push(`${plural(files.length, 'file')}, ${plural(problems, 'problem')}`);
+  // ${…} a tool needs are listed, never counted as problems: CI has none of the secrets.
+  const tools = await checkToolsFolder(dir, process.env);
+  for (const file of tools.files) {
+    lines.push(`${file.file}: ${file.summary}`);
+    for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
+    problems += file.problems.length;
+  }
+  // Without a tools folder the summary stays as it always was.
+  const toolFiles = tools.files.length > 0 ? `${plural(tools.files.length, 'tool file')}, ` : '';
+  lines.push(`${plural(files.length, 'file')}, ${toolFiles}${plural(problems, 'problem')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return problems > 0 ? 1 : 0;
 }

@@ -1,12 +1,20 @@
+import { callbackReply, orderReply, toolResultReply } from './demo-tools.js';
 import type { ChatRequestBody, ScriptedReply } from './scripted-server.js';
 
 /**
  * The built-in demo model: scripted replies that show what Hotline does —
- * streamed answers, the speak tool, a transfer when a person is asked for,
- * a goodbye and hangup. Replies are chosen from the caller's last words.
+ * streamed answers, the speak tool, business tools (an order lookup, a
+ * callback), a transfer when a person is asked for, a goodbye and hangup.
+ * Replies are chosen from the caller's last words, or from a tool's result.
  */
 export function demoScript(request: ChatRequestBody): ScriptedReply {
+  // A tool it called has answered: the caller's words were already dealt with.
+  const fromTool = toolResultReply(request);
+  if (fromTool) return fromTool;
   const said = lastUserText(request).toLowerCase();
+  // Before the person rule: "can someone call me back" asks for a callback, not a transfer.
+  const callback = callbackReply(said, request);
+  if (callback) return callback;
   if (/\b(human|person|agent|someone|somebody|representative|operator|colleague|mensch|mitarbeiter)\b/.test(said)) {
     return {
       content: "Of course. One moment, I'll connect you with a colleague.",
@@ -16,6 +24,9 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   if (/\b(bye|goodbye|that's all|that is all|nothing else|no thanks|tschüss|auf wiederhören)\b/.test(said)) {
     return { content: 'Thanks for calling, and have a lovely day. Goodbye!', toolCalls: [{ name: 'hangup', arguments: '{}' }] };
   }
+  // Before the address rule: "where is my order" is about the order.
+  const order = orderReply(said, request);
+  if (order) return order;
   if (/^(wait|stop|sorry|hold on|one moment)\b/.test(said)) {
     return { content: "Sure, I'm listening." };
   }
@@ -58,7 +69,7 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   return {
     content:
       `You said: "${echo}". I'm the built-in demo model, so my answers are scripted. ` +
-      'Ask me about opening hours, prices or our address, ask for a person, or say goodbye.',
+      'Ask me about opening hours, prices or our address, ask about an order (for example order 4711), ask for a person, or say goodbye.',
   };
 }
 

@@ -14,7 +14,9 @@ export type PromptName =
   | 'shutdownGoodbye'
   | 'shutdownTransfer'
   | 'silenceReprompt'
-  | 'silenceGoodbye';
+  | 'silenceGoodbye'
+  | 'toolHold'
+  | 'toolHoldAgain';
 
 export interface PromptFileSpec {
   readonly name: PromptName;
@@ -95,6 +97,16 @@ export const PROMPT_FILES: readonly PromptFileSpec[] = [
     file: 'silence-goodbye.md',
     fallback: "I can't hear you, so I'll end the call now. Please call again any time. Goodbye.",
     style: NOT_INTERRUPTIBLE,
+  },
+  {
+    name: 'toolHold',
+    file: 'tool-hold.md',
+    fallback: "One moment, I'm checking that for you.",
+  },
+  {
+    name: 'toolHoldAgain',
+    file: 'tool-hold-again.md',
+    fallback: "Thanks for waiting, I'm still on it.",
   },
 ];
 

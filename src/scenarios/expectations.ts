@@ -10,6 +10,8 @@ import { describeAction, describeActions, quote, type ActionLog } from './action
 import type { ModelLog } from './model.js';
 import { describeSpeakMatcher, describeTransferMatcher, speakMatches, transferMatches } from './matchers.js';
 import type { Expectation } from './schema.js';
+import { expectToolCall } from './tool-expectation.js';
+import type { ToolCallLog } from './tool-stubs.js';
 
 export interface ExpectContext {
   log: ActionLog;
@@ -19,6 +21,8 @@ export interface ExpectContext {
   /** The latest say, for no_stale_speech. */
   lastSay: { at: number } | undefined;
   model: ModelLog | undefined;
+  /** The scenario's tool stubs; undefined against a Hotline the runner did not start. */
+  tools: ToolCallLog | undefined;
 }
 
 /** How long after the LLM went idle a stale sentence could still be on its way. */
@@ -37,6 +41,9 @@ export function checkExpectation(expectation: Expectation, context: ExpectContex
   if ('reply' in expectation) return expectReply(context, expectation.reply, expectation);
   if ('actions' in expectation) return expectActionTypes(context, expectation.actions, expectation);
   if ('no_stale_speech' in expectation) return expectNoStaleSpeech(context, expectation.timeout_ms);
+  if ('tool' in expectation) {
+    return expectToolCall(expectation.tool, { log: context.log, tools: context.tools, timeoutMs: expectation.timeout_ms ?? context.timeoutMs });
+  }
   return expectNoAction(context, expectation.no_action_within_ms);
 }
 

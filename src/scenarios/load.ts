@@ -4,8 +4,8 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isMap, isNode, LineCounter, parseDocument, type Document } from 'yaml';
-import { flattenIssues, ScenarioSchema, type Scenario } from './schema.js';
+import { parseYamlFile } from '../yaml-file.js';
+import { ScenarioSchema, type Scenario } from './schema.js';
 
 export interface LoadedScenario {
   /** As given (relative paths stay relative): it is what the user will recognise. */
@@ -28,28 +28,11 @@ export type LoadOutcome = LoadedScenario | { file: string; error: ScenarioFileEr
 
 /** Parses one scenario from YAML text; throws a ScenarioFileError naming every problem. */
 export function parseScenario(text: string, file: string): Scenario {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    throw new ScenarioFileError(
-      file,
-      doc.errors.map((error) => {
-        const line = lineCounter.linePos(error.pos[0]).line;
-        return `${file}${line ? `:${line}` : ''}: YAML: ${error.message.split('\n')[0] ?? error.message}`;
-      }),
-    );
-  }
-  const data: unknown = doc.toJS();
-  if (data === null || data === undefined) throw new ScenarioFileError(file, [`${file}: the file is empty`]);
-  const parsed = ScenarioSchema.safeParse(data);
-  if (parsed.success) return parsed.data;
+  const parsed = parseYamlFile(text, ScenarioSchema);
+  if ('data' in parsed) return parsed.data;
   throw new ScenarioFileError(
     file,
-    flattenIssues(parsed.error.issues).map(({ path: issuePath, message }) => {
-      const line = lineOf(doc, lineCounter, issuePath);
-      const where = formatPath(issuePath);
-      return `${file}${line ? `:${line}` : ''}: ${where ? `${where}: ` : ''}${message}`;
-    }),
+    parsed.problems.map(({ line, path: where, message }) => `${file}${line ? `:${line}` : ''}: ${where ? `${where}: ` : ''}${message}`),
   );
 }
 
@@ -95,33 +78,4 @@ export async function scenarioFilesIn(dir: string): Promise<string[]> {
     .filter((entry) => entry.isFile() && /\.ya?ml$/i.test(entry.name))
     .map((entry) => path.join(dir, entry.name))
     .sort();
-}
-
-/** `steps[3].expect.speak` */
-function formatPath(issuePath: readonly PropertyKey[]): string {
-  return issuePath
-    .map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`))
-    .join('');
-}
-
-/** The line of the deepest node on the path that exists (a missing key points at its parent). */
-function lineOf(doc: Document, lineCounter: LineCounter, issuePath: readonly PropertyKey[]): number | undefined {
-  const keys = issuePath.filter((part): part is string | number => typeof part !== 'symbol');
-  for (let depth = keys.length; depth >= 0; depth--) {
-    const prefix = keys.slice(0, depth);
-    const node: unknown = depth === 0 ? doc.contents : doc.getIn(prefix, true);
-    const range = isNode(node) ? node.range : undefined;
-    if (range) return lineCounter.linePos(keyOffset(doc, prefix) ?? range[0]).line;
-  }
-  return undefined;
-}
-
-/** Where the key of the last path element is written: a null value has no position of its own. */
-function keyOffset(doc: Document, keys: readonly (string | number)[]): number | undefined {
-  const last = keys.at(-1);
-  if (typeof last !== 'string') return undefined;
-  const parent: unknown = keys.length === 1 ? doc.contents : doc.getIn(keys.slice(0, -1), true);
-  if (!isMap(parent)) return undefined;
-  const pair = parent.items.find((item) => isNode(item.key) && 'value' in item.key && item.key.value === last);
-  return isNode(pair?.key) ? pair.key.range?.[0] : undefined;
 }

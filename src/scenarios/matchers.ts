@@ -45,7 +45,7 @@ export function describeTransferMatcher(matcher: TransferMatcher): string {
   return ['a transfer', target === undefined ? '' : ` to ${target}`, shown.length === 0 ? '' : ` with ${shown.join(', ')}`].join('');
 }
 
-function textMatches(text: string, matcher: TextMatcher): boolean {
+export function textMatches(text: string, matcher: TextMatcher): boolean {
   const lower = text.toLowerCase();
   if (!containsOf(matcher).every((part) => lower.includes(part.toLowerCase()))) return false;
   if (matcher.matches !== undefined && !expressionOf(matcher.matches).test(text)) return false;
@@ -53,7 +53,8 @@ function textMatches(text: string, matcher: TextMatcher): boolean {
   return true;
 }
 
-function describeText(matcher: TextMatcher): string[] {
+/** `containing "a" and "b"`, `matching /x/`, `equal to "…"`: one part per field given. */
+export function describeText(matcher: TextMatcher): string[] {
   const parts: string[] = [];
   const contains = containsOf(matcher);
   if (contains.length > 0) parts.push(`containing ${contains.map(quote).join(' and ')}`);

@@ -43,21 +43,50 @@ export function scenarioModel(rules: readonly ModelRule[] | undefined): Scenario
   return { script, replies };
 }
 
-/** The first rule whose `when` matches the caller's last words (and has uses left), else the default rule. */
+/**
+ * The first rule (with uses left) whose `when` matches the caller's last
+ * words and whose `when_tool_result`, if any, matches a result of the tools
+ * just called; else the default rule.
+ */
 function ruleScript(rules: readonly ModelRule[]): (request: ChatRequestBody) => ScriptedReply {
   const compiled = rules.map((rule) => {
-    const patterns = rule.when === undefined ? [] : Array.isArray(rule.when) ? rule.when : [rule.when];
-    const matchers = patterns.map(textMatcher);
-    return { rule, matches: (text: string) => matchers.length === 0 || matchers.some((m) => m(text)), used: 0 };
+    const words = anyOf(rule.when);
+    const results = rule.when_tool_result === undefined ? undefined : anyOf(rule.when_tool_result);
+    const matches = (heard: string, toolResults: readonly string[]): boolean =>
+      words(heard) && (results === undefined || toolResults.some(results));
+    return { rule, matches, used: 0 };
   });
   return (request) => {
     const heard = lastUserText(request);
-    const entry = compiled.find((c) => (c.rule.times === undefined || c.used < c.rule.times) && c.matches(heard));
-    // Spoken, so that a failing expectation shows which words no rule covered.
-    if (!entry) return { content: `No model rule matches "${heard}".` };
+    const toolResults = trailingToolResults(request);
+    const entry = compiled.find((c) => (c.rule.times === undefined || c.used < c.rule.times) && c.matches(heard, toolResults));
+    // Spoken, so that a failing expectation shows which words (or which tool result) no rule covered.
+    if (!entry) {
+      const after = toolResults.length === 0 ? '' : ` after the tool result ${toolResults.map((r) => JSON.stringify(r)).join(', ')}`;
+      return { content: `No model rule matches "${heard}"${after}.` };
+    }
     entry.used++;
     return toScriptedReply(entry.rule.reply);
   };
+}
+
+/** A test of text against `when` patterns: any of them; no patterns, anything. */
+function anyOf(when: string | readonly string[] | undefined): (text: string) => boolean {
+  const patterns = when === undefined ? [] : typeof when === 'string' ? [when] : when;
+  const matchers = patterns.map(textMatcher);
+  return (text) => matchers.length === 0 || matchers.some((m) => m(text));
+}
+
+/** The results of the tools called last, when the request ends with them (the model is to answer from them). */
+function trailingToolResults(request: ChatRequestBody): string[] {
+  const results: string[] = [];
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i];
+    if (message?.role !== 'tool') break;
+    const { content } = message;
+    results.unshift(typeof content === 'string' ? content : content.map((part) => part.text).join(''));
+  }
+  return results;
 }
 
 export function toScriptedReply(reply: ModelReply): ScriptedReply {

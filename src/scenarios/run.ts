@@ -11,6 +11,7 @@ import type { FakeVoiceService, ReceivedAction } from '../testing/voice-service-
 import { ActionLog, describeActions } from './action-log.js';
 import { checkExpectation, type ExpectContext } from './expectations.js';
 import type { ModelLog } from './model.js';
+import type { ToolCallLog } from './tool-stubs.js';
 import { ring, type RungCall } from './ring.js';
 import type { CallSpec, Scenario, Step } from './schema.js';
 import { startScenarioStack, type CallTarget, type ScenarioStack, type StackOptions } from './stack.js';
@@ -46,7 +47,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     return failed(scenario, 0, `could not start Hotline: ${messageOf(error)}`);
   }
   try {
-    return await playScenario(scenario, stack.target, stack.model, options);
+    return await playScenario(scenario, stack.target, stack.model, { ...options, tools: stack.tools });
   } finally {
     await stack.close();
   }
@@ -62,7 +63,7 @@ export async function playScenario(
   scenario: Scenario,
   target: CallTarget,
   model: ModelLog | undefined,
-  options: { stepTimeoutMs?: number } = {},
+  options: { stepTimeoutMs?: number; tools?: ToolCallLog } = {},
 ): Promise<ScenarioResult> {
   const timeoutMs = scenario.timeout_ms ?? options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
   const startedAt = performance.now();
@@ -78,7 +79,7 @@ export async function playScenario(
     for (const [index, step] of scenario.steps.entries()) {
       let problem: string | undefined;
       try {
-        problem = await playStep(step, state, { service, session, model, timeoutMs, playback: scenario.call.playback });
+        problem = await playStep(step, state, { service, session, model, tools: options.tools, timeoutMs, playback: scenario.call.playback });
       } catch (error) {
         problem = messageOf(error);
       }
@@ -96,6 +97,7 @@ interface StepDeps {
   service: FakeVoiceService;
   session: Record<string, string>;
   model: ModelLog | undefined;
+  tools: ToolCallLog | undefined;
   timeoutMs: number;
   playback: CallSpec['playback'];
 }
@@ -139,7 +141,14 @@ async function playStep(step: Step, state: PlayState, deps: StepDeps): Promise<s
     return undefined;
   }
   if ('expect' in step) {
-    return checkExpectation(step.expect, { log: state.log, timeoutMs, since: state.since, lastSay: state.lastSay, model: deps.model });
+    return checkExpectation(step.expect, {
+      log: state.log,
+      timeoutMs,
+      since: state.since,
+      lastSay: state.lastSay,
+      model: deps.model,
+      tools: deps.tools,
+    });
   }
   if ('send' in step) {
     service.send(withSession(step.send, service.sessionId));

@@ -5,7 +5,10 @@
  *
  *   name, description?, requires?: scripted, timeout_ms? (per step, default 5000)
  *   env?:    Hotline's settings for this scenario, e.g. { TRANSFER_TIMEOUT_SECONDS: 30 }
- *   model?:  [{ when?: text | /regex/ | [...], times?, reply: { content, tool_calls, status, hang, … } }]
+ *   model?:  [{ when?: text | /regex/ | [...], when_tool_result?: text | /regex/ | [...], times?,
+ *              reply: { content, tool_calls, status, hang, … } }]
+ *   tools?:  { <name>: { returns?, delay_ms?, outcome?: ok | error | timeout, description?, parameters?,
+ *              hold?: [lines], side_effect? } } — stubs of business tools, offered before the tool files'
  *   call?:   { direction: inbound | outbound, from?, to?, variables? (outbound), playback: auto | manual | none, ms_per_char? }
  *   steps:   say (barge_in?, wait_for: speak?, after_ms?) | dtmf: "4711#" | silence: true
  *            | barge_in: true | "words" (wait_for: speak?, after_ms?) | expect | send | end | start
@@ -14,13 +17,17 @@
  *            | reply: { equals, min_speaks? } | actions: [speak, barge_in, …]
  *            | transfer: true | { target, target_phone_number, caller_id_name, caller_id_number, timeout }
  *            | hangup: true | no_stale_speech: true | no_action_within_ms — with max_latency_ms?, timeout_ms?
+ *            | tool: { name, arguments?: {…part}, times?, heard_while_running?: true | false | { contains, matches, equals } }
  *
  * scenarios/barge-in.yaml shows most of it in use; keypad.yaml, silence.yaml and
- * transfer.yaml the keypad, silence and the production service's fields.
+ * transfer.yaml the keypad, silence and the production service's fields; tools.yaml
+ * a stubbed business tool.
  */
 import { z } from 'zod';
 import { ActionSchema, BargeInSchema, VadSchema } from '../protocol/actions.js';
 import { parseDtmfKeys } from '../simulator/dtmf.js';
+import { toolNameProblem } from '../tools/tool-file.js';
+import { flattenIssues } from '../yaml-file.js';
 import { HotlineEnvSchema } from './hotline-env.js';
 import { expressionOf, patternProblem, textMatcher } from './pattern.js';
 
@@ -107,15 +114,6 @@ function flagOr<const Flags extends readonly boolean[], S extends z.ZodType>(fla
   });
 }
 
-/** Issues as path + message, one per unknown key, so each can point at its own line. */
-export function flattenIssues(issues: readonly z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
-  return issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: `unknown key "${key}"` }))
-      : [{ path: issue.path, message: issue.message }],
-  );
-}
-
 // ---------------------------------------------------------------------------------------------
 // model: how the scripted LLM answers
 // ---------------------------------------------------------------------------------------------
@@ -140,14 +138,48 @@ export const ModelReplySchema = z.strictObject({
 });
 export type ModelReply = z.output<typeof ModelReplySchema>;
 
+const whenPatterns = z.union([whenPattern, z.array(whenPattern).min(1)]);
+
 export const ModelRuleSchema = z.strictObject({
-  /** Matched against the caller's last words; no `when` is the default rule. */
-  when: z.union([whenPattern, z.array(whenPattern).min(1)]).optional(),
+  /** Matched against the caller's last words; no `when` (and no `when_tool_result`) is the default rule. */
+  when: whenPatterns.optional(),
+  /**
+   * Matched against the results of the tools the model just called: the rule
+   * answers only a request that ends with tool results, one of them matching.
+   * Rules are tried in order, so it goes before the rule that calls the tool.
+   */
+  when_tool_result: whenPatterns.optional(),
   /** The rule applies this many times, then the next matching rule does. */
   times: z.number().int().positive().optional(),
   reply: ModelReplySchema,
 });
 export type ModelRule = z.output<typeof ModelRuleSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// tools: stubs of business tools
+// ---------------------------------------------------------------------------------------------
+
+export const ToolStubSchema = z.strictObject({
+  /** What the model reads: text as written, any other value as JSON; for an error, why. */
+  returns: z.unknown().optional(),
+  /** How long the tool takes, whatever its outcome. */
+  delay_ms: ms.optional(),
+  /** error and timeout reach the model as `error: …`, as a real tool's failure would. */
+  outcome: z.enum(['ok', 'error', 'timeout']).default('ok'),
+  /** What the model reads to decide when to call it (matters with --live). */
+  description: z.string().trim().min(1).optional(),
+  /** JSON schema of the arguments; default `{type: object}`, anything goes. */
+  parameters: z.looseObject({ type: z.literal('object', { error: 'the arguments are an object: write type: object' }) }).optional(),
+  hold: z.array(z.string().trim().min(1)).default([]),
+  side_effect: z.boolean().default(false),
+});
+export type ToolStub = z.output<typeof ToolStubSchema>;
+
+const toolName = z.string().superRefine((name, ctx) => {
+  const problem = toolNameProblem(name);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+const ToolStubsSchema = z.record(toolName, ToolStubSchema);
 
 // ---------------------------------------------------------------------------------------------
 // call: how the fake voice service rings
@@ -228,6 +260,24 @@ export type TransferMatcher = z.output<typeof TransferMatcherSchema>;
 
 const latency = { max_latency_ms: positiveMs.optional(), timeout_ms: positiveMs.optional() };
 
+/** Calls of a stubbed tool: with these arguments (in part), this often so far, and what the caller heard meanwhile. */
+export const ToolCallMatcherSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    /** Only the fields given are compared; nested mappings in part too, lists whole. */
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    /** Exactly this many matching calls so far; without it, at least one. */
+    times: z.number().int().min(0).optional(),
+    /** A speak (true: any; false: none) that arrived while the matching call ran. */
+    heard_while_running: flagOr([true, false], TextMatcherSchema, 'heard_while_running').optional(),
+  })
+  .superRefine((matcher, ctx) => {
+    if (matcher.times === 0 && matcher.heard_while_running !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['heard_while_running'], message: 'nothing is heard while a tool runs that is not called (times: 0)' });
+    }
+  });
+export type ToolCallMatcher = z.output<typeof ToolCallMatcherSchema>;
+
 /** Keys are text: YAML reads 0815 as the number 815, which is not what was typed. */
 const dtmfKeys = z
   .string({
@@ -256,6 +306,7 @@ export const ExpectationSchema = oneOf('an expectation', {
   hangup: z.strictObject({ hangup: z.literal(true), ...latency }),
   no_stale_speech: z.strictObject({ no_stale_speech: z.literal(true), timeout_ms: positiveMs.optional() }),
   no_action_within_ms: z.strictObject({ no_action_within_ms: positiveMs }),
+  tool: z.strictObject({ tool: ToolCallMatcherSchema, timeout_ms: positiveMs.optional() }),
 });
 export type Expectation = z.output<typeof ExpectationSchema>;
 
@@ -306,6 +357,7 @@ export const ScenarioSchema = z
     timeout_ms: positiveMs.optional(),
     env: HotlineEnvSchema.optional(),
     model: z.array(ModelRuleSchema).min(1).optional(),
+    tools: ToolStubsSchema.optional(),
     call: CallSchema,
     steps: z.array(StepSchema).min(1),
   })
@@ -317,7 +369,7 @@ export const ScenarioSchema = z
     if (call.ms_per_char !== undefined && call.playback !== 'auto') {
       ctx.addIssue({ code: 'custom', path: ['call', 'ms_per_char'], message: 'ms_per_char is for playback: auto' });
     }
-    const defaultRule = model?.findIndex((rule) => rule.when === undefined) ?? -1;
+    const defaultRule = model?.findIndex((rule) => rule.when === undefined && rule.when_tool_result === undefined) ?? -1;
     if (model && defaultRule >= 0 && defaultRule < model.length - 1) {
       ctx.addIssue({ code: 'custom', path: ['model', defaultRule], message: 'the default rule (no `when`) must be the last one' });
     }
@@ -330,6 +382,13 @@ export const ScenarioSchema = z
       }
       if ('expect' in step && 'no_stale_speech' in step.expect && !said) {
         ctx.addIssue({ code: 'custom', path: ['steps', index, 'expect'], message: 'no_stale_speech needs an earlier say (the barge-in)' });
+      }
+      if ('expect' in step && 'tool' in step.expect && !Object.hasOwn(scenario.tools ?? {}, step.expect.tool.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', index, 'expect', 'tool', 'name'],
+          message: `${step.expect.tool.name} is not stubbed: only the calls of the tools under \`tools:\` are recorded`,
+        });
       }
     });
   });

@@ -16,6 +16,7 @@ import { startHotline } from '../server.js';
 import { startFakeAiFlowApi } from '../testing/fake-aiflow-api.js';
 import { scenarioModel, type ModelLog } from './model.js';
 import type { Scenario } from './schema.js';
+import { ToolStubs, type ToolCallLog } from './tool-stubs.js';
 
 /** Where a transfer without a named target goes in scenarios. */
 export const SCENARIO_TRANSFER_TARGET = '4930999999';
@@ -51,6 +52,8 @@ export interface ScenarioStack {
   target: CallTarget;
   /** Undefined on a live run: a real LLM's replies are not known in advance. */
   model: ModelLog | undefined;
+  /** The calls of the scenario's stubbed tools (`tools:`), live runs too. */
+  tools: ToolCallLog;
   close(): Promise<void>;
 }
 
@@ -101,11 +104,18 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
     if (options.live && config.llm.mode !== 'remote') {
       throw new Error('--live needs an LLM in the environment: set OPENAI_API_KEY and/or OPENAI_BASE_URL, and LLM_MODEL');
     }
-    const hotline = await startHotline(config, options.logger ?? pino({ level: 'silent' }), { watchPrompts: false });
+    const tools = new ToolStubs(scenario.tools ?? {});
+    cleanups.push(async () => tools.close());
+    const hotline = await startHotline(config, options.logger ?? pino({ level: 'silent' }), {
+      watchPrompts: false,
+      // Tool files' ${NAME} see the scenario's settings only: a run must not depend on the shell it starts from.
+      env: { ...scenario.env },
+      extraTools: tools,
+    });
     // Cleanups run in reverse: Hotline closes before the LLM server, so no call waits on a vanished LLM.
     cleanups.push(() => hotline.close());
 
-    return { target: { url: hotline.url, wsUrl: hotline.wsUrl, adminToken }, model, close };
+    return { target: { url: hotline.url, wsUrl: hotline.wsUrl, adminToken }, model, tools, close };
   } catch (error) {
     await close();
     throw error;

@@ -224,6 +224,8 @@ export class WebhookCalls {
         // The registry has ended the call; its listener forgot the outbox.
         return settled(undefined);
       case 'session_start':
+        // The greeting may wait for the caller's record (at most its time limit).
+        return answer(call.busy ? this.answerOrWait(event, call, box) : box.take());
       case 'assistant_speak':
         return answer(box.take());
       case 'user_speech_started':

@@ -21,7 +21,7 @@ export async function startTestHotline(
 ): Promise<TestHotline> {
   const llm = await startScriptedLlmServer({ script, host: '127.0.0.1', ttftMs: 5, tokenDelayMs: 2, ...llmTiming });
   const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-test-'));
-  const config = loadConfig({
+  const vars: Record<string, string> = {
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -32,9 +32,11 @@ export async function startTestHotline(
     TRANSFER_TARGET: '4930999999',
     TRANSFER_TARGETS: 'sales=4930111111,support=4930222222',
     ...env,
-  });
+  };
+  const config = loadConfig(vars);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const hotline = await startHotline(config, logger);
+  // Tool files' ${NAME} references see the test's variables, never the environment of whoever runs the tests.
+  const hotline = await startHotline(config, logger, { env: vars });
   return {
     hotline,
     llm,

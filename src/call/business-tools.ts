@@ -1,0 +1,61 @@
+import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { Logger } from '../logger.js';
+
+/**
+ * What the call core needs of the tools a business gives its agent (HTTP
+ * tools from files, MCP servers) and of the caller-context lookup. The core
+ * owns these interfaces; `src/tools` implements them and `server.ts` wires
+ * them in, so the core never imports a tool implementation.
+ */
+
+/** How a tool run ended, for the transcript and the metrics. */
+export type ToolOutcome = 'ok' | 'error' | 'timeout' | 'invalid' | 'unavailable' | 'aborted';
+
+export interface ToolResult {
+  /**
+   * What the model reads: the picked, capped answer, or one short sentence
+   * about what went wrong ("the booking system did not answer in time").
+   */
+  content: string;
+  outcome: ToolOutcome;
+}
+
+export interface ToolRunContext {
+  /** The call's template variables (caller_number, an outbound call's own, the caller context's fields). */
+  readonly variables: Readonly<Record<string, string | undefined>>;
+  /** Aborted when the run is no longer wanted (a barge-in on a tool without side effect, the call ending). */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+export interface BusinessTool {
+  readonly name: string;
+  /** As offered to the model. */
+  readonly definition: ChatCompletionTool;
+  /** Changes something (a booking): run at most once per call for the same arguments, and never aborted. */
+  readonly sideEffect: boolean;
+  /** Lines to say while it runs, in order; may be empty. */
+  readonly holdLines: readonly string[];
+  /**
+   * Runs the tool with the model's arguments (JSON text, unchecked). Never
+   * rejects: bad arguments, errors, timeouts and aborts are results too.
+   */
+  run(argumentsJson: string, context: ToolRunContext): Promise<ToolResult>;
+}
+
+/** The business tools on offer right now; a server that is down offers none of its tools. */
+export interface ToolBox {
+  tools(): readonly BusinessTool[];
+}
+
+/** The caller's record looked up as a call starts (a CRM), for the greeting and the system prompt. */
+export interface CallerContextSource {
+  /** The longest the greeting waits for the lookup. */
+  readonly timeoutMs: number;
+  /**
+   * The record's fields as template variables, looked up with the call's
+   * variables (caller_number, …); {} when unknown or failed. Never rejects;
+   * stops when `signal` aborts.
+   */
+  lookup(variables: Readonly<Record<string, string | undefined>>, signal: AbortSignal): Promise<Record<string, string>>;
+}

@@ -1,0 +1,329 @@
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { BusinessTool } from '../call/business-tools.js';
+import { createScrubber, type Logger } from '../logger.js';
+import { describeNetworkError } from '../net-errors.js';
+import type { McpServerConfig } from './mcp-config.js';
+import { openTransport, resolveEndpoint, type McpEndpoint } from './mcp-endpoint.js';
+import { McpUnavailableError } from './mcp-errors.js';
+import { createMcpTool, type McpToolCaller } from './mcp-tool.js';
+import { selectTools } from './mcp-tool-selection.js';
+
+export interface McpConnectionOptions {
+  readonly config: McpServerConfig;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly defaults: { readonly timeoutMs: number; readonly maxChars: number };
+  readonly retry: { readonly initialMs: number; readonly maxMs: number };
+  /** The longest the handshake and each tool listing may take. */
+  readonly connectTimeoutMs: number;
+  readonly logger: Logger;
+  /** Called after every change of state or tools. */
+  readonly onChange: () => void;
+}
+
+export interface McpServerStatus {
+  name: string;
+  up: boolean;
+  tools: string[];
+  lastError?: string;
+  /** The process of a stdio server while it is up. */
+  pid?: number;
+}
+
+type State = 'idle' | 'connecting' | 'up' | 'down' | 'unstartable' | 'closed';
+
+/** One attempt's client and transport; a reconnect makes new ones, so late callbacks of an old one are told apart. */
+interface Link {
+  readonly client: Client;
+  readonly transport: Transport;
+  /** The last lines a stdio server wrote to stderr: why it exited, usually. */
+  readonly stderrTail: string[];
+  /** What the transport reported while connecting; a better reason than the "connection closed" that follows. */
+  transportError?: string;
+  closed: boolean;
+  probing: boolean;
+  listings: number;
+}
+
+const STDERR_TAIL_LINES = 5;
+const STDERR_LINE_CHARS = 300;
+const REASON_CHARS = 200;
+/** A server answers a ping within this or is taken for gone. */
+const PROBE_MS = 5_000;
+/** Enough for any real server; bounds a server whose cursors never end. */
+const MAX_LIST_PAGES = 50;
+
+/**
+ * One MCP server: connects, lists its tools, watches the connection, and
+ * reconnects with backoff when it fails. Its tools exist only while it is up.
+ */
+export class McpConnection implements McpToolCaller {
+  readonly name: string;
+  private state: State = 'idle';
+  private link: Link | undefined;
+  private offered: readonly BusinessTool[] = [];
+  private lastError: string | undefined;
+  /** The reason last logged at warn, so a server that stays down does not repeat itself. */
+  private lastWarned: string | undefined;
+  private lastProblems = '';
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelay: number;
+  private readonly closing = new Set<Promise<void>>();
+  private readonly endpoint: McpEndpoint | undefined;
+  private readonly scrub: (text: string) => string;
+  private readonly log: Logger;
+
+  constructor(private readonly options: McpConnectionOptions) {
+    this.name = options.config.name;
+    this.log = options.logger.child({ mcp_server: this.name });
+    this.retryDelay = options.retry.initialMs;
+    const resolved = resolveEndpoint(options.config, options.env);
+    this.scrub = createScrubber(resolved.ok ? resolved.secrets : []);
+    if (resolved.ok) {
+      this.endpoint = resolved.endpoint;
+    } else {
+      this.state = 'unstartable';
+      this.lastError = `not started: ${resolved.missing.join(', ')} not set`;
+      this.log.error({ missing: resolved.missing }, 'mcp server not started: set the environment variables its settings refer to');
+    }
+  }
+
+  start(): void {
+    if (this.state === 'idle') void this.connect();
+  }
+
+  /** Whether it can ever come up: a server whose settings lack a variable, or a closed one, cannot. */
+  get startable(): boolean {
+    return this.state !== 'unstartable' && this.state !== 'closed';
+  }
+
+  tools(): readonly BusinessTool[] {
+    return this.offered;
+  }
+
+  status(): McpServerStatus {
+    const pid = this.state === 'up' && this.link?.transport instanceof StdioClientTransport ? this.link.transport.pid : null;
+    return {
+      name: this.name,
+      up: this.state === 'up',
+      tools: this.offered.map((tool) => tool.name),
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+      ...(pid !== null ? { pid } : {}),
+    };
+  }
+
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult> {
+    const link = this.link;
+    if (this.state !== 'up' || !link) throw new McpUnavailableError(this.name);
+    try {
+      const result = await link.client.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: options.timeoutMs });
+      return result as CallToolResult;
+    } catch (error) {
+      // An McpError is an answer (or our own timeout); anything else is the way to the server failing.
+      if (!(error instanceof McpError) && !options.signal.aborted) this.probe(link, this.describe(error));
+      throw error;
+    }
+  }
+
+  /** Closes the connection (a stdio server's process ends with it) and stops retrying. Never rejects. */
+  async close(): Promise<void> {
+    if (this.state !== 'closed') {
+      this.state = 'closed';
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+      this.offered = [];
+      const link = this.link;
+      this.link = undefined;
+      if (link) this.release(link);
+    }
+    await Promise.all([...this.closing]);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.state === 'closed' || !this.endpoint) return;
+    const transport = openTransport(this.endpoint);
+    const client = new Client({ name: 'hotline', version: '0.1.0' }, { capabilities: {} });
+    const link: Link = { client, transport, stderrTail: [], closed: false, probing: false, listings: 0 };
+    this.link = link;
+    this.state = 'connecting';
+    this.watchStderr(link);
+    // Set before connect(): the client chains its own handlers after these.
+    transport.onclose = () => this.closed(link);
+    transport.onerror = (error) => this.transportFailed(link, error);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(link));
+    try {
+      await client.connect(transport, { timeout: this.options.connectTimeoutMs });
+      const listed = await listAllTools(client, this.options.connectTimeoutMs);
+      if (this.link !== link) return;
+      link.transportError = undefined;
+      this.state = 'up';
+      this.retryDelay = this.options.retry.initialMs;
+      this.lastError = undefined;
+      this.lastWarned = undefined;
+      this.setTools(listed);
+      this.log.info({ tools: this.offered.map((tool) => tool.name), pid: this.status().pid }, 'mcp server up');
+      this.options.onChange();
+    } catch (error) {
+      this.retire(link, this.failureReason(link, error));
+    }
+  }
+
+  private failureReason(link: Link, error: unknown): string {
+    if (link.transportError) return link.transportError;
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return `no answer within ${this.options.connectTimeoutMs / 1000} s`;
+    }
+    if (link.closed) return this.closedReason();
+    return this.describe(error);
+  }
+
+  private closedReason(): string {
+    return this.endpoint?.kind === 'stdio' ? 'the process exited' : 'the connection closed';
+  }
+
+  private closed(link: Link): void {
+    link.closed = true;
+    // While connecting, the failed handshake reports it, with a better reason.
+    if (this.link === link && this.state === 'connecting') return;
+    this.retire(link, this.closedReason());
+  }
+
+  private transportFailed(link: Link, error: Error): void {
+    // An old link's errors (the abort of our own close among them) say nothing about the server now.
+    if (this.link !== link) return;
+    const reason = this.describe(error);
+    this.log.debug({ reason }, 'mcp transport error');
+    if (this.state === 'connecting') link.transportError ??= reason;
+    else this.probe(link, reason);
+  }
+
+  /**
+   * Not every transport error means the server is gone (a stray line on a
+   * stdio server's stdout, one dropped event stream): a ping tells. A server
+   * that does not answer is dropped, which also ends the calls still waiting on it.
+   */
+  private probe(link: Link, reason: string): void {
+    if (this.link !== link || this.state !== 'up' || link.probing) return;
+    link.probing = true;
+    link.client.ping({ timeout: Math.min(PROBE_MS, this.options.connectTimeoutMs) }).then(
+      () => {
+        link.probing = false;
+        this.log.debug({ reason }, 'mcp server still answers after a transport error');
+      },
+      () => this.retire(link, reason),
+    );
+  }
+
+  private relist(link: Link): void {
+    const listing = ++link.listings;
+    listAllTools(link.client, this.options.connectTimeoutMs).then(
+      (listed) => {
+        if (this.link !== link || this.state !== 'up' || listing !== link.listings) return;
+        this.setTools(listed);
+        this.log.info({ tools: this.offered.map((tool) => tool.name) }, 'mcp server tools changed');
+        this.options.onChange();
+      },
+      (error: unknown) => this.probe(link, `listing its tools failed: ${this.describe(error)}`),
+    );
+  }
+
+  /** Drops the link (if it is still the current one), its tools with it, and schedules the next attempt. */
+  private retire(link: Link, reason: string): void {
+    if (this.link !== link) return;
+    this.link = undefined;
+    const wasUp = this.state === 'up';
+    this.state = 'down';
+    this.offered = [];
+    this.lastError = reason;
+    const details = { reason, ...(link.stderrTail.length > 0 ? { stderr: link.stderrTail } : {}) };
+    if (wasUp) this.log.warn(details, 'mcp server lost; its tools are withdrawn until it is back');
+    else if (reason !== this.lastWarned) this.log.warn(details, 'mcp server not reachable; retrying');
+    else this.log.debug(details, 'mcp server still not reachable');
+    this.lastWarned = reason;
+    this.release(link);
+    this.scheduleRetry();
+    this.options.onChange();
+  }
+
+  private release(link: Link): void {
+    const closing: Promise<void> = link.client.close().then(
+      () => {
+        this.closing.delete(closing);
+      },
+      () => {
+        this.closing.delete(closing);
+      },
+    );
+    this.closing.add(closing);
+  }
+
+  private scheduleRetry(): void {
+    if (this.state === 'closed') return;
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(delay * 2, this.options.retry.maxMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.connect();
+    }, delay);
+    // Retrying is no reason to keep the process alive.
+    this.retryTimer.unref();
+  }
+
+  private setTools(listed: readonly Tool[]): void {
+    const { config, defaults } = this.options;
+    const selection = selectTools(config, listed);
+    const problems = selection.problems.join('\n');
+    if (problems && problems !== this.lastProblems) this.log.warn({ problems: selection.problems }, 'mcp server tools left out');
+    this.lastProblems = problems;
+    const settings = {
+      server: this.name,
+      timeoutMs: config.timeout_ms ?? defaults.timeoutMs,
+      maxChars: config.max_chars ?? defaults.maxChars,
+      holdLines: config.hold ?? [],
+      scrub: this.scrub,
+    };
+    this.offered = selection.offered.map((offered) => createMcpTool(offered, this, settings));
+  }
+
+  private watchStderr(link: Link): void {
+    const stream = link.transport instanceof StdioClientTransport ? link.transport.stderr : null;
+    if (!(stream instanceof Readable)) return;
+    const lines = createInterface({ input: stream, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      const text = this.scrub(line).slice(0, STDERR_LINE_CHARS);
+      link.stderrTail.push(text);
+      if (link.stderrTail.length > STDERR_TAIL_LINES) link.stderrTail.shift();
+      this.log.debug({ stderr: text }, 'mcp server stderr');
+    });
+  }
+
+  private describe(error: unknown): string {
+    // The status says most (401: the credentials); the SDK keeps it apart from the message.
+    const text =
+      error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0
+        ? `HTTP ${error.code}: ${error.message.replace(/^Streamable HTTP error: /, '')}`
+        : describeNetworkError(error);
+    return this.scrub(text).slice(0, REASON_CHARS);
+  }
+}
+
+async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
+    const result = await client.listTools(cursor !== undefined ? { cursor } : undefined, { timeout: timeoutMs });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}
