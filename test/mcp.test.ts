@@ -287,6 +287,7 @@ describe('a stdio server', () => {
 
     expect(hub.status()).toEqual([{ name: 'cal', up: false, tools: [], lastError: 'not started: CAL_TOKEN not set' }]);
     await expect(hub.whenUp('cal')).rejects.toBeInstanceOf(McpServerGoneError);
+    await expect(hub.whenUp('nope')).rejects.toThrow('no server of that name is configured');
     expect(log.lines.some((line) => line.level === 50 && JSON.stringify(line.missing) === '["CAL_TOKEN"]')).toBe(true);
   });
 });
@@ -320,7 +321,7 @@ describe('a Streamable HTTP server', () => {
     hub.update([crmConfig(crm.url)]);
 
     await until(hub, () => statusOf(hub, 'crm')?.lastError !== undefined);
-    expect(statusOf(hub, 'crm')).toMatchObject({ up: false, tools: [], lastError: expect.stringContaining('401') });
+    expect(statusOf(hub, 'crm')).toMatchObject({ up: false, tools: [], lastError: expect.stringContaining('HTTP 401') });
     expect(hub.tools()).toEqual([]);
     await hub.close();
     expect(log.text()).toContain('mcp server not reachable');
@@ -424,7 +425,7 @@ describe('servers that fail', () => {
 describe('closing', () => {
   it('ends every process, answers the calls in flight, and leaves nothing for whenUp', { timeout: TIMEOUT }, async () => {
     const hub = newHub(captureLog());
-    hub.update([shopConfig(), crmConfig('http://127.0.0.1:9/mcp')]);
+    hub.update([shopConfig(), crmConfig(`http://127.0.0.1:${await freePort()}/mcp`)]);
     await hub.whenUp('shop');
     const pid = statusOf(hub, 'shop')?.pid ?? 0;
     const pending = run(hub, 'slow', '{"ms":60000}');
@@ -449,7 +450,10 @@ describe('closing', () => {
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Well before the fixture's one-minute retry: an exit only when that timer fires would be a leak.
+    const deadline = setTimeout(() => child.kill('SIGKILL'), 30_000);
     const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    clearTimeout(deadline);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as { pid: number; result: ToolResult; late: ToolResult };

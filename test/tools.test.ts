@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { startCrmServer, type CrmServer } from './fixtures/mcp/crm-http-server.js';
 import { json, startBusinessServer, type BusinessServer } from './helpers/business-server.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
@@ -402,5 +403,79 @@ variables: { customer_name: name, last_order: orders.0.number }
     const answer = await post(env, { type: 'session_start', session });
     expect(answer.body).toMatchObject({ type: 'speak', text: 'Hello there, how can I help?' });
     expect(answer.ms).toBeLessThan(400 + 300);
+  });
+});
+
+describe('MCP servers in a call', () => {
+  const SHOP = path.resolve('test/fixtures/mcp/shop-server.mjs');
+
+  async function crm(): Promise<CrmServer> {
+    const server = await startCrmServer({ token: 'crm-secret' });
+    cleanups.push(() => server.stop());
+    return server;
+  }
+
+  const MCP = (crmUrl: string) => `
+servers:
+  - name: shop
+    command: node
+    args: ["${SHOP}"]
+    hold: ["One moment, I'm asking the shop."]
+  - name: crm
+    url: "${crmUrl}"
+    headers: { Authorization: "Bearer \${CRM_TOKEN}" }
+`;
+
+  /** Calls the tool the caller names ("tool quote {...}"), then says what came back. */
+  const relay = (request: ChatRequestBody): ScriptedReply => {
+    const results = toolResults(request);
+    if (results.length > 0) return { content: `Result: ${results.join(' | ')}.` };
+    const [, name, args] = /^tool (\w+) (.*)$/.exec(lastUserText(request)) ?? [];
+    return name ? { toolCalls: [{ name, arguments: args ?? '{}' }] } : { content: 'Hello.' };
+  };
+
+  test('tools of a stdio and a Streamable HTTP server are offered and called', async () => {
+    const server = await crm();
+    const prompts = await promptsWithTools({ 'mcp.yaml': MCP(server.url) });
+    const env = await hotline(relay, { PROMPTS_DIR: prompts, CRM_TOKEN: 'crm-secret' });
+    await Promise.all([env.hotline.tools.mcp.whenUp('shop'), env.hotline.tools.mcp.whenUp('crm')]);
+    const service = await connect(env);
+    service.start();
+    await service.nextOfType('speak');
+    service.say('tool lookup_order {"order_id":"7"}');
+    expect((await service.next((a) => (a.text ?? '').startsWith('Result'))).text).toBe('Result: Order 7: shipped.');
+    service.say('tool quote {"item":"chair"}');
+    expect((await service.next((a) => (a.text ?? '').startsWith('Result') && a.text !== 'Result: Order 7: shipped.')).text).toBe(
+      'Result: chair: 12 EUR.',
+    );
+    const offered = (await env.llm.nextRequest(0)).body.tools?.map((t) => t.function.name) ?? [];
+    expect(offered).toEqual(expect.arrayContaining(['lookup_order', 'book_slot', 'quote', 'reserve']));
+    expect(server.runs.get('quote')).toBe(1);
+  });
+
+  test('killing a server mid-call costs its tools, not the call', async () => {
+    const server = await crm();
+    const prompts = await promptsWithTools({ 'mcp.yaml': MCP(server.url) });
+    const env = await hotline(relay, { PROMPTS_DIR: prompts, CRM_TOKEN: 'crm-secret' });
+    const { mcp } = env.hotline.tools;
+    await Promise.all([mcp.whenUp('shop'), mcp.whenUp('crm')]);
+    const service = await connect(env);
+    service.start();
+    await service.nextOfType('speak');
+    service.say('tool slow {"ms":20000}');
+    // The shop's hold line says the tool is running; then its process dies.
+    expect((await service.nextOfType('speak')).text).toBe("One moment, I'm asking the shop.");
+    process.kill(mcp.status().find((s) => s.name === 'shop')!.pid!, 'SIGKILL');
+    const told = await service.next((a) => (a.text ?? '').startsWith('Result'));
+    expect(told.text).toMatch(/^Result: error: .*shop.*not reachable/);
+    // The model's next request no longer offers the dead server's tools; the other server's are there.
+    const after = (await env.llm.nextRequest(1)).body.tools?.map((t) => t.function.name) ?? [];
+    expect(after).not.toContain('lookup_order');
+    expect(after).toContain('quote');
+    // The call goes on, with the other server.
+    service.say('tool quote {"item":"lamp"}');
+    expect((await service.next((a) => a.text === 'Result: lamp: 12 EUR.')).text).toBe('Result: lamp: 12 EUR.');
+    // And the dead one is started again.
+    await mcp.whenUp('shop');
   });
 });

@@ -519,7 +519,7 @@ export class Call {
         maxRounds: settings.llmMaxToolRounds,
         fillerMs: streaming ? settings.thinkingFillerMs : 0,
       },
-      businessTools: this.deps.toolBox?.tools() ?? [],
+      businessTools: () => this.deps.toolBox?.tools() ?? [],
       runTools: (calls, signal, say) => this.tools.run(calls, signal, (line) => say(line) && this.playHoldClip()),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ssml: prompt.ssml,

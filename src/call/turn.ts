@@ -51,8 +51,8 @@ export interface TurnOptions {
   llm: Llm;
   /** The conversation before this turn; later rounds add what this turn said and its tool results. `tools`: speak, transfer, hangup. */
   request: LlmRequest;
-  /** The business's own tools on offer in this turn; each call of one is run through `runTools`. */
-  businessTools?: readonly BusinessTool[];
+  /** The business's own tools on offer now (asked each round: a server may have gone); each call of one is run through `runTools`. */
+  businessTools?: () => readonly BusinessTool[];
   /**
    * Runs the round's business tool calls and fills in their results;
    * resolves at once when `signal` aborts. `say` speaks a hold line.
@@ -157,8 +157,6 @@ export class Turn {
 
   async run(): Promise<TurnOutcome> {
     const { limits, request } = this.options;
-    const business = this.options.runTools ? (this.options.businessTools ?? []) : [];
-    const allTools = business.length > 0 ? [...request.tools, ...business.map((t) => t.definition)] : request.tools;
     const totalTimer = setTimeout(() => this.abort('total-timeout'), limits.totalTimeoutMs);
     try {
       let roundOpen = false;
@@ -167,9 +165,9 @@ export class Turn {
         if (round > 1 && !roundOpen) this.reply.beginRound();
         roundOpen = false;
         // The last request offers no business tool: the model has to answer with what it knows by then.
-        const last = round === limits.maxRounds;
-        const offered = last ? [] : business;
-        const state = await this.streamWithRetry(messages, last ? request.tools : allTools, round);
+        const offered = round === limits.maxRounds || !this.options.runTools ? [] : (this.options.businessTools?.() ?? []);
+        const tools = offered.length > 0 ? [...request.tools, ...offered.map((t) => t.definition)] : request.tools;
+        const state = await this.streamWithRetry(messages, tools, round);
         if (this.abortReason) return this.abortedOutcome();
         const { finalAction, unknownTools, toolCalls } = this.finishRound(state, offered);
         // A reply cut at its length limit carries out nothing it asked for after the cut.

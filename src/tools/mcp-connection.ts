@@ -73,6 +73,7 @@ export class McpConnection implements McpToolCaller {
   private lastProblems = '';
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelay: number;
+  private upSince = 0;
   private readonly closing = new Set<Promise<void>>();
   private readonly endpoint: McpEndpoint | undefined;
   private readonly scrub: (text: string) => string;
@@ -94,7 +95,7 @@ export class McpConnection implements McpToolCaller {
   }
 
   start(): void {
-    if (this.state === 'idle') void this.connect();
+    if (this.state === 'idle') this.attempt();
   }
 
   /** Whether it can ever come up: a server whose settings lack a variable, or a closed one, cannot. */
@@ -148,6 +149,13 @@ export class McpConnection implements McpToolCaller {
     await Promise.all([...this.closing]);
   }
 
+  /** connect() reports its failures itself; this is for a bug in that, so it can never become an unhandled rejection. */
+  private attempt(): void {
+    this.connect().catch((error: unknown) => {
+      this.log.error({ err: error }, 'mcp connection attempt failed unexpectedly');
+    });
+  }
+
   private async connect(): Promise<void> {
     if (this.state === 'closed' || !this.endpoint) return;
     const transport = openTransport(this.endpoint);
@@ -166,7 +174,7 @@ export class McpConnection implements McpToolCaller {
       if (this.link !== link) return;
       link.transportError = undefined;
       this.state = 'up';
-      this.retryDelay = this.options.retry.initialMs;
+      this.upSince = Date.now();
       this.lastError = undefined;
       this.lastWarned = undefined;
       this.setTools(listed);
@@ -249,6 +257,9 @@ export class McpConnection implements McpToolCaller {
     else if (reason !== this.lastWarned) this.log.warn(details, 'mcp server not reachable; retrying');
     else this.log.debug(details, 'mcp server still not reachable');
     this.lastWarned = reason;
+    // Only a server that stayed up a while starts over at the first wait: one that dies as soon as it
+    // starts would otherwise be respawned every initialMs for ever.
+    if (wasUp && Date.now() - this.upSince >= this.options.retry.maxMs) this.retryDelay = this.options.retry.initialMs;
     this.release(link);
     this.scheduleRetry();
     this.options.onChange();
@@ -272,7 +283,7 @@ export class McpConnection implements McpToolCaller {
     this.retryDelay = Math.min(delay * 2, this.options.retry.maxMs);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.connect();
+      this.attempt();
     }, delay);
     // Retrying is no reason to keep the process alive.
     this.retryTimer.unref();

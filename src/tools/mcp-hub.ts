@@ -13,12 +13,13 @@ export interface McpHubOptions {
   defaults: { timeoutMs: number; maxChars: number };
   /** Reconnect backoff: the first wait, doubled after each failed attempt up to the last. */
   retry?: { initialMs: number; maxMs: number };
-  /** The longest a server's handshake and tool listing may take (a stdio server starts its runtime first). */
+  /** The longest a server's handshake and each tool listing may take (default 30 s). */
   connectTimeoutMs?: number;
 }
 
 const DEFAULT_RETRY = { initialMs: 1_000, maxMs: 30_000 };
-const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+// Generous: `npx -y some-mcp-server` may download the package on its first start.
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 
 interface Server {
   /** The configuration as JSON: an edit of any setting makes a new connection. */
