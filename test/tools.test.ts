@@ -67,7 +67,7 @@ function toolScript(turns: Record<string, { call: { name: string; arguments: unk
     const results = toolResults(request);
     const turn = turns[lastUserText(request)];
     if (!turn) return { content: 'I did not understand that.' };
-    if (results.length > 0) return turn.answer(results);
+    if (results.length > 0 || turn.call.length === 0) return turn.answer(results);
     return { toolCalls: turn.call.map((c) => ({ name: c.name, arguments: JSON.stringify(c.arguments) })) };
   };
 }
@@ -168,6 +168,35 @@ describe('a tool in a voice turn (WebSocket)', () => {
     // The hold line is what the caller heard, not what the model said: its next request does not show it as its own words.
     const second = await env.llm.nextRequest(1);
     expect(JSON.stringify(second.body.messages)).not.toContain('looking up your order');
+  });
+
+  test("system.md's hold clip plays after the hold line; a barge-in aborts a lookup in flight", async () => {
+    let aborted: () => void = () => undefined;
+    const lookupAborted = new Promise<void>((resolve) => (aborted = resolve));
+    const shop = await business((req, res) => {
+      res.on('close', () => aborted());
+    });
+    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url) });
+    const system = await readFile(path.join(prompts, 'system.md'), 'utf8');
+    await writeFile(path.join(prompts, 'system.md'), system.replace(/^---\n/, '---\naudio: { hold: audio/transfer-chime.wav }\n'));
+    const env = await hotline(
+      toolScript({
+        'Where is order 4711?': { call: [{ name: 'order_status', arguments: { order_number: '4711' } }], answer: () => ({ content: 'Too late.' }) },
+        'Never mind.': { call: [], answer: () => ({ content: 'Alright.' }) },
+      }),
+      { PROMPTS_DIR: prompts },
+    );
+    const service = await connect(env);
+    service.start();
+    await service.nextOfType('speak');
+    service.say('Where is order 4711?');
+    expect((await service.nextOfType('speak')).text).toBe("One moment, I'm looking up your order.");
+    expect(await service.nextOfType('audio')).toMatchObject({ barge_in: { strategy: 'none' } });
+    service.say('Never mind.', { bargedIn: true });
+    await lookupAborted;
+    await service.next((a) => a.text === 'Alright.');
+    expect(service.actions.some((a) => a.text === 'Too late.')).toBe(false);
+    expect(shop.requests).toHaveLength(1);
   });
 
   test('a booking is made once although the caller barged in and the model asked again', async () => {

@@ -130,7 +130,8 @@ export class Call {
   private ended = false;
   /** Words, keys, voice activity and silence: what each means for the call. */
   private readonly input: CallerInput;
-  private readonly tools: ToolLoop;
+  /** The business tools the model calls: run, held for, and each change made once. Made at the first tool call. */
+  private tools: ToolLoop | undefined;
   /** Who is on the line, for a transfer's caller id. */
   private parties: CallParties = { party: undefined, line: undefined };
   /** Set while the call gets ready (an adopted call's past, the caller's record); events wait in `waiting` meanwhile. */
@@ -162,19 +163,6 @@ export class Call {
       send: (action) => this.send(action),
       settleReply: () => this.replies.settle(),
     });
-    this.tools = new ToolLoop(
-      {
-        log: this.log,
-        variables: () => this.prompts.variables,
-        generalLines: () => ({ first: this.prompts.render('toolHold'), again: this.prompts.render('toolHoldAgain') }),
-        playbackRemainingMs: () => this.voice.playback.remainingMs(),
-        ran: (run) => {
-          this.deps.transcript.append(transcriptEntryOf(run));
-          if (!run.reused) this.deps.metrics.toolRan(run.name, run.durationMs, run.outcome);
-        },
-      },
-      { holdMs: deps.settings.toolHoldMs, repeatMs: deps.settings.toolHoldRepeatMs },
-    );
   }
 
   /** True while an LLM turn is generating. */
@@ -182,7 +170,7 @@ export class Call {
     return this.turn !== undefined;
   }
 
-  /** True while an answer is on its way: a turn generating, digits being typed, an adopted call being restored. */
+  /** True while an answer is on its way: a turn generating, digits being typed, the call getting ready (its past, the caller's record). */
   get busy(): boolean {
     return this.turn !== undefined || this.input.typing || this.preparing !== undefined;
   }
@@ -349,7 +337,7 @@ export class Call {
    */
   holdOn(): boolean {
     if (!this.turn || this.voice.holding || this.input.holdingBack) return false;
-    return this.tools.holdNow() || this.turn.hold();
+    return this.tools?.holdNow() || this.turn.hold();
   }
 
   /** The conversation as the next LLM request will see it. */
@@ -520,7 +508,7 @@ export class Call {
         fillerMs: streaming ? settings.thinkingFillerMs : 0,
       },
       businessTools: () => this.deps.toolBox?.tools() ?? [],
-      runTools: (calls, signal, say) => this.tools.run(calls, signal, (line) => say(line) && this.playHoldClip()),
+      runTools: (calls, signal, say) => this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip()),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ssml: prompt.ssml,
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
@@ -550,13 +538,30 @@ export class Call {
     const chunk = turn.reply.addChunk(text);
     if (extra.ssml !== undefined) chunk.ssml = extra.ssml;
     if (extra.filler) chunk.filler = true;
-    this.voice.hold(chunk, extra.filler ? this.prompts.style('thinking') : this.prompts.settings.style);
+    this.voice.hold(chunk, extra.filler ? this.prompts.style(extra.filler === 'tool' ? 'toolHold' : 'thinking') : this.prompts.settings.style);
     if (turn.reply.chunkCount === 1) this.deps.metrics.firstSpeakSent(performance.now() - turn.startedAt);
     if (extra.filler) return this.voice.deliver();
     // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
     if (turn.closing) return;
     const { pacing } = this.deps;
     if (pacing === 'stream' || (pacing === 'sentences' && !this.voice.playback.pending)) this.voice.deliver();
+  }
+
+  private toolLoop(): ToolLoop {
+    this.tools ??= new ToolLoop(
+      {
+        log: this.log,
+        variables: () => this.prompts.variables,
+        generalLines: () => ({ first: this.prompts.render('toolHold'), again: this.prompts.render('toolHoldAgain') }),
+        playbackRemainingMs: () => this.voice.playback.remainingMs(),
+        ran: (run) => {
+          this.deps.transcript.append(transcriptEntryOf(run));
+          if (!run.reused) this.deps.metrics.toolRan(run.name, run.durationMs, run.outcome);
+        },
+      },
+      { holdMs: this.deps.settings.toolHoldMs, repeatMs: this.deps.settings.toolHoldRepeatMs },
+    );
+    return this.tools;
   }
 
   /** system.md's `hold` clip after each hold line while a tool runs; true whether there is one or not. */

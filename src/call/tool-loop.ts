@@ -33,6 +33,9 @@ export interface ToolLoopHost {
   ran(run: ToolRunRecord): void;
 }
 
+/** Never aborted: a change, once sent, runs to its end (its own timeout bounds it). One for all calls. */
+const UNSTOPPABLE = new AbortController().signal;
+
 /** Shown to the model for a change still under way when the caller cut in; replaced by the result once it is in. */
 const STILL_RUNNING = 'still running when the caller interrupted; its result is not known yet';
 
@@ -45,8 +48,6 @@ const STILL_RUNNING = 'still running when the caller interrupted; its result is 
 export class ToolLoop {
   /** Side-effect runs by tool and arguments, finished or not. */
   private readonly once = new Map<string, Promise<ToolResult>>();
-  /** Never aborted: a change, once sent, runs to its end (its own timeout bounds it). */
-  private readonly unstoppable = new AbortController().signal;
   private hold: ToolHold | undefined;
 
   constructor(
@@ -94,7 +95,7 @@ export class ToolLoop {
     if (tool.sideEffect) record.result = STILL_RUNNING;
     const startedAt = performance.now();
     const running = tool
-      .run(record.arguments, { variables: this.host.variables(), signal: tool.sideEffect ? this.unstoppable : signal, log: this.host.log })
+      .run(record.arguments, { variables: this.host.variables(), signal: tool.sideEffect ? UNSTOPPABLE : signal, log: this.host.log })
       // A tool must not reject; if one does anyway, the model hears of a failure and the call goes on.
       .catch((error: unknown): ToolResult => {
         this.host.log.error({ err: error, tool: tool.name }, 'tool failed unexpectedly');

@@ -20,8 +20,8 @@ export type FinalAction = { name: 'transfer' | 'hangup'; record: ToolCallRecord 
 export interface SpeakExtra {
   /** The chunk with its SSML tags, for a speak's `ssml`. */
   ssml?: string;
-  /** The hold line, said while the model has not answered yet: it goes out at once, whatever the pacing. */
-  filler?: boolean;
+  /** A hold line (for a thinking model, or while tools run): it goes out at once, whatever the pacing. */
+  filler?: 'thinking' | 'tool';
 }
 
 export type TurnOutcome =
@@ -134,17 +134,17 @@ export class Turn {
    */
   hold(): boolean {
     const { fillerText } = this.options;
-    if (!fillerText || !this.sayHold(fillerText)) return false;
+    if (!fillerText || !this.sayHold(fillerText, 'thinking')) return false;
     this.fillerSpoken = true;
     return true;
   }
 
   /** Says a hold line now, whatever the pacing; false once the turn can no longer speak. */
-  private sayHold(line: string): boolean {
+  private sayHold(line: string, kind: 'thinking' | 'tool'): boolean {
     if (this.abortReason || this.lastWords) return false;
     // A segment of its own: the model's answer that follows starts the next one.
     this.reply.beginContent();
-    this.options.speak(this, line, { filler: true });
+    this.options.speak(this, line, { filler: kind });
     return true;
   }
 
@@ -176,7 +176,7 @@ export class Turn {
           // Hold lines said while the tools run, and the answer after them, follow the results.
           this.reply.beginRound();
           roundOpen = true;
-          await this.options.runTools!(toolCalls, this.controller.signal, (line) => this.sayHold(line));
+          await this.options.runTools!(toolCalls, this.controller.signal, (line) => this.sayHold(line, 'tool'));
           if (this.abortReason) return this.abortedOutcome();
         }
         if (finalAction) return { status: 'completed', finalAction };

@@ -6,10 +6,11 @@
  */
 import { describeAudio, describeSpeakOptions, describeTransfer } from '../simulator/action-summary.js';
 import type { FakeVoiceService, ReceivedAction } from '../testing/voice-service-client.js';
+import { WakeUp } from './wake-up.js';
 
 export class ActionLog {
   private cursor = 0;
-  private readonly wakers = new Set<() => void>();
+  private readonly changes = new WakeUp();
   private connectionClosed = false;
 
   constructor(private readonly service: FakeVoiceService) {
@@ -45,25 +46,11 @@ export class ActionLog {
    * action; undefined once timeoutMs pass or the connection closes without one.
    */
   until<T>(check: () => T | undefined, timeoutMs: number): Promise<T | undefined> {
-    const first = check();
-    if (first !== undefined || this.connectionClosed) return Promise.resolve(first);
-    return new Promise((resolve) => {
-      const finish = (result: T | undefined): void => {
-        clearTimeout(timer);
-        this.wakers.delete(waker);
-        resolve(result);
-      };
-      const waker = (): void => {
-        const result = check();
-        if (result !== undefined || this.connectionClosed) finish(result);
-      };
-      const timer = setTimeout(() => finish(check()), timeoutMs);
-      this.wakers.add(waker);
-    });
+    return this.changes.until(check, timeoutMs, () => this.connectionClosed);
   }
 
   private wake(): void {
-    for (const waker of [...this.wakers]) waker();
+    this.changes.wake();
   }
 }
 

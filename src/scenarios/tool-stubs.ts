@@ -6,9 +6,9 @@
  * what the caller heard meanwhile.
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import { performance } from 'node:perf_hooks';
 import type { BusinessTool, ToolBox, ToolResult, ToolRunContext } from '../call/business-tools.js';
 import type { ToolStub } from './schema.js';
+import { WakeUp } from './wake-up.js';
 
 export interface StubCall {
   readonly name: string;
@@ -39,7 +39,7 @@ export class ToolStubs implements ToolBox, ToolCallLog {
   readonly calls: StubCall[] = [];
   readonly stubbed: readonly string[];
   private readonly offered: readonly BusinessTool[];
-  private readonly wakers = new Set<() => void>();
+  private readonly changes = new WakeUp();
   /** Runs still waiting out their delay_ms, ended by close(): a side-effect run is never aborted by the call. */
   private readonly running = new Set<() => void>();
 
@@ -53,21 +53,7 @@ export class ToolStubs implements ToolBox, ToolCallLog {
   }
 
   until<T>(check: () => T | undefined, timeoutMs: number): Promise<T | undefined> {
-    const first = check();
-    if (first !== undefined) return Promise.resolve(first);
-    return new Promise((resolve) => {
-      const finish = (result: T | undefined): void => {
-        clearTimeout(timer);
-        this.wakers.delete(waker);
-        resolve(result);
-      };
-      const waker = (): void => {
-        const result = check();
-        if (result !== undefined) finish(result);
-      };
-      const timer = setTimeout(() => finish(check()), timeoutMs);
-      this.wakers.add(waker);
-    });
+    return this.changes.until(check, timeoutMs);
   }
 
   /** Ends the runs still waiting, as aborted: no timer outlives the scenario. */
@@ -123,7 +109,7 @@ export class ToolStubs implements ToolBox, ToolCallLog {
   }
 
   private wake(): void {
-    for (const waker of [...this.wakers]) waker();
+    this.changes.wake();
   }
 }
 
