@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ToolBox } from './call/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
 import type { Config } from './config.js';
+import { startDemoShop, type DemoShop } from './demo/shop.js';
 import { demoScript } from './llm/demo-script.js';
 import { OpenAiLlm } from './llm/llm.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-server.js';
@@ -10,8 +12,6 @@ import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
-import type { ToolBox } from './call/business-tools.js';
-import { startDemoShop, type DemoShop } from './demo/shop.js';
 import { combineToolBoxes } from './tools/combined-toolbox.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';

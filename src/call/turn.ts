@@ -3,8 +3,8 @@ import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalT
 import { readDelta, type ToolCallPiece } from '../llm/delta.js';
 import { JsonStringFieldStream } from '../llm/json-string-field-stream.js';
 import type { Llm, LlmRequest } from '../llm/llm.js';
-import type { BusinessTool } from './business-tools.js';
 import { ThinkTagFilter } from '../llm/think-tags.js';
+import type { BusinessTool } from './business-tools.js';
 import { SentenceChunker } from './chunker.js';
 import { isRetryable, retryAfterMs } from './llm-retry.js';
 import { Reply, type ToolCallRecord } from './reply.js';
@@ -91,8 +91,9 @@ class RoundState {
 /**
  * One LLM turn: streams the reply, turns text (plain content and the `speak`
  * tool's argument alike) into sentence chunks the moment each is complete,
- * answers tools Hotline does not have with an error and asks again (bounded),
- * and collects the call-ending tool, if any.
+ * runs the business's tools the model calls (through `runTools`) and answers
+ * tools Hotline does not have with an error, asking again with the results
+ * (bounded), and collects the call-ending tool, if any.
  */
 export class Turn {
   readonly id: number;
