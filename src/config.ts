@@ -157,6 +157,14 @@ const EnvSchema = z.object({
   WS_RECONNECT_GRACE_MS: int('WS_RECONNECT_GRACE_MS', 0, 5000, ' of milliseconds'),
   PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')),
   TRANSCRIPTS_DIR: text.default(path.join(projectRoot, 'data', 'transcripts')),
+  DATABASE_FILE: text.min(1).optional(),
+  REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
+  REPORT_WEBHOOK_SECRET: text.optional(),
+  REPORT_MODEL: text.min(1).optional(),
+  VOICEMAIL_DETECTION: boolean('VOICEMAIL_DETECTION', true),
+  VOICEMAIL_JUDGE_MS: int('VOICEMAIL_JUDGE_MS', 100, 2000, ' of milliseconds'),
+  VOICEMAIL_QUIET_MS: int('VOICEMAIL_QUIET_MS', 100, 1200, ' of milliseconds'),
+  VOICEMAIL_MODEL: text.min(1).optional(),
   TRANSFER_TARGET: text.optional(),
   TRANSFER_TARGETS: namedTargets,
   TRANSFER_CALLER_ID_NAME: text.max(64, { error: 'TRANSFER_CALLER_ID_NAME must be at most 64 characters' }).optional(),
@@ -259,6 +267,25 @@ export interface Config {
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
   transcriptsDir: string;
+  /** The embedded database of calls, reports and their deliveries. */
+  databaseFile: string;
+  reports: {
+    /** Where each call's report is POSTed, signed with `webhookSecret`; unset keeps reports in the database only. */
+    webhookUrl: string | undefined;
+    webhookSecret: string | undefined;
+    /** The model that writes the summary and fields; default LLM_MODEL. */
+    model: string | undefined;
+  };
+  voicemail: {
+    /** Outbound calls listen for a mailbox in the first words. */
+    enabled: boolean;
+    /** The longest the model may judge words the phrases are unsure of. */
+    judgeMs: number;
+    /** A mailbox quiet this long has finished its greeting: the message starts. */
+    quietMs: number;
+    /** The model that judges unsure first words; default LLM_MODEL. */
+    model: string | undefined;
+  };
   transfer: TransferConfig;
   auth: {
     /** Shared secret the service sends in X-API-TOKEN with every webhook request. */
@@ -342,6 +369,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
         'OpenAI-compatible endpoint), and LLM_MODEL. The built-in demo model is refused when NODE_ENV=production.',
     );
   }
+  if (e.REPORT_WEBHOOK_URL && !e.REPORT_WEBHOOK_SECRET) {
+    // An unsigned report could be forged by anyone who knows the receiver's address.
+    throw new ConfigError('REPORT_WEBHOOK_URL is set without REPORT_WEBHOOK_SECRET: set the secret the receiver checks the signature with.');
+  }
   const outboundOn = Boolean(e.ADMIN_TOKEN && e.AIFLOW_API_URL && e.AIFLOW_ACCESS_TOKEN);
   if (production && outboundOn) {
     // An open transport lets anyone claim an outbound call's variables by posting its session_start.
@@ -401,6 +432,15 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
     promptsDir: path.resolve(e.PROMPTS_DIR),
     transcriptsDir: path.resolve(e.TRANSCRIPTS_DIR),
+    // Beside the transcripts by default: one folder holds the whole record of the calls.
+    databaseFile:
+      e.DATABASE_FILE === undefined
+        ? path.join(path.resolve(e.TRANSCRIPTS_DIR), 'hotline.db')
+        : e.DATABASE_FILE === ':memory:'
+          ? e.DATABASE_FILE
+          : path.resolve(e.DATABASE_FILE),
+    reports: { webhookUrl: e.REPORT_WEBHOOK_URL, webhookSecret: e.REPORT_WEBHOOK_SECRET, model: e.REPORT_MODEL },
+    voicemail: { enabled: e.VOICEMAIL_DETECTION, judgeMs: e.VOICEMAIL_JUDGE_MS, quietMs: e.VOICEMAIL_QUIET_MS, model: e.VOICEMAIL_MODEL },
     transfer: {
       defaultTarget: e.TRANSFER_TARGET,
       targets: e.TRANSFER_TARGETS,

@@ -15,6 +15,8 @@ import { PromptStore } from './prompts/prompt-store.js';
 import { combineToolBoxes } from './tools/combined-toolbox.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
+import { createVoicemailDetector } from './voicemail/detector.js';
+import { VoicemailPhrasesStore } from './voicemail/phrases-store.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
@@ -92,6 +94,20 @@ export async function startHotline(
   mcp.update(toolFiles.mcpServers);
   toolFiles.onChange(() => mcp.update(toolFiles.mcpServers));
 
+  const voicemailPhrases = config.voicemail.enabled ? await VoicemailPhrasesStore.open(config.promptsDir, logger, { watch }) : undefined;
+  const voicemail = voicemailPhrases && {
+    detector: createVoicemailDetector({
+      phrases: () => voicemailPhrases.current,
+      // The demo model cannot judge: unsure words are taken for a person's.
+      llm:
+        config.llm.mode === 'demo'
+          ? undefined
+          : { apiKey, baseURL, model: config.voicemail.model ?? config.llm.model, timeoutMs: config.voicemail.judgeMs },
+      logger,
+    }),
+    timing: { judgeMs: config.voicemail.judgeMs, quietMs: config.voicemail.quietMs },
+  };
+
   const llm = new OpenAiLlm({
     apiKey,
     baseURL,
@@ -114,6 +130,7 @@ export async function startHotline(
     transfer,
     toolBox: combineToolBoxes(options.extraTools ? [options.extraTools, toolFiles, mcp] : [toolFiles, mcp], logger),
     callerContext: () => toolFiles.callerContext,
+    voicemail,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -210,6 +227,7 @@ export async function startHotline(
     await closed;
     prompts.close();
     toolFiles.close();
+    voicemailPhrases?.close();
     await mcp.close();
     // Every turn has ended: nothing streams any more, only idle keep-alive sockets are left.
     llm.close();

@@ -1,8 +1,16 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
-import { startPlatformEmulator, type PlatformEmulator, type PlatformEmulatorOptions } from '../src/simulator/platform-emulator.js';
+import { parseSettings, UsageError } from '../src/simulator/options.js';
+import {
+  MAILBOX_GREETINGS,
+  startPlatformEmulator,
+  type PlatformEmulator,
+  type PlatformEmulatorOptions,
+} from '../src/simulator/platform-emulator.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
-import { startScriptedHotline } from './helpers/scripted-hotline.js';
+import { startScriptedHotline, type SentEvent } from './helpers/scripted-hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
 
 const ADMIN = 'admin-token-1';
@@ -217,5 +225,238 @@ describe('npm run simulate -- --platform', () => {
     } finally {
       await fake.close();
     }
+  });
+
+  describe('the person called: a mailbox, nobody, a busy line', () => {
+    const MESSAGE = 'Hi, this is Rosa from the bakery. Please call us back about your order.';
+    /** Long enough to still play when the mailbox's first sentence has been said. */
+    const GREETING = 'Hello, this is Rosa from the bakery calling about your order of three loaves of bread and a cake, do you have a minute to talk about when you would like to pick it up?';
+
+    /** The caller's words and what each event says, as a stand-in for Hotline saw them. */
+    const shown = (events: SentEvent[]) =>
+      events.map((e) => (e.type === 'user_speak' || e.type === 'assistant_speak' ? `${e.type} ${String(e.text)}` : e.type));
+
+    test('a mailbox: its greeting arrives sentence by sentence as user_speak, then it records what Hotline says until Hotline hangs up', async () => {
+      // A stand-in for Hotline that greets at once, leaves its message after the greeting's last sentence and hangs up once it has played.
+      let messageSent = false;
+      const fake = await startScriptedHotline((event) => {
+        if (event.type === 'session_start') return { actions: { type: 'speak', text: GREETING } };
+        if (event.type === 'user_speak' && event.text === 'Please leave a message after the tone.') {
+          messageSent = true;
+          return { actions: { type: 'speak', text: MESSAGE } };
+        }
+        if (event.type === 'assistant_speech_ended' && messageSent) return { actions: { type: 'hangup' } };
+        return undefined;
+      });
+      try {
+        const screen = terminal();
+        emulator = await startPlatformEmulator({
+          port: 0,
+          hotlineUrl: fake.wsUrl,
+          platformToken: PLATFORM_TOKEN,
+          // The mailbox's first sentence takes about 170 ms, Hotline's greeting about 580 ms.
+          voice: { speed: 20 },
+          answers: { '+49 151 1234567': 'mailbox' },
+          input: Readable.from([]),
+          output: screen.output,
+        });
+        expect((await postToEmulator('/v3/ai-flows/flow-1/call', { authorization: `Bearer ${PLATFORM_TOKEN}` })).status).toBe(201);
+        await emulator.callEnded(0);
+
+        const [start] = fake.events;
+        expect(start).toMatchObject({ type: 'session_start', session: { direction: 'outbound', to_phone_number: '491511234567' } });
+        expect(shown(fake.events)).toEqual([
+          'session_start',
+          `assistant_speak ${GREETING}`,
+          'user_speak The person you are trying to reach is not available.',
+          'user_speak Please leave a message after the tone.',
+          `assistant_speak ${MESSAGE}`,
+          'assistant_speech_ended',
+          'session_end',
+        ]);
+        // The mailbox's first words cut Hotline's greeting off, as any caller's words do.
+        expect(fake.events.filter((e) => e.type === 'user_speak').map((e) => e.barged_in)).toEqual([true, false]);
+        expect(fake.events.at(-1)).toMatchObject({ type: 'session_end', reason: 'hangup' });
+
+        expect(emulator.calls).toEqual([
+          {
+            aiFlowId: 'flow-1',
+            toPhoneNumber: '491511234567',
+            answeredAs: 'mailbox',
+            sessionId: start!.session.id,
+            hotlineSaid: [GREETING, MESSAGE],
+            // Said over the greeting, the first speech is not on the recording.
+            message: [MESSAGE],
+            ended: 'hotline_hung_up',
+          },
+        ]);
+        expect(screen.lines).toContain('call to 491511234567 placed by flow flow-1: the mailbox will answer; ringing Hotline…');
+        expect(screen.lines).toContain('mailbox: beep (recording)');
+        expect(screen.lines).toContain(`mailbox recorded: ${JSON.stringify(MESSAGE)}`);
+        expect(screen.lines.at(-1)).toBe('call ended: Hotline hung up');
+      } finally {
+        await fake.close();
+      }
+    });
+
+    test('a mailbox with a German greeting, against a real Hotline: the call rings, the greeting is said, and the call ends', async () => {
+      const { emulator, screen } = await startBoth(Readable.from([]), {
+        defaultAnswer: 'mailbox',
+        mailboxGreeting: MAILBOX_GREETINGS.de,
+      });
+      expect((await placeCall({ toPhoneNumber: '491511234567', variables: { name: 'Anna' } })).status).toBe(201);
+      await emulator.callEnded(0);
+
+      expect(screen.lines).toContain('the mailbox answers');
+      expect(screen.lines).toContain('mailbox: Der gewünschte Gesprächspartner ist zurzeit nicht erreichbar.');
+      expect(screen.lines).toContain('mailbox: Sie können aber nach dem Signalton eine Nachricht hinterlassen.');
+      expect(screen.lines).toContain('mailbox: beep (recording)');
+      expect(emulator.calls).toHaveLength(1);
+      const [call] = emulator.calls;
+      expect(call).toMatchObject({ answeredAs: 'mailbox', sessionId: expect.any(String) });
+      // Hotline knows a mailbox: it leaves its message after the tone and hangs up.
+      expect(call!.ended).toBe('hotline_hung_up');
+    });
+
+    test('nobody answers: the API says 201, Hotline is never rung', async () => {
+      const { emulator, screen } = await startBoth(Readable.from([]), { answers: { '491511234567': 'no_answer' } });
+      expect((await placeCall({ toPhoneNumber: '491511234567' })).status).toBe(201);
+      await emulator.callEnded(0);
+
+      expect(emulator.calls).toEqual([
+        { aiFlowId: 'flow-1', toPhoneNumber: '491511234567', answeredAs: 'no_answer', sessionId: undefined, hotlineSaid: [], message: [], ended: 'no_answer' },
+      ]);
+      expect(screen.lines).toContain('call to 491511234567 placed by flow flow-1: nobody answers; Hotline is not rung');
+      expect(screen.lines.some((line) => line.startsWith('calling Hotline'))).toBe(false);
+      // No call, no transcript.
+      expect(await readdir(env!.transcriptsDir, { recursive: true })).toEqual([]);
+
+      // Nobody played the piped input: the emulator waits for the next call until it is closed.
+      await emulator.close();
+      expect(await emulator.done).toBe(0);
+      await expect(emulator.callEnded(1)).rejects.toThrow('the emulator closed before call 1 ended');
+    });
+
+    test.each(['websocket', 'webhook'] as const)(
+      'a busy line over the %s: 201, then only a session_end with reason "busy" for a session Hotline never saw',
+      async (kind) => {
+        const fake = await startScriptedHotline(() => undefined);
+        try {
+          const screen = terminal();
+          emulator = await startPlatformEmulator({
+            port: 0,
+            hotlineUrl: kind === 'websocket' ? fake.wsUrl : fake.webhookUrl,
+            ring: { kind },
+            platformToken: PLATFORM_TOKEN,
+            defaultAnswer: 'busy',
+            input: Readable.from([]),
+            output: screen.output,
+          });
+          expect((await postToEmulator('/v3/ai-flows/flow-1/call', { authorization: `Bearer ${PLATFORM_TOKEN}` })).status).toBe(201);
+          await emulator.callEnded(0);
+
+          const end = await fake.waitForEvent((e) => e.type === 'session_end');
+          expect(fake.events).toEqual([
+            {
+              type: 'session_end',
+              reason: 'busy',
+              session: {
+                id: end.session.id,
+                account_id: 'simulator',
+                phone_number: '4930000000',
+                direction: 'outbound',
+                from_phone_number: '4930000000',
+                to_phone_number: '491511234567',
+              },
+            },
+          ]);
+          expect(emulator.calls).toEqual([
+            { aiFlowId: 'flow-1', toPhoneNumber: '491511234567', answeredAs: 'busy', sessionId: end.session.id, hotlineSaid: [], message: [], ended: 'busy' },
+          ]);
+          expect(screen.lines).toContain('call to 491511234567 placed by flow flow-1: the line is busy; Hotline is not rung');
+        } finally {
+          await fake.close();
+        }
+      },
+    );
+
+    test('a busy line against a real Hotline: the stray session_end harms nothing; the next call plays the piped input', async () => {
+      const { emulator, screen } = await startBoth(Readable.from(['Who is this?\n']), { answers: { '491517654321': 'busy' } });
+      expect((await placeCall({ toPhoneNumber: '491517654321' })).status).toBe(201);
+      await emulator.callEnded(0);
+      expect(screen.lines).toContain(`session_end (reason "busy") sent for session ${emulator.calls[0]!.sessionId}, which Hotline never saw start`);
+      expect((await placeCall({ toPhoneNumber: '491511234567', variables: { name: 'Anna' } })).status).toBe(201);
+      expect(await emulator.done).toBe(0);
+
+      expect(emulator.calls.map((c) => [c.toPhoneNumber, c.answeredAs, c.ended])).toEqual([
+        ['491517654321', 'busy', 'busy'],
+        ['491511234567', 'person', 'person_hung_up'],
+      ]);
+      expect(emulator.calls[1]!.hotlineSaid).toContain('Rosa from the bakery, about your order.');
+    });
+  });
+});
+
+describe('simulate --platform: who answers, from the command line', () => {
+  test('--mailbox, --no-answer and --busy, repeatable, numbers as people write them; --mailbox-greeting en, de or text', () => {
+    const settings = parseSettings(
+      ['--platform', '--mailbox', '+49 151 1234567', '--mailbox', '491510000001', '--no-answer', '491510000002', '--busy', '491510000003', '--mailbox-greeting', 'de'],
+      {},
+    );
+    expect(settings).toMatchObject({
+      mode: 'platform',
+      answers: { '491511234567': 'mailbox', '491510000001': 'mailbox', '491510000002': 'no_answer', '491510000003': 'busy' },
+      mailboxGreeting: MAILBOX_GREETINGS.de,
+    });
+    expect(parseSettings(['--platform', '--mailbox-greeting', 'Hier ist die Mailbox von Rosa.'], {})).toMatchObject({
+      mailboxGreeting: 'Hier ist die Mailbox von Rosa.',
+    });
+    expect(parseSettings(['--platform'], {})).toMatchObject({ answers: {} });
+  });
+
+  test('refused: one number given two answers, a number that is none, the flags without --platform', () => {
+    expect(() => parseSettings(['--platform', '--mailbox', '491511234567', '--busy', '+491511234567'], {})).toThrow(
+      new UsageError('491511234567 is given to both --mailbox and --busy; give it to one.'),
+    );
+    expect(() => parseSettings(['--platform', '--no-answer', 'anna'], {})).toThrow(UsageError);
+    expect(() => parseSettings(['--mailbox', '491511234567'], {})).toThrow(/--mailbox can be used only with --platform/);
+  });
+});
+
+describe('voicemail: a real Hotline tells a mailbox from a person', () => {
+  const transcriptOf = async (sessionId: string) =>
+    (await readFile(path.join(env!.transcriptsDir, `${sessionId}.jsonl`), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  test.each([
+    ['English', MAILBOX_GREETINGS.en],
+    ['German', MAILBOX_GREETINGS.de],
+  ])('a %s mailbox gets the message made for the person after its tone, then the hangup; no conversation', async (_language, greeting) => {
+    const { emulator } = await startBoth(Readable.from([]), { defaultAnswer: 'mailbox', mailboxGreeting: greeting });
+    expect((await placeCall({ toPhoneNumber: '491511234567', variables: { name: 'Anna', topic: 'your order 42' } })).status).toBe(201);
+    await emulator.callEnded(0);
+    const [call] = emulator.calls;
+    expect(call).toMatchObject({ answeredAs: 'mailbox', ended: 'hotline_hung_up' });
+    // Recorded after the tone: the whole message, made from the call's variables.
+    expect(call!.message.join(' ')).toMatch(/^Hi Anna, .*your order 42.*call us back.*Goodbye!$/);
+    // Nothing was asked of the model: a mailbox gets no conversation.
+    expect(env!.llm.requests).toHaveLength(0);
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env!.hotline.registry.endAll('flush');
+    const lines = await transcriptOf(call!.sessionId!);
+    expect(lines.find((l) => l.text === 'voicemail_detected')).toMatchObject({ role: 'event', by: 'phrases' });
+    expect(lines.filter((l) => l.role === 'user').every((l) => l.mailbox === true)).toBe(true);
+  });
+
+  test('a person who says "Hello?" gets the tailored greeting and a conversation', async () => {
+    const { emulator, screen } = await startBoth(Readable.from(['Hello?\n', 'Who is this?\n']));
+    expect((await placeCall({ toPhoneNumber: '491511234567', variables: { name: 'Anna', topic: 'your order 42' } })).status).toBe(201);
+    await screen.waitFor(/Rosa from the bakery/);
+    expect(screen.lines.some((line) => /Hi Anna, .*your order 42/.test(line))).toBe(true);
+    const [first] = env!.llm.requests;
+    expect(first?.body.messages.at(-1)).toMatchObject({ role: 'user', content: 'Hello?' });
+    expect(emulator.calls[0]).toMatchObject({ answeredAs: 'person' });
   });
 });

@@ -14,7 +14,15 @@ const FILES: Record<string, string> = {
 };
 
 /** The lines said right before Hotline ends or hands over the call. */
-const LAST_WORDS: readonly PromptName[] = ['giveUp', 'giveUpTransfer', 'idleGoodbye', 'shutdownGoodbye', 'shutdownTransfer', 'silenceGoodbye'];
+const LAST_WORDS: readonly PromptName[] = [
+  'giveUp',
+  'giveUpTransfer',
+  'idleGoodbye',
+  'shutdownGoodbye',
+  'shutdownTransfer',
+  'silenceGoodbye',
+  'outboundVoicemail',
+];
 const OTHER_LINES: readonly PromptName[] = [
   'greeting',
   'outboundGreeting',
@@ -23,6 +31,8 @@ const OTHER_LINES: readonly PromptName[] = [
   'transferFailed',
   'thinking',
   'silenceReprompt',
+  'toolHold',
+  'toolHoldAgain',
 ];
 
 const cleanups: (() => unknown)[] = [];

@@ -21,6 +21,7 @@ const PROMPT_NAMES: readonly PromptName[] = [
   'greeting',
   'outboundGreeting',
   'outboundGenericGreeting',
+  'outboundVoicemail',
   'error',
   'transferFailed',
   'giveUpTransfer',
@@ -45,6 +46,7 @@ const GOOD: Record<string, string> = {
   'greeting.md': 'Hello from the test!\n',
   'outbound-greeting.md': 'Hi {{name|there}}, about {{topic|your order}}.\n',
   'outbound-generic-greeting.md': 'Hello, we are calling.\n',
+  'outbound-voicemail.md': 'Hi {{name|there}}, please call us back. Goodbye.\n',
   'error.md': "I'm sorry, something broke.\n",
   'transfer-failed.md': "I'm sorry, nobody is free.\n",
   'give-up-transfer.md': "I'm sorry, let me connect you.\n",
@@ -103,6 +105,7 @@ describe('shipped prompts', () => {
       'greeting.md',
       'outbound-greeting.md',
       'outbound-generic-greeting.md',
+      'outbound-voicemail.md',
       'error.md',
       'transfer-failed.md',
       'give-up-transfer.md',
@@ -393,6 +396,7 @@ describe('checkPromptsFolder', () => {
       ['greeting.md', []],
       ['outbound-greeting.md', []],
       ['outbound-generic-greeting.md', ['name']],
+      ['outbound-voicemail.md', []],
       ['error.md', []],
       ['transfer-failed.md', []],
       ['give-up-transfer.md', []],
@@ -413,6 +417,7 @@ describe('checkPromptsFolder', () => {
       expect.stringMatching(/^greeting\.md error: line 1, column 37: invalid placeholder name "bad name"/),
       'outbound-greeting.md warning: is missing; the built-in default is used',
       expect.stringMatching(/^outbound-generic-greeting\.md warning: line 1, column 7: \{\{name\}\} is not a built-in/),
+      'outbound-voicemail.md warning: is missing; the built-in default is used',
       'error.md warning: is empty; the built-in default is used',
       'transfer-failed.md warning: is missing; the built-in default is used',
       'give-up-transfer.md warning: is missing; the built-in default is used',
@@ -438,7 +443,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('16 files, 0 problems');
+    expect(lines.at(-1)).toBe('17 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -454,6 +459,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('16 files, 2 problems');
+    expect(lines.at(-1)).toBe('17 files, 2 problems');
   }, 30_000);
 });

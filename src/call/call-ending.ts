@@ -22,6 +22,8 @@ export interface CallEndingHost {
   send(action: Action): void;
   /** The reply before the ending is final: into the transcript. */
   settleReply(): void;
+  /** The call-ending action went out (or, with `undefined`, a transfer came back unanswered). */
+  recordEnding(ending: Ending | undefined): void;
 }
 
 /**
@@ -85,6 +87,7 @@ export class CallEnding {
     if (!this.transferred) return false;
     this.transferred = false;
     this.hungUp = false;
+    this.host.recordEnding(undefined);
     return true;
   }
 
@@ -146,7 +149,8 @@ export class CallEnding {
       this.transferred = true;
       host.send(transferAction(host.sessionId, ending.destination, host.parties()));
     }
-    host.log.info({ action: ending.type }, 'call-ending action sent');
+    host.log.info({ action: ending.type, cause: ending.cause }, 'call-ending action sent');
+    host.recordEnding(ending);
     host.settleReply();
     this.leaving?.resolve();
   }

@@ -8,6 +8,8 @@ import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './business-tools.js';
+import type { CallObserver, VoicemailDetector } from './call-summary.js';
+import type { VoicemailTiming } from './voicemail-watch.js';
 import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
 import type { TransferSetup } from './transfer.js';
@@ -31,6 +33,10 @@ export interface CallRegistryOptions {
   toolBox?: ToolBox | undefined;
   /** The caller-context lookup as configured now; read once per call. */
   callerContext?: (() => CallerContextSource | undefined) | undefined;
+  /** Told of every call once it has ended and its transcript is on disk (reports, campaigns). */
+  observer?: CallObserver | undefined;
+  /** Tells an outbound call's first words from a mailbox; without it every call is taken for a person. */
+  voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   /** New calls beyond this many are refused. */
   maxCalls: number;
   /** Calls with no event for this long are ended; 0 never. */
@@ -234,6 +240,17 @@ export class CallRegistry {
     clearTimeout(this.orphans.get(sessionId));
     this.orphans.delete(sessionId);
     const closed = this.options.transcripts.track(call.end(reason, origin));
+    const { observer } = this.options;
+    if (observer) {
+      const summary = call.summary(reason, origin);
+      void closed.then(() => {
+        try {
+          observer.callEnded(summary);
+        } catch (error) {
+          this.options.logger.error({ err: error, sessionId }, 'recording the ended call failed');
+        }
+      });
+    }
     this.ended.add(sessionId);
     if (this.ended.size > ENDED_REMEMBERED) this.ended.delete(this.ended.values().next().value!);
     for (const listener of this.endedListeners) listener(sessionId);
@@ -298,6 +315,7 @@ export class CallRegistry {
       tools,
       toolBox: this.options.toolBox,
       callerContext: this.options.callerContext?.(),
+      voicemail: this.options.voicemail,
       transfer,
       takeOutboundRequest: (to) => pendingCalls.take(to),
       settings: this.options.settings,

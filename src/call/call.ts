@@ -16,6 +16,8 @@ import type { PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './business-tools.js';
 import { CallEnding } from './call-ending.js';
+import { CallRecord, type TurnStats } from './call-record.js';
+import type { CallSummary, VoicemailDetector } from './call-summary.js';
 import { CallPrompts } from './call-prompts.js';
 import { lookUpCaller } from './caller-context.js';
 import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
@@ -30,6 +32,7 @@ import { ToolLoop, transcriptEntryOf } from './tool-loop.js';
 import { defaultDestination, resolveTransfer, type CallParties, type TransferSetup } from './transfer.js';
 import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
 import { Voice } from './voice.js';
+import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
 
 /** Limits and timings every call shares, from the configuration. */
 export interface CallSettings {
@@ -90,6 +93,8 @@ export interface CallDeps {
   toolBox?: ToolBox | undefined;
   /** Looks the caller up as the call starts; the greeting waits for it at most its timeout. */
   callerContext?: CallerContextSource | undefined;
+  /** Tells an outbound call's first words from a mailbox's greeting. */
+  voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   transfer: TransferSetup;
   /** The outbound call Hotline requested to this number, if any. */
   takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
@@ -119,6 +124,9 @@ export class Call {
   private readonly redelivery = new RedeliveryFilter();
   private readonly replies: ReplyLog;
   private turn: Turn | undefined;
+  /** The figures of the turn in flight, for the call's summary. */
+  private turnStats: TurnStats | undefined;
+  private readonly record: CallRecord;
   private turnCount = 0;
   private readonly ending: CallEnding;
   /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
@@ -130,6 +138,8 @@ export class Call {
   private ended = false;
   /** Words, keys, voice activity and silence: what each means for the call. */
   private readonly input: CallerInput;
+  /** Listens for a mailbox on an outbound call, until a person has spoken. */
+  private voicemail: VoicemailWatch | undefined;
   /** The business tools the model calls: run, held for, and each change made once. Made at the first tool call. */
   private tools: ToolLoop | undefined;
   /** Who is on the line, for a transfer's caller id. */
@@ -147,6 +157,7 @@ export class Call {
     this.log = deps.logger;
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
+    this.record = new CallRecord(id, deps.transcript.file);
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
     this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.input.holdingBack);
@@ -162,6 +173,7 @@ export class Call {
       playbackGraceMs: deps.settings.playbackGraceMs,
       send: (action) => this.send(action),
       settleReply: () => this.replies.settle(),
+      recordEnding: (ending) => (ending ? this.record.endingSent(ending.type, ending.cause) : this.record.endingUndone()),
     });
   }
 
@@ -258,7 +270,7 @@ export class Call {
         from_phone_number: known?.from ?? session.from_phone_number,
         to_phone_number: known?.to ?? session.to_phone_number,
       },
-      past?.variables,
+      past?.variables ? { variables: past.variables } : undefined,
     );
     for (const line of past?.lines ?? []) {
       if (line.role === 'user') this.history.addUser(line.text);
@@ -279,6 +291,7 @@ export class Call {
     this.voice.drop();
     this.settleTurn();
     this.input.dispose();
+    this.voicemail?.dispose();
     this.replies.settle();
     this.ended = true;
     this.waiting = [];
@@ -310,10 +323,10 @@ export class Call {
     const destination = defaultDestination(this.deps.transfer);
     if (reason === 'shutdown' && destination) {
       this.speakLine('shutdownTransfer', { final: true });
-      this.ending.after({ type: 'transfer', destination });
+      this.ending.after({ type: 'transfer', destination, cause: reason });
     } else {
       this.speakLine(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye', { final: true });
-      this.ending.after({ type: 'hangup' });
+      this.ending.after({ type: 'hangup', cause: reason });
     }
     return done;
   }
@@ -340,16 +353,25 @@ export class Call {
     return this.tools?.holdNow() || this.turn.hold();
   }
 
+  /** The call as the business's record keeps it; asked once it has ended. */
+  summary(reason: string, origin: 'service' | 'hotline'): CallSummary {
+    return this.record.summary(reason, origin);
+  }
+
   /** The conversation as the next LLM request will see it. */
   private messages(): ChatCompletionMessageParam[] {
     return this.history.messages(this.systemPrompt);
   }
 
   /** The call's variables and system prompt, once it is known who is on the line. */
-  private beginCall(session: Pick<Session, 'direction' | 'from_phone_number' | 'to_phone_number'>, variables: Readonly<Record<string, string>> | undefined): void {
-    this.prompts.begin(session, variables);
+  private beginCall(
+    session: Pick<Session, 'direction' | 'from_phone_number' | 'to_phone_number'>,
+    request: Pick<PendingCall, 'variables' | 'tags'> | undefined,
+  ): void {
+    this.prompts.begin(session, request?.variables);
     this.systemPrompt = this.prompts.render('system');
     const outbound = session.direction === 'outbound';
+    this.record.began({ direction: outbound ? 'outbound' : 'inbound', from: session.from_phone_number, to: session.to_phone_number }, request);
     this.parties = outbound
       ? { party: session.to_phone_number, line: session.from_phone_number }
       : { party: session.from_phone_number, line: session.to_phone_number };
@@ -370,7 +392,8 @@ export class Call {
     this.started = true;
     const outbound = session.direction === 'outbound';
     const request = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
-    this.beginCall(session, request?.variables);
+    this.beginCall(session, request);
+    if (outbound && this.deps.voicemail) this.voicemail = this.watchForMailbox(this.deps.voicemail.detector, this.deps.voicemail.timing);
     this.log.info(
       { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number, requested: !!request },
       'call started',
@@ -417,12 +440,11 @@ export class Call {
       },
       streaming: this.deps.pacing === 'stream',
       interrupt: (bargedIn) => this.interrupt(bargedIn),
-      bargedIn: () => this.deps.metrics.bargedIn(),
-      stopPlayback: () => {
-        const playing = this.deps.canStopPlayback && this.voice.playback.interruptible;
-        this.interrupt(true);
-        if (playing) this.send({ type: 'barge_in', session_id: this.id });
+      bargedIn: () => {
+        this.deps.metrics.bargedIn();
+        this.record.bargedIn();
       },
+      stopPlayback: () => this.stopTalking(),
       takeTurn: (text, marks) => this.takeTurn(text, marks),
       resume: () => {
         this.voice.deliver(this.awaitsCaller());
@@ -435,8 +457,38 @@ export class Call {
     };
   }
 
-  /** What the caller said (or typed) starts a turn. */
+  /** Hotline stops talking at once: generation ends, and what plays is stopped where the service allows it. */
+  private stopTalking(): void {
+    const playing = this.deps.canStopPlayback && this.voice.playback.interruptible;
+    this.interrupt(true);
+    if (playing) this.send({ type: 'barge_in', session_id: this.id });
+  }
+
+  private watchForMailbox(detector: VoicemailDetector, timing: VoicemailTiming): VoicemailWatch {
+    return new VoicemailWatch(
+      detector,
+      {
+        log: this.log,
+        hush: () => this.stopTalking(),
+        leaveMessage: () => {
+          if (this.ended || this.ending.closing) return;
+          this.speakLine('outboundVoicemail', { final: true });
+          this.ending.after({ type: 'hangup', cause: 'voicemail' });
+        },
+        prepare: (work) => this.prepare(work),
+        note: (entry) => this.deps.transcript.append(entry),
+      },
+      timing,
+    );
+  }
+
+  /** What the caller said (or typed) starts a turn — unless a mailbox said it. */
   private takeTurn(text: string, marks: InputMarks): void {
+    if (this.voicemail?.words(text, () => this.answer(text, marks))) return;
+    this.answer(text, marks);
+  }
+
+  private answer(text: string, marks: InputMarks): void {
     this.log.debug({ text, ...marks }, 'caller said');
     this.replies.settle();
     this.history.addUser(text);
@@ -450,7 +502,7 @@ export class Call {
     this.deps.transcript.append({ role: 'event', text: 'user_input_timeout', source, step });
     if (step === 'reprompt') return this.speakLine('silenceReprompt');
     this.speakLine('silenceGoodbye', { final: true });
-    this.ending.after({ type: 'hangup' });
+    this.ending.after({ type: 'hangup', cause: 'silence' });
   }
 
   private onAssistantSpeak(event: AssistantSpeakEvent): void {
@@ -512,7 +564,11 @@ export class Call {
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ssml: prompt.ssml,
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
-      onFirstToken: (t) => this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt),
+      onFirstToken: (t) => {
+        const ms = performance.now() - t.startedAt;
+        this.deps.metrics.llmFirstTokenArrived(ms);
+        if (t === this.turn && this.turnStats && this.turnStats.llmFirstTokenMs === undefined) this.turnStats.llmFirstTokenMs = ms;
+      },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
         this.log.warn({ err: error, turn: t.id, delayMs }, 'LLM request failed; retrying once');
@@ -522,6 +578,7 @@ export class Call {
     this.deps.metrics.turnStarted();
     this.input.silence.spoke();
     this.turn = turn;
+    this.turnStats = this.record.turn(turn.reply);
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
     turn
@@ -539,7 +596,11 @@ export class Call {
     if (extra.ssml !== undefined) chunk.ssml = extra.ssml;
     if (extra.filler) chunk.filler = true;
     this.voice.hold(chunk, extra.filler ? this.prompts.style(extra.filler === 'tool' ? 'toolHold' : 'thinking') : this.prompts.settings.style);
-    if (turn.reply.chunkCount === 1) this.deps.metrics.firstSpeakSent(performance.now() - turn.startedAt);
+    if (turn.reply.chunkCount === 1) {
+      const ms = performance.now() - turn.startedAt;
+      this.deps.metrics.firstSpeakSent(ms);
+      if (this.turnStats) this.turnStats.firstSpeakMs = ms;
+    }
     if (extra.filler) return this.voice.deliver();
     // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
     if (turn.closing) return;
@@ -556,6 +617,7 @@ export class Call {
         playbackRemainingMs: () => this.voice.playback.remainingMs(),
         ran: (run) => {
           this.deps.transcript.append(transcriptEntryOf(run));
+          this.record.toolRan(run);
           if (!run.reused) this.deps.metrics.toolRan(run.name, run.durationMs, run.outcome);
         },
       },
@@ -578,6 +640,7 @@ export class Call {
 
   private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
     if (turn !== this.turn) return; // superseded: already settled by interrupt()
+    if (outcome.status === 'failed' && this.turnStats) this.turnStats.failed = true;
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
@@ -614,13 +677,14 @@ export class Call {
     const destination = defaultDestination(this.deps.transfer);
     // A human beats a broken bot.
     this.speakLine(destination ? 'giveUpTransfer' : 'giveUp', { final: true });
-    this.ending.after(destination ? { type: 'transfer', destination } : { type: 'hangup' });
+    this.ending.after(destination ? { type: 'transfer', destination, cause: 'give_up' } : { type: 'hangup', cause: 'give_up' });
   }
 
   /** Forgets the finished turn; its reply stays in history and is written once it has played. */
   private settleTurn(): void {
     if (!this.turn) return;
     this.turn = undefined;
+    this.turnStats = undefined;
     this.settleIfPlayed();
   }
 
@@ -662,7 +726,7 @@ export class Call {
     const { record } = action;
     if (action.name === 'hangup') {
       record.result = 'the call is ending';
-      return this.ending.after({ type: 'hangup' }, record);
+      return this.ending.after({ type: 'hangup', cause: 'model' }, record);
     }
     const destination = resolveTransfer(record.arguments, this.deps.transfer);
     if (!destination) {
@@ -672,7 +736,7 @@ export class Call {
       return;
     }
     record.result = `transferring the call to ${destination.target}`;
-    this.ending.after({ type: 'transfer', destination }, record);
+    this.ending.after({ type: 'transfer', destination, cause: 'model' }, record);
   }
 
   private send(action: Action): void {

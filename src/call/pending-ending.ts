@@ -1,9 +1,10 @@
 import type { Logger } from '../logger.js';
+import type { EndingCause } from './call-record.js';
 import type { ToolCallRecord } from './reply.js';
 import type { TransferDestination } from './transfer.js';
 
-/** How the call ends once the speech before it has played. */
-export type Ending = { type: 'hangup' } | { type: 'transfer'; destination: TransferDestination };
+/** How the call ends once the speech before it has played, and why. */
+export type Ending = ({ type: 'hangup' } | { type: 'transfer'; destination: TransferDestination }) & { cause: EndingCause };
 
 /**
  * A hangup or transfer waiting for the speech before it to play: a goodbye is

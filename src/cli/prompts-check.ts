@@ -1,7 +1,8 @@
 /**
  * Checks a prompts folder the way Hotline loads it: every file with the
  * placeholders it uses and what is wrong with it, the clips system.md names,
- * and the tool files in its tools folder.
+ * report.md's fields, the tool files in its tools folder, and voicemail.yaml
+ * if there is one.
  *
  *   npm run prompts:check -- [dir]      (default: PROMPTS_DIR, else ./prompts; --help for the usage)
  *
@@ -10,15 +11,19 @@
  */
 import path from 'node:path';
 import { checkPromptsFolder } from '../prompts/prompt-store.js';
+import { checkReportPrompt } from '../reports/report-prompt.js';
 import { checkToolsFolder } from '../tools/tool-store.js';
+import { checkVoicemailFile } from '../voicemail/phrases-file.js';
 import { command, commandLineOrExit, UsageError } from './args.js';
 
 const USAGE = `Usage: npm run prompts:check -- [folder]
 
 Checks a prompts folder the way Hotline loads it: prints every file with the placeholders it uses
-and what is wrong with it, the audio clips system.md names, and the files of its tools folder (HTTP
-tools, context.yaml, mcp.yaml) with the environment variables they need. Exits 1 on any problem,
-warnings included, so CI can refuse a prompt edit that would make a call speak a gap or play noise.
+and what is wrong with it, the audio clips system.md names, the fields report.md asks of each call's
+report, the files of its tools folder (HTTP tools, context.yaml, mcp.yaml) with the environment
+variables they need, and voicemail.yaml (the phrases added to voicemail detection's built-in ones)
+if there is one. Exits 1 on any problem, warnings included, so CI can refuse a prompt edit that
+would make a call speak a gap or play noise.
   folder     the prompts folder to check (default: PROMPTS_DIR, else ./prompts)
 
 Example:
@@ -48,6 +53,13 @@ async function main(): Promise<number> {
     problems += file.problems.length;
   }
   for (const clip of clips) lines.push(`audio.${clip.name}: ${clip.file} (${(clip.durationMs / 1000).toFixed(1)} s)`);
+  // report.md is optional: without it nothing is printed, and the counts stay as they always were.
+  const report = await checkReportPrompt(dir);
+  if (report) {
+    lines.push(`${report.file}: ${report.summary}`);
+    for (const problem of report.problems) lines.push(`  error: ${problem}`);
+    problems += report.problems.length;
+  }
   // ${…} a tool needs are listed, never counted as problems: CI has none of the secrets.
   const tools = await checkToolsFolder(dir, process.env);
   for (const file of tools.files) {
@@ -55,9 +67,16 @@ async function main(): Promise<number> {
     for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
     problems += file.problems.length;
   }
+  // Only when there is one: the built-in phrases need no file.
+  const voicemail = await checkVoicemailFile(dir);
+  if (voicemail !== undefined) {
+    lines.push(`${voicemail.file}: ${voicemail.summary}`);
+    for (const problem of voicemail.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
+    problems += voicemail.problems.length;
+  }
   // Without a tools folder the summary stays as it always was.
   const toolFiles = tools.files.length > 0 ? `${plural(tools.files.length, 'tool file')}, ` : '';
-  lines.push(`${plural(files.length, 'file')}, ${toolFiles}${plural(problems, 'problem')}`);
+  lines.push(`${plural(files.length + (report ? 1 : 0), 'file')}, ${toolFiles}${plural(problems, 'problem')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return problems > 0 ? 1 : 0;
 }

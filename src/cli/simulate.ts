@@ -79,6 +79,8 @@ async function runPlatform(settings: PlatformSettings, io: SimulateIo, interacti
       flowNumber: settings.flowNumber,
       flowsWithoutNumber: settings.flowsWithoutNumber,
       unknownFlows: settings.unknownFlows,
+      answers: settings.answers,
+      ...(settings.mailboxGreeting === undefined ? {} : { mailboxGreeting: settings.mailboxGreeting }),
       voice: settings.voice,
       input: io.input,
       output: io.output,

@@ -1,3 +1,4 @@
+import { demoReportReply } from './demo-report.js';
 import { callbackReply, orderReply, toolResultReply } from './demo-tools.js';
 import type { ChatRequestBody, ScriptedReply } from './scripted-server.js';
 
@@ -6,8 +7,11 @@ import type { ChatRequestBody, ScriptedReply } from './scripted-server.js';
  * streamed answers, the speak tool, business tools (an order lookup, a
  * callback), a transfer when a person is asked for, a goodbye and hangup.
  * Replies are chosen from the caller's last words, or from a tool's result.
+ * A call report request (`response_format` named call_report) gets a JSON object that fits its schema.
  */
 export function demoScript(request: ChatRequestBody): ScriptedReply {
+  const report = demoReportReply(request);
+  if (report) return report;
   // A tool it called has answered: the caller's words were already dealt with.
   const fromTool = toolResultReply(request);
   if (fromTool) return fromTool;

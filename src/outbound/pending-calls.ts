@@ -2,6 +2,8 @@
 export interface PendingCall {
   readonly toPhoneNumber: string;
   readonly variables: Readonly<Record<string, string>>;
+  /** Who asked for it (a campaign and its contact), kept with the call's record; never spoken. */
+  readonly tags?: Readonly<Record<string, string>>;
   readonly requestedAt: number;
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { REPORT_PROMPT_FILE } from '../reports/report-prompt.js';
 import { loadClips, type AudioClip } from './audio-clips.js';
 import { isBuiltinName } from './builtins.js';
 import { parseFrontMatter, parseLineFrontMatter, type FrontMatterProblem } from './front-matter.js';
@@ -127,6 +128,8 @@ function strayMarkdownFiles(entries: string[]): string[] {
     .filter((e) => e.toLowerCase().endsWith('.md') && !PROMPT_FILE_NAMES.includes(e))
     // A README beside the prompts documents them; it is not a misspelt prompt.
     .filter((e) => e.toLowerCase() !== 'readme.md')
+    // The call reports read report.md themselves, for each report: it is no prompt of the calls.
+    .filter((e) => e !== REPORT_PROMPT_FILE)
     .sort();
 }
 

@@ -5,6 +5,7 @@ export type PromptName =
   | 'greeting'
   | 'outboundGreeting'
   | 'outboundGenericGreeting'
+  | 'outboundVoicemail'
   | 'error'
   | 'transferFailed'
   | 'giveUpTransfer'
@@ -41,6 +42,13 @@ export const PROMPT_FILES: readonly PromptFileSpec[] = [
     name: 'outboundGenericGreeting',
     file: 'outbound-generic-greeting.md',
     fallback: 'Hello, this is an automated assistant calling. Is now a good time to talk?',
+  },
+  {
+    name: 'outboundVoicemail',
+    file: 'outbound-voicemail.md',
+    fallback:
+      "Hi {{name|there}}, this is the automated assistant calling about {{topic|your recent request}}. Sorry we missed you; please call us back whenever it suits you. Goodbye.",
+    style: NOT_INTERRUPTIBLE,
   },
   {
     name: 'error',

@@ -16,6 +16,8 @@ export interface CallerOptions {
   record: CallRecord;
   /** Print every event sent, too. */
   verbose: boolean;
+  /** Told the words of each of Hotline's speeches as it starts playing: what the person called hears. */
+  heard?: ((text: string) => void) | undefined;
 }
 
 /** How the call ended; `reason` is what session_end said, `lost` when there was nobody left to tell. */
@@ -75,13 +77,15 @@ export class Caller {
       wpm: options.wpm,
       speed: options.speed,
       // The service reports a clip's playback without text.
-      started: (item, durationMs) =>
+      started: (item, durationMs) => {
         this.send({
           type: 'assistant_speak',
           ...(item.kind === 'speech' ? { text: item.text } : {}),
           duration_ms: durationMs,
           speech_started_at: Date.now(),
-        }),
+        });
+        if (item.kind === 'speech') options.heard?.(item.text);
+      },
       ended: () => {
         this.send({ type: 'assistant_speech_ended' });
         this.changed();

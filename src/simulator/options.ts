@@ -1,5 +1,6 @@
 import { command, numberOption, parseCommandLine, UsageError, wantsHelp, type CommandLine } from '../cli/args.js';
 import { CALLER_COMMANDS } from './caller-input.js';
+import { MAILBOX_GREETINGS, type PersonAnswer } from './person-called.js';
 
 export { UsageError };
 
@@ -13,7 +14,7 @@ export const USAGE = `Usage:
   npm run simulate -- --platform [--port 4000] [--url ws://localhost:3000/ws] [options]
       Emulates the voice service's outbound API (POST /v3/ai-flows/:id/call). Start Hotline with
       AIFLOW_API_URL=http://localhost:<port>; each call it places rings Hotline back, and you
-      play the person called.
+      play the person called (or their mailbox answers, nobody does, or the line is busy).
 
 Caller commands (typed as a line of their own):
 ${CALLER_COMMANDS.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}
@@ -44,6 +45,13 @@ Outbound emulator (--platform):
   --flow-number <number>        the AI flow's number, the caller ID of its calls (default 4930000000)
   --flow-without-number <id>    this flow has no phone number: 400 (repeatable)
   --unknown-flow <id>           this flow does not exist: 404 (repeatable)
+  --mailbox <number>            calls to this number reach its mailbox: the greeting comes as the caller's
+                                words, then a beep, and the mailbox records Hotline until it hangs up (repeatable)
+  --mailbox-greeting <text>     what the mailbox says: en (a carrier's English greeting, the default),
+                                de (a German one), or the text itself, sentence by sentence
+  --no-answer <number>          nobody answers calls to this number: Hotline is never rung (repeatable)
+  --busy <number>               this number is busy: Hotline gets only a session_end with reason "busy"
+                                for a session it never saw (the emulator's guess; repeatable)
 
 Example:
   npm run simulate -- --url ws://localhost:3000/ws --outbound --json call.json
@@ -81,6 +89,9 @@ export interface PlatformSettings {
   flowNumber: string;
   flowsWithoutNumber: string[];
   unknownFlows: string[];
+  /** How calls to these numbers are answered; every other number by you, at the terminal. */
+  answers: Record<string, PersonAnswer>;
+  mailboxGreeting?: string;
   voice: VoiceSettings;
 }
 
@@ -92,7 +103,18 @@ export const DEFAULT_FLOW_NUMBER = '4930000000';
 const DEFAULT_PLATFORM_PORT = 4000;
 
 const ABOVE_ZERO = { aboveMin: true } as const;
-const PLATFORM_ONLY = ['port', 'host', 'platform-token', 'flow-number', 'flow-without-number', 'unknown-flow'] as const;
+const PLATFORM_ONLY = [
+  'port',
+  'host',
+  'platform-token',
+  'flow-number',
+  'flow-without-number',
+  'unknown-flow',
+  'mailbox',
+  'mailbox-greeting',
+  'no-answer',
+  'busy',
+] as const;
 const CALL_ONLY = ['outbound', 'from', 'to', 'json'] as const;
 
 const SIMULATE = command({
@@ -120,6 +142,10 @@ const SIMULATE = command({
     'flow-number': { type: 'string' },
     'flow-without-number': { type: 'string', multiple: true },
     'unknown-flow': { type: 'string', multiple: true },
+    mailbox: { type: 'string', multiple: true },
+    'mailbox-greeting': { type: 'string' },
+    'no-answer': { type: 'string', multiple: true },
+    busy: { type: 'string', multiple: true },
   },
 });
 
@@ -147,6 +173,7 @@ export function parseSettings(argv: string[], env: Record<string, string | undef
     const port = values.port === undefined ? DEFAULT_PLATFORM_PORT : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
     const platformToken = nonEmpty(values['platform-token']) ?? nonEmpty(env.AIFLOW_ACCESS_TOKEN);
+    const mailboxGreeting = greetingFrom(values['mailbox-greeting']);
     return {
       mode: 'platform',
       port,
@@ -156,6 +183,8 @@ export function parseSettings(argv: string[], env: Record<string, string | undef
       flowNumber: phoneNumber('--flow-number', values['flow-number'], DEFAULT_FLOW_NUMBER),
       flowsWithoutNumber: values['flow-without-number'] ?? [],
       unknownFlows: values['unknown-flow'] ?? [],
+      answers: answersFrom(values),
+      ...(mailboxGreeting === undefined ? {} : { mailboxGreeting }),
       voice,
     };
   }
@@ -182,6 +211,33 @@ function targetFrom(values: Values, env: Record<string, string | undefined>): Ho
   if (values.secret !== undefined) throw new UsageError('--secret is the webhook secret; the WebSocket uses --token.');
   const token = nonEmpty(values.token) ?? nonEmpty(env.WS_TOKEN);
   return { kind: 'websocket', url: nonEmpty(values.url) ?? DEFAULT_WS_URL, ...(token === undefined ? {} : { token }) };
+}
+
+/** --mailbox, --no-answer and --busy as one map; a number given to two of them is a mistake worth saying. */
+function answersFrom(values: Values): Record<string, PersonAnswer> {
+  const answers: Record<string, PersonAnswer> = {};
+  const flags = [
+    ['--mailbox', values.mailbox, 'mailbox'],
+    ['--no-answer', values['no-answer'], 'no_answer'],
+    ['--busy', values.busy, 'busy'],
+  ] as const;
+  const flagOf: Record<string, string> = {};
+  for (const [flag, numbers, answer] of flags) {
+    for (const raw of numbers ?? []) {
+      const number = phoneNumber(flag, raw, '');
+      const earlier = flagOf[number];
+      if (earlier !== undefined && earlier !== flag) throw new UsageError(`${number} is given to both ${earlier} and ${flag}; give it to one.`);
+      flagOf[number] = flag;
+      answers[number] = answer;
+    }
+  }
+  return answers;
+}
+
+function greetingFrom(raw: string | undefined): string | undefined {
+  const text = nonEmpty(raw);
+  if (text === undefined) return undefined;
+  return text === 'en' || text === 'de' ? MAILBOX_GREETINGS[text] : text;
 }
 
 function phoneNumber(flag: string, raw: string | undefined, fallback: string): string {

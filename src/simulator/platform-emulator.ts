@@ -1,7 +1,13 @@
 import { startFakeAiFlowApi, type FakeFlow, type RecordedOutboundCall } from '../testing/fake-aiflow-api.js';
+import { reportBusy } from './busy-line.js';
+import type { CallEnd } from './caller.js';
 import { LineSource } from './line-source.js';
+import { runMailbox } from './mailbox.js';
 import { DEFAULT_FLOW_NUMBER, type HotlineTarget, type VoiceSettings } from './options.js';
+import { answerFor, MAILBOX_GREETINGS, type PersonAnswer, type PlacedCallEnd, type PlacedCallRecord } from './person-called.js';
 import { runCall } from './run-call.js';
+
+export { MAILBOX_GREETINGS, type PersonAnswer, type PlacedCallEnd, type PlacedCallRecord } from './person-called.js';
 
 export interface PlatformEmulatorOptions {
   /** 0 for any free port. */
@@ -24,6 +30,14 @@ export interface PlatformEmulatorOptions {
   /** Flows that answer 404 (do not exist). Every other flow exists and has a number. */
   unknownFlows?: string[];
   voice?: Partial<VoiceSettings>;
+  /** How the call to a number (digits, as the service writes them) is answered; others as `defaultAnswer`. */
+  answers?: Record<string, PersonAnswer>;
+  /** Default 'person': you, at the terminal (or the piped lines). */
+  defaultAnswer?: PersonAnswer;
+  /** What a mailbox says, sentence by sentence; default MAILBOX_GREETINGS.en. */
+  mailboxGreeting?: string;
+  /** How long a mailbox records after its beep before it hangs up by itself; default 60 s. */
+  mailboxLimitMs?: number;
   /** The lines the person called says. */
   input: NodeJS.ReadableStream;
   output: (line: string) => void;
@@ -37,26 +51,38 @@ export interface PlatformEmulator {
   port: number;
   /** Every request to the outbound endpoint, whatever it was answered. */
   requests: RecordedOutboundCall[];
+  /** Every call placed (answered 201), in order: how it was answered, what Hotline said, how it ended. */
+  calls: readonly PlacedCallRecord[];
   /**
-   * The exit code, once the emulator is done: with piped input when its input has
-   * ended and the calls placed so far are over; at a terminal on Ctrl-D.
+   * The exit code, once the emulator is done: with piped input when a call the
+   * person answered (and so played the input) is over and no other call waits;
+   * at a terminal on Ctrl-D. Calls the person never answers (mailbox, no
+   * answer, busy) leave the input for the next call.
    */
   done: Promise<number>;
+  /** The index-th call placed (from 0), once it has ended; rejects if the emulator closes before such a call is placed. */
+  callEnded(index: number): Promise<PlacedCallRecord>;
   /** Hangs up a call in progress and stops listening. */
   close(): Promise<void>;
 }
 
-interface PlacedCall {
-  aiFlowId: string;
-  toPhoneNumber: string;
-}
-
 const DEFAULT_VOICE: VoiceSettings = { wpm: 180, speed: 1, answerTimeoutMs: 15_000, noWait: false, verbose: false };
+const DEFAULT_MAILBOX_LIMIT_MS = 60_000;
+
+/** What the terminal says about a call just placed, by how it will be answered. */
+const PLACED: Record<PersonAnswer, string> = {
+  person: 'ringing Hotline…',
+  mailbox: 'the mailbox will answer; ringing Hotline…',
+  no_answer: 'nobody answers; Hotline is not rung',
+  busy: 'the line is busy; Hotline is not rung',
+};
 
 /**
  * Plays the voice service's side of outbound calls: answers POST
- * /v3/ai-flows/:id/call like the service, then rings Hotline with the
- * outbound session_start and lets the terminal play the person called.
+ * /v3/ai-flows/:id/call like the service, then, one call after another,
+ * rings Hotline with the outbound session_start and lets the terminal play
+ * the person called; or, as `answers` says for the number, their mailbox
+ * answers, nobody does, or the line is busy.
  */
 export async function startPlatformEmulator(options: PlatformEmulatorOptions): Promise<PlatformEmulator> {
   const { output } = options;
@@ -66,7 +92,22 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
   for (const id of options.flowsWithoutNumber ?? []) flows[id] = { phoneNumber: false };
   for (const id of options.unknownFlows ?? []) flows[id] = { exists: false };
 
-  const queue: PlacedCall[] = [];
+  const queue: PlacedCallRecord[] = [];
+  const calls: PlacedCallRecord[] = [];
+  /** Calls that waited for another: what becomes of them is said when their turn comes. */
+  const queued = new WeakSet<PlacedCallRecord>();
+  const endWaiters: { index: number; resolve: (call: PlacedCallRecord) => void; reject: (error: Error) => void }[] = [];
+  /** Tells whoever waits for this call's end; the emulator closed, also whoever waits for a call that never came. */
+  const settleWaiters = (): void => {
+    for (const waiter of [...endWaiters]) {
+      const call = calls[waiter.index];
+      if (call?.ended === undefined && !closed) continue;
+      endWaiters.splice(endWaiters.indexOf(waiter), 1);
+      if (call?.ended !== undefined) waiter.resolve(call);
+      else waiter.reject(new Error(`the emulator closed before call ${waiter.index} ended`));
+    }
+  };
+  const answers = options.answers ?? {};
   let busy = false;
   let closed = false;
   let wake: (() => void) | undefined;
@@ -85,9 +126,13 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
         return;
       }
       const { toPhoneNumber } = request.body as { toPhoneNumber: string };
+      const answeredAs = answerFor(toPhoneNumber, answers, options.defaultAnswer ?? 'person');
       const waiting = busy || queue.length > 0;
-      output(`call to ${toPhoneNumber} placed by flow ${aiFlowId}: ${waiting ? 'queued until the call in progress ends' : 'ringing Hotline…'}`);
-      queue.push({ aiFlowId, toPhoneNumber });
+      output(`call to ${toPhoneNumber} placed by flow ${aiFlowId}: ${waiting ? 'queued until the call in progress ends' : PLACED[answeredAs]}`);
+      const call: PlacedCallRecord = { aiFlowId, toPhoneNumber, answeredAs, sessionId: undefined, hotlineSaid: [], message: [], ended: undefined };
+      calls.push(call);
+      if (waiting) queued.add(call);
+      queue.push(call);
       wake?.();
     },
   });
@@ -102,10 +147,10 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
   );
 
   /** The next placed call; undefined when the emulator should stop. */
-  async function nextCall(): Promise<PlacedCall | undefined> {
+  async function nextCall(): Promise<PlacedCallRecord | undefined> {
     for (;;) {
-      const queued = queue.shift();
-      if (queued) return queued;
+      const next = queue.shift();
+      if (next) return next;
       if (closed) return undefined;
       const arrived = new Promise<'call'>((resolve) => (wake = () => resolve('call')));
       if (!interactive) {
@@ -133,31 +178,79 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
       const call = await nextCall();
       if (!call) break;
       busy = true;
-      const hotlineUrl = typeof options.hotlineUrl === 'function' ? options.hotlineUrl() : options.hotlineUrl;
-      const ring = options.ring ?? { kind: 'websocket' };
-      const target: HotlineTarget =
-        ring.kind === 'webhook'
-          ? { kind: 'webhook', url: hotlineUrl, ...(ring.secret === undefined ? {} : { secret: ring.secret }) }
-          : { kind: 'websocket', url: hotlineUrl, ...(ring.token === undefined ? {} : { token: ring.token }) };
-      const result = await runCall(
-        {
-          target,
-          direction: 'outbound',
-          from: options.flowNumber ?? DEFAULT_FLOW_NUMBER,
-          to: call.toPhoneNumber,
-          voice,
-          interactive,
-          signal: hangUpActive.signal,
-        },
-        lines,
-        output,
-      );
+      code = Math.max(code, await answer(call));
       busy = false;
-      code = Math.max(code, result);
-      // Piped input plays one script: once its call is over and no other call waits, the emulator's work is done.
-      if (closed || (!interactive && queue.length === 0)) break;
+      settleWaiters();
+      // Piped input plays one script: once the person has played it and no other call waits, the emulator's work is done.
+      if (closed || (!interactive && call.answeredAs === 'person' && queue.length === 0)) break;
     }
+    // Calls still waiting when the emulator closed never rang.
+    for (const call of calls) call.ended ??= 'emulator_closed';
+    settleWaiters();
     return code;
+  }
+
+  /** Plays one placed call to its end, as the person called answers it; returns its exit code. */
+  async function answer(call: PlacedCallRecord): Promise<number> {
+    const hotlineUrl = typeof options.hotlineUrl === 'function' ? options.hotlineUrl() : options.hotlineUrl;
+    const ring = options.ring ?? { kind: 'websocket' };
+    const target: HotlineTarget =
+      ring.kind === 'webhook'
+        ? { kind: 'webhook', url: hotlineUrl, ...(ring.secret === undefined ? {} : { secret: ring.secret }) }
+        : { kind: 'websocket', url: hotlineUrl, ...(ring.token === undefined ? {} : { token: ring.token }) };
+    const from = options.flowNumber ?? DEFAULT_FLOW_NUMBER;
+    const to = call.toPhoneNumber;
+    switch (call.answeredAs) {
+      case 'no_answer':
+        // Not even a session_end: Hotline never had a session, and the service's API has no status to ask.
+        call.ended = 'no_answer';
+        if (queued.has(call)) output(`call to ${to}: ${PLACED.no_answer}`);
+        return 0;
+      case 'busy':
+        if (queued.has(call)) output(`call to ${to}: ${PLACED.busy}`);
+        call.sessionId = await reportBusy({ target, from, to }, output);
+        call.ended = 'busy';
+        return 0;
+      case 'mailbox': {
+        const mailbox = await runMailbox(
+          {
+            target,
+            direction: 'outbound',
+            from,
+            to,
+            voice,
+            greeting: options.mailboxGreeting ?? MAILBOX_GREETINGS.en,
+            limitMs: options.mailboxLimitMs ?? DEFAULT_MAILBOX_LIMIT_MS,
+            signal: hangUpActive.signal,
+            heardInto: call,
+          },
+          output,
+        );
+        call.sessionId = mailbox.sessionId;
+        call.ended = mailbox.end === undefined ? 'refused' : mailbox.timeUp ? 'mailbox_time_up' : endOf(mailbox.end, closed);
+        return mailbox.end === undefined || mailbox.end.reason === 'lost' ? 1 : 0;
+      }
+      case 'person': {
+        let end: CallEnd | undefined;
+        const code = await runCall(
+          {
+            target,
+            direction: 'outbound',
+            from,
+            to,
+            voice,
+            interactive,
+            signal: hangUpActive.signal,
+            heard: (text) => call.hotlineSaid.push(text),
+            ended: (callEnd) => (end = callEnd),
+          },
+          lines,
+          output,
+        );
+        call.ended = end === undefined ? 'refused' : endOf(end, closed);
+        return code;
+      }
+    }
   }
 
   const done = serve();
@@ -166,7 +259,14 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
     url: api.url,
     port: api.port,
     requests: api.calls,
+    calls,
     done,
+    callEnded(index) {
+      const call = calls[index];
+      if (call?.ended !== undefined) return Promise.resolve(call);
+      if (closed) return Promise.reject(new Error(`the emulator closed before call ${index} ended`));
+      return new Promise((resolve, reject) => endWaiters.push({ index, resolve, reject }));
+    },
     close() {
       closing ??= (async () => {
         closed = true;
@@ -179,6 +279,20 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
       return closing;
     },
   };
+}
+
+/** A call's end as the emulator records it; `closed` tells the emulator closing from the person hanging up. */
+function endOf(end: CallEnd, closed: boolean): PlacedCallEnd {
+  switch (end.reason) {
+    case 'hangup':
+      return 'hotline_hung_up';
+    case 'transferred':
+      return 'transferred';
+    case 'caller_hangup':
+      return closed ? 'emulator_closed' : 'person_hung_up';
+    case 'lost':
+      return 'lost';
+  }
 }
 
 function reasonOf(request: RecordedOutboundCall): string {

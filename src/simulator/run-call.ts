@@ -7,7 +7,8 @@ import type { HotlineTarget, VoiceSettings } from './options.js';
 import { formatWarning } from './output.js';
 import { ConnectionRefusedError, connectWebSocket, webhookTransport, type Transport } from './transports.js';
 
-export interface CallPlan {
+/** What a call needs to start: where Hotline is, and who calls whom. */
+export interface CallStart {
   target: HotlineTarget;
   direction: 'inbound' | 'outbound';
   /** from_phone_number: who calls. */
@@ -15,46 +16,38 @@ export interface CallPlan {
   /** to_phone_number: who is called. */
   to: string;
   voice: VoiceSettings;
+  sessionId?: string;
+  /** Told the words of each of Hotline's speeches as it starts playing. */
+  heard?: (text: string) => void;
+}
+
+export interface CallPlan extends CallStart {
   /** A person at a terminal rather than piped input. */
   interactive: boolean;
   jsonFile?: string;
-  sessionId?: string;
   /** Aborting it hangs up (Ctrl-C, the emulator closing). */
   signal?: AbortSignal;
+  /** Told how the call ended, before the exit code is returned. */
+  ended?: (end: CallEnd) => void;
+}
+
+export interface StartedCall {
+  caller: Caller;
+  record: CallRecord;
+  sessionId: string;
 }
 
 /** One whole call: connect, session_start, the conversation, session_end. Returns the exit code. */
 export async function runCall(plan: CallPlan, lines: LineSource, output: (line: string) => void): Promise<number> {
-  let transport: Transport;
-  try {
-    transport = await openTransport(plan.target);
-  } catch (error) {
-    return refused(error, output);
-  }
-  const sessionId = plan.sessionId ?? randomUUID();
-  const record = new CallRecord(sessionId, transport.kind);
-  const caller = new Caller(transport, { sessionId, wpm: plan.voice.wpm, speed: plan.voice.speed, output, record, verbose: plan.voice.verbose });
-
-  output(`calling Hotline at ${transport.target} (${transport.kind}): ${plan.direction} call ${plan.from} → ${plan.to}, session ${sessionId}`);
-  if (plan.interactive) {
+  const started = await startCall(plan, output, () => {
+    if (!plan.interactive) return;
     output(
       'type what the caller says and press Enter; /dtmf 4711# presses keys, /silence stays silent, ' +
         '/bargein interrupts; /hangup or Ctrl-D ends the call',
     );
-  }
-  try {
-    await caller.start({
-      account_id: 'simulator',
-      // The AI flow's own number: the one called inbound, the caller ID outbound.
-      phone_number: plan.direction === 'inbound' ? plan.to : plan.from,
-      direction: plan.direction,
-      from_phone_number: plan.from,
-      to_phone_number: plan.to,
-    });
-  } catch (error) {
-    await transport.close().catch(() => undefined);
-    return refused(error, output);
-  }
+  });
+  if (started === undefined) return 1;
+  const { caller, record } = started;
 
   const hangUp = () => void caller.hangUp();
   if (plan.signal?.aborted) hangUp();
@@ -67,6 +60,7 @@ export async function runCall(plan: CallPlan, lines: LineSource, output: (line: 
   });
   plan.signal?.removeEventListener('abort', hangUp);
   output(describeEnd(end));
+  plan.ended?.(end);
 
   let code = end.reason === 'lost' ? 1 : 0;
   if (plan.jsonFile !== undefined) {
@@ -81,7 +75,44 @@ export async function runCall(plan: CallPlan, lines: LineSource, output: (line: 
   return code;
 }
 
-function openTransport(target: HotlineTarget): Promise<Transport> {
+/**
+ * Connects and sends session_start; undefined, once the reason is shown,
+ * when Hotline refused the call or could not be reached. `announced` runs
+ * after the line that says which call this is, before session_start.
+ */
+export async function startCall(plan: CallStart, output: (line: string) => void, announced?: () => void): Promise<StartedCall | undefined> {
+  let transport: Transport;
+  try {
+    transport = await openTransport(plan.target);
+  } catch (error) {
+    refused(error, output);
+    return undefined;
+  }
+  const sessionId = plan.sessionId ?? randomUUID();
+  const record = new CallRecord(sessionId, transport.kind);
+  const { wpm, speed, verbose } = plan.voice;
+  const caller = new Caller(transport, { sessionId, wpm, speed, output, record, verbose, heard: plan.heard });
+
+  output(`calling Hotline at ${transport.target} (${transport.kind}): ${plan.direction} call ${plan.from} → ${plan.to}, session ${sessionId}`);
+  announced?.();
+  try {
+    await caller.start({
+      account_id: 'simulator',
+      // The AI flow's own number: the one called inbound, the caller ID outbound.
+      phone_number: plan.direction === 'inbound' ? plan.to : plan.from,
+      direction: plan.direction,
+      from_phone_number: plan.from,
+      to_phone_number: plan.to,
+    });
+  } catch (error) {
+    await transport.close().catch(() => undefined);
+    refused(error, output);
+    return undefined;
+  }
+  return { caller, record, sessionId };
+}
+
+export function openTransport(target: HotlineTarget): Promise<Transport> {
   if (target.kind === 'webhook') return Promise.resolve(webhookTransport(target.url, target.secret));
   return connectWebSocket(target.url, target.token);
 }
@@ -92,7 +123,7 @@ function refused(error: unknown, output: (line: string) => void): number {
   return 1;
 }
 
-function describeEnd(end: CallEnd): string {
+export function describeEnd(end: CallEnd): string {
   switch (end.reason) {
     case 'hangup':
       return 'call ended: Hotline hung up';

@@ -1,0 +1,117 @@
+import type { CallEndReason, CallSummary, ToolRunSummary, TurnSummary } from './call-summary.js';
+import type { Reply } from './reply.js';
+import type { ToolRunRecord } from './tool-loop.js';
+
+/** Why Hotline itself ended a call (hung up or handed it over): it decides how the call is said to have ended. */
+export type EndingCause = 'model' | 'silence' | 'give_up' | 'idle' | 'shutdown' | 'voicemail';
+
+export interface TurnStats {
+  readonly at: string;
+  /** The turn's reply: whether the caller cut it is read from it at the end. */
+  readonly reply: Reply;
+  llmFirstTokenMs?: number;
+  firstSpeakMs?: number;
+  failed: boolean;
+}
+
+/** What a call's summary is made of, collected as the call goes. */
+export class CallRecord {
+  private readonly startedAt = new Date();
+  private session: { direction: 'inbound' | 'outbound'; from: string | undefined; to: string | undefined } = {
+    direction: 'inbound',
+    from: undefined,
+    to: undefined,
+  };
+  private request: { variables: Readonly<Record<string, string>>; tags: Readonly<Record<string, string>> | undefined } | undefined;
+  private readonly turns: TurnStats[] = [];
+  private bargeIns = 0;
+  private readonly toolRuns: ToolRunSummary[] = [];
+  /** The last call-ending action Hotline sent, and why. */
+  private ending: { type: 'hangup' | 'transfer'; cause: EndingCause } | undefined;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly transcriptFile: string,
+  ) {}
+
+  began(
+    session: { direction: 'inbound' | 'outbound'; from: string | undefined; to: string | undefined },
+    request: { variables: Readonly<Record<string, string>>; tags?: Readonly<Record<string, string>> | undefined } | undefined,
+  ): void {
+    this.session = session;
+    if (request) this.request = { variables: request.variables, tags: request.tags };
+  }
+
+  /** A turn began; the returned stats are filled in as it goes. */
+  turn(reply: Reply): TurnStats {
+    const stats: TurnStats = { at: new Date().toISOString(), reply, failed: false };
+    this.turns.push(stats);
+    return stats;
+  }
+
+  bargedIn(): void {
+    this.bargeIns += 1;
+  }
+
+  toolRan(run: ToolRunRecord): void {
+    this.toolRuns.push({ name: run.name, arguments: run.arguments, outcome: run.outcome, durationMs: run.durationMs, reused: run.reused });
+  }
+
+  endingSent(type: 'hangup' | 'transfer', cause: EndingCause): void {
+    this.ending = { type, cause };
+  }
+
+  /** A transfer nobody answered brought the call back: it has not ended that way after all. */
+  endingUndone(): void {
+    this.ending = undefined;
+  }
+
+  summary(reason: string, origin: 'service' | 'hotline'): CallSummary {
+    const endedAt = new Date();
+    return {
+      sessionId: this.sessionId,
+      direction: this.session.direction,
+      from: this.session.from,
+      to: this.session.to,
+      startedAt: this.startedAt.toISOString(),
+      endedAt: endedAt.toISOString(),
+      durationMs: endedAt.getTime() - this.startedAt.getTime(),
+      endReason: this.endReason(reason, origin),
+      serviceReason: origin === 'service' && reason !== 'session_end' ? reason : undefined,
+      turns: this.turns.map(
+        ({ at, reply, llmFirstTokenMs, firstSpeakMs, failed }): TurnSummary => ({
+          at,
+          ...(llmFirstTokenMs === undefined ? {} : { llmFirstTokenMs: Math.round(llmFirstTokenMs) }),
+          ...(firstSpeakMs === undefined ? {} : { firstSpeakMs: Math.round(firstSpeakMs) }),
+          interrupted: reply.interrupted,
+          failed,
+        }),
+      ),
+      bargeIns: this.bargeIns,
+      toolRuns: [...this.toolRuns],
+      variables: this.request?.variables,
+      tags: this.request?.tags,
+      transcriptFile: this.transcriptFile,
+    };
+  }
+
+  private endReason(reason: string, origin: 'service' | 'hotline'): CallEndReason {
+    // Hotline's own reasons for ending a call win over whoever closed the line after it.
+    if (reason === 'idle_timeout') return 'idle';
+    if (reason === 'shutdown') return 'shutdown';
+    const ending = this.ending;
+    if (ending) {
+      switch (ending.cause) {
+        case 'model':
+          return ending.type === 'transfer' ? 'transferred' : 'agent_hung_up';
+        case 'give_up':
+          return 'error';
+        case 'idle':
+          return 'idle';
+        default:
+          return ending.cause;
+      }
+    }
+    return origin === 'service' ? 'caller_hung_up' : 'connection_lost';
+  }
+}

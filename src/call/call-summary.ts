@@ -1,0 +1,88 @@
+import type { ToolOutcome } from './business-tools.js';
+
+/**
+ * What the call core tells about each call once it has ended, for whoever
+ * keeps a record of calls (reports, campaigns). The core owns this interface;
+ * `server.ts` wires an implementation in, so the core never imports one.
+ */
+
+/** How a call ended. */
+export type CallEndReason =
+  /** The caller (or the person called) hung up, or the service ended the call. */
+  | 'caller_hung_up'
+  /** The model said goodbye and hung up. */
+  | 'agent_hung_up'
+  /** The call went to a person. */
+  | 'transferred'
+  /** The caller stayed silent through the re-prompts. */
+  | 'silence'
+  /** Hotline gave up after failed turns (the LLM kept failing). */
+  | 'error'
+  /** Hotline was shutting down. */
+  | 'shutdown'
+  /** No event for CALL_IDLE_TIMEOUT_MS. */
+  | 'idle'
+  /** An outbound call reached a mailbox: a message was left. */
+  | 'voicemail'
+  /** The connection to the voice service broke and did not come back. */
+  | 'connection_lost';
+
+export interface TurnSummary {
+  /** ISO time the caller's words arrived. */
+  readonly at: string;
+  /** From the caller's words to the LLM's first token (answer or reasoning). */
+  readonly llmFirstTokenMs?: number;
+  /** From the caller's words to the first speak of the reply. */
+  readonly firstSpeakMs?: number;
+  /** The caller cut this reply short. */
+  readonly interrupted: boolean;
+  /** The LLM failed this turn: the caller heard the apology. */
+  readonly failed: boolean;
+}
+
+export interface ToolRunSummary {
+  readonly name: string;
+  readonly arguments: string;
+  readonly outcome: ToolOutcome;
+  readonly durationMs: number;
+  readonly reused: boolean;
+}
+
+export interface CallSummary {
+  readonly sessionId: string;
+  readonly direction: 'inbound' | 'outbound';
+  readonly from: string | undefined;
+  readonly to: string | undefined;
+  /** ISO times. */
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly durationMs: number;
+  readonly endReason: CallEndReason;
+  /** session_end's own reason, when the service sent one. */
+  readonly serviceReason: string | undefined;
+  readonly turns: readonly TurnSummary[];
+  readonly bargeIns: number;
+  readonly toolRuns: readonly ToolRunSummary[];
+  /** An outbound call Hotline requested: the request's variables (and a campaign's, among them). */
+  readonly variables: Readonly<Record<string, string>> | undefined;
+  /** The request's own tags (a campaign and contact id), untouched by the call. */
+  readonly tags: Readonly<Record<string, string>> | undefined;
+  /** The call's JSONL transcript, complete on disk when the summary is given. */
+  readonly transcriptFile: string;
+}
+
+/** Told of every call that ended, once its transcript is on disk. Must not throw. */
+export interface CallObserver {
+  callEnded(summary: CallSummary): void;
+}
+
+/** Tells an outbound call's first words from a mailbox's greeting. */
+export interface VoicemailDetector {
+  /** From the words alone: clearly a mailbox, clearly a person, or unsure. */
+  classify(text: string): 'voicemail' | 'human' | 'unsure';
+  /**
+   * The model's judgement for words the phrases are unsure of; resolves
+   * 'human' when the model cannot tell in time. Never rejects.
+   */
+  judge(text: string, signal: AbortSignal): Promise<'voicemail' | 'human'>;
+}

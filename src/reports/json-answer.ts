@@ -1,0 +1,46 @@
+/**
+ * The JSON object in a model's answer. A model that honours `response_format`
+ * answers with the object alone; others wrap it in ```json fences or in
+ * words ("Here is the report: {...}"), and are still understood.
+ */
+
+const FENCE = /^```[a-zA-Z]*[ \t]*\r?\n([\s\S]*?)\r?\n?```$/;
+
+/** The parsed object; undefined when the text holds none. */
+export function parseJsonAnswer(text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
+  const fenced = FENCE.exec(trimmed);
+  const candidate = fenced ? fenced[1]!.trim() : trimmed;
+  const whole = tryParse(candidate);
+  if (whole !== undefined) return whole;
+  const first = firstObject(candidate);
+  return first === undefined ? undefined : tryParse(first);
+}
+
+function tryParse(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** The first balanced `{...}` in the text, braces inside strings not counted. */
+function firstObject(text: string): string | undefined {
+  const start = text.indexOf('{');
+  if (start < 0) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') depth++;
+    else if (char === '}' && --depth === 0) return text.slice(start, i + 1);
+  }
+  return undefined;
+}

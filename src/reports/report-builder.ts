@@ -1,0 +1,168 @@
+/**
+ * The report of one call: what the call core summed up, the transcript read
+ * back, and what the model made of it. Its JSON is the webhook's body and the
+ * `reports.body` column, byte for byte.
+ */
+import { z } from 'zod';
+import type { CallSummary } from '../call/call-summary.js';
+import { END_REASONS, TOOL_OUTCOMES } from '../store/call-repository.js';
+import { FIELDS_STATUSES, FieldValuesSchema, type FieldValues } from '../store/report-repository.js';
+import type { TranscriptLine } from './transcript-lines.js';
+
+const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() });
+
+/**
+ * The report as delivered (`version: 1`; a later version only adds keys). Every key is always
+ * present; what is unknown is `null`. Times are ISO 8601 UTC, durations milliseconds.
+ *
+ * ```json
+ * {
+ *   "version": 1,
+ *   "session_id": "c0ffee-1",
+ *   "direction": "inbound",                       // or "outbound"
+ *   "from": "4915…", "to": "4930…",               // null when the service sent none
+ *   "started_at": "2026-11-22T03:03:55.823Z",
+ *   "ended_at": "2026-11-22T03:05:01.611Z",
+ *   "duration_ms": 65788,
+ *   "end_reason": "transferred",                  // caller_hung_up | agent_hung_up | transferred | silence | error
+ *                                                 // | shutdown | idle | voicemail | connection_lost
+ *   "service_reason": "transfer",                 // session_end's own reason, or null
+ *   "turns": {
+ *     "count": 3, "interrupted": 1, "failed": 0,
+ *     "llm_first_token_ms": { "p50": 412, "max": 980 },   // null/null when no turn had one
+ *     "first_speak_ms": { "p50": 655, "max": 1210 },
+ *     "each": [ { "at": "…", "llm_first_token_ms": 412, "first_speak_ms": 655, "interrupted": false, "failed": false } ]
+ *   },
+ *   "barge_ins": 1,
+ *   "tool_calls": [ { "name": "order_status", "arguments": "{\"order_number\":\"4711\"}",   // the model's JSON text
+ *                     "outcome": "ok", "duration_ms": 130, "reused": false } ],            // ok | error | timeout
+ *                                                                                          // | invalid | unavailable | aborted
+ *   "variables": { "name": "Ada" },               // an outbound request's variables, or null
+ *   "tags": { "campaign": "c1" },                 // an outbound request's tags, or null
+ *   "summary": "Ada asked where order 4711 is …", // null unless fields_status is "ok"
+ *   "fields": { "callback_wanted": false, "sentiment": "neutral" },   // report.md's fields, or null
+ *   "fields_status": "ok",                        // ok | failed (fields_error says why) | skipped (no report.md)
+ *   "fields_error": null,
+ *   "transcript": [
+ *     { "ts": "…", "role": "user", "text": "Where is my order?", "interrupted": false, "tool": null },
+ *     { "ts": "…", "role": "tool", "text": "…", "interrupted": false, "tool": { "name": "order_status", "outcome": "ok" } }
+ *   ]                                             // role: user | assistant | tool | event; the JSONL file's lines
+ * }
+ * ```
+ */
+export const CallReportSchema = z.object({
+  version: z.literal(1),
+  session_id: z.string(),
+  direction: z.enum(['inbound', 'outbound']),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string(),
+  duration_ms: z.number(),
+  end_reason: z.enum(END_REASONS),
+  service_reason: z.string().nullable(),
+  turns: z.object({
+    count: z.number(),
+    interrupted: z.number(),
+    failed: z.number(),
+    llm_first_token_ms: Stat,
+    first_speak_ms: Stat,
+    each: z.array(
+      z.object({
+        at: z.string(),
+        llm_first_token_ms: z.number().nullable(),
+        first_speak_ms: z.number().nullable(),
+        interrupted: z.boolean(),
+        failed: z.boolean(),
+      }),
+    ),
+  }),
+  barge_ins: z.number(),
+  tool_calls: z.array(
+    z.object({ name: z.string(), arguments: z.string(), outcome: z.enum(TOOL_OUTCOMES), duration_ms: z.number(), reused: z.boolean() }),
+  ),
+  variables: z.record(z.string(), z.string()).nullable(),
+  tags: z.record(z.string(), z.string()).nullable(),
+  summary: z.string().nullable(),
+  fields: FieldValuesSchema.nullable(),
+  fields_status: z.enum(FIELDS_STATUSES),
+  fields_error: z.string().nullable(),
+  transcript: z.array(
+    z.object({
+      ts: z.string(),
+      role: z.enum(['user', 'assistant', 'tool', 'event']),
+      text: z.string(),
+      interrupted: z.boolean(),
+      tool: z.object({ name: z.string(), outcome: z.string().nullable() }).nullable(),
+    }),
+  ),
+});
+export type CallReport = z.infer<typeof CallReportSchema>;
+
+/** What became of the summary and fields. */
+export type ReportContent =
+  | { readonly status: 'ok'; readonly summary: string; readonly fields: FieldValues }
+  | { readonly status: 'failed'; readonly error: string }
+  | { readonly status: 'skipped' };
+
+export function buildReport(call: CallSummary, transcript: readonly TranscriptLine[], content: ReportContent): CallReport {
+  const ok = content.status === 'ok' ? content : undefined;
+  return {
+    version: 1,
+    session_id: call.sessionId,
+    direction: call.direction,
+    from: call.from ?? null,
+    to: call.to ?? null,
+    started_at: call.startedAt,
+    ended_at: call.endedAt,
+    duration_ms: Math.round(call.durationMs),
+    end_reason: call.endReason,
+    service_reason: call.serviceReason ?? null,
+    turns: {
+      count: call.turns.length,
+      interrupted: call.turns.filter((turn) => turn.interrupted).length,
+      failed: call.turns.filter((turn) => turn.failed).length,
+      llm_first_token_ms: stat(call.turns.map((turn) => turn.llmFirstTokenMs)),
+      first_speak_ms: stat(call.turns.map((turn) => turn.firstSpeakMs)),
+      each: call.turns.map((turn) => ({
+        at: turn.at,
+        llm_first_token_ms: rounded(turn.llmFirstTokenMs),
+        first_speak_ms: rounded(turn.firstSpeakMs),
+        interrupted: turn.interrupted,
+        failed: turn.failed,
+      })),
+    },
+    barge_ins: call.bargeIns,
+    tool_calls: call.toolRuns.map((run) => ({
+      name: run.name,
+      arguments: run.arguments,
+      outcome: run.outcome,
+      duration_ms: Math.round(run.durationMs),
+      reused: run.reused,
+    })),
+    variables: call.variables ? { ...call.variables } : null,
+    tags: call.tags ? { ...call.tags } : null,
+    summary: ok?.summary ?? null,
+    fields: ok?.fields ?? null,
+    fields_status: content.status,
+    fields_error: content.status === 'failed' ? content.error : null,
+    transcript: transcript.map((line) => ({
+      ts: line.ts,
+      role: line.role,
+      text: line.text,
+      interrupted: line.interrupted,
+      tool: line.tool ? { name: line.tool.name, outcome: line.tool.outcome } : null,
+    })),
+  };
+}
+
+function rounded(value: number | undefined): number | null {
+  return value === undefined ? null : Math.round(value);
+}
+
+/** Median (nearest rank) and maximum of the values a turn had; null when none had one. */
+function stat(values: readonly (number | undefined)[]): { p50: number | null; max: number | null } {
+  const known = values.filter((value): value is number => value !== undefined).sort((a, b) => a - b);
+  if (known.length === 0) return { p50: null, max: null };
+  return { p50: Math.round(known[Math.ceil(known.length / 2) - 1]!), max: Math.round(known.at(-1)!) };
+}

@@ -1,0 +1,205 @@
+/**
+ * A report of every call. When a call ends its row is stored at once; then,
+ * off the call's path, the transcript is read back, the model fills in the
+ * summary and report.md's fields, and the report is stored and queued for the
+ * webhook. Nothing here throws at the call core: every failure is logged and
+ * costs at most the fields, never the report.
+ */
+import type { CallObserver, CallSummary } from '../call/call-summary.js';
+import type { Logger } from '../logger.js';
+import { CallRepository } from '../store/call-repository.js';
+import type { Database } from '../store/database.js';
+import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
+import { ReportRepository, type StoredReport } from '../store/report-repository.js';
+import { DeliveryQueue, type DeliveryAttempt, type RetryPolicy, type WebhookTarget } from './delivery.js';
+import { buildReport, type ReportContent } from './report-builder.js';
+import { ReportLlm, type ReportLlmOptions } from './report-llm.js';
+import { readReportPrompt } from './report-prompt.js';
+import { Slots } from './slots.js';
+import { readTranscriptLines, type TranscriptLine } from './transcript-lines.js';
+import { renderTranscript } from './transcript-text.js';
+
+export interface ReportServiceOptions {
+  readonly db: Database;
+  /** Where report.md is read from, for each report. */
+  readonly promptsDir: string;
+  readonly llm: ReportLlmOptions;
+  /** Without it, reports are only stored. */
+  readonly webhook?: WebhookTarget | undefined;
+  readonly retry?: Partial<RetryPolicy> | undefined;
+  readonly logger: Logger;
+  /** How long close() waits for reports in progress before storing them without fields; default 5 s. */
+  readonly closeGraceMs?: number | undefined;
+  /** Told of each webhook attempt (metrics, tests). */
+  readonly onDeliveryAttempt?: ((attempt: DeliveryAttempt) => void) | undefined;
+}
+
+/** A stored call and its report, if it has one yet. */
+export interface CallRecord {
+  readonly call: CallSummary;
+  readonly report: StoredReport | undefined;
+}
+
+export interface CallDetail extends CallRecord {
+  readonly deliveries: readonly Delivery[];
+}
+
+/** What the fields_error of a report cut short by close() says. */
+export const SHUTDOWN_ERROR = 'shutdown';
+const DEFAULT_CLOSE_GRACE_MS = 5_000;
+/** Model requests at once; the rest wait their turn. */
+const CONCURRENT_REPORTS = 4;
+/** At start, calls a crash left without a report are reported if they ended this recently… */
+const RECOVER_WITHIN_MS = 24 * 60 * 60_000;
+/** …and at most this many of them. */
+const RECOVER_AT_MOST = 100;
+
+export class ReportService implements CallObserver {
+  private readonly calls: CallRepository;
+  private readonly reports: ReportRepository;
+  private readonly deliveries: DeliveryRepository;
+  private readonly queue: DeliveryQueue | undefined;
+  private readonly llm: ReportLlm;
+  private readonly slots = new Slots(CONCURRENT_REPORTS);
+  private readonly log: Logger;
+  private readonly jobs = new Set<Promise<void>>();
+  /** Aborted once close() has waited long enough: the model requests still running end as 'shutdown'. */
+  private readonly stopping = new AbortController();
+  private closing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ReportServiceOptions) {
+    this.log = options.logger.child({ component: 'reports' });
+    this.calls = new CallRepository(options.db);
+    this.reports = new ReportRepository(options.db);
+    this.deliveries = new DeliveryRepository(options.db);
+    this.llm = new ReportLlm(options.llm);
+    this.queue = options.webhook
+      ? new DeliveryQueue({
+          deliveries: this.deliveries,
+          target: options.webhook,
+          retry: options.retry,
+          logger: options.logger,
+          onAttempt: options.onDeliveryAttempt,
+        })
+      : undefined;
+    this.queue?.start();
+    this.recover();
+  }
+
+  /** Stores the call's row before it returns; the report follows. Never throws. */
+  callEnded(summary: CallSummary): void {
+    try {
+      this.calls.save(summary);
+    } catch (error) {
+      this.log.error({ err: error, sessionId: summary.sessionId }, 'call not stored');
+      return;
+    }
+    if (this.closed) {
+      this.log.warn({ sessionId: summary.sessionId }, 'call stored without a report: reports are closed; the next start makes it');
+      return;
+    }
+    this.track(this.report(summary));
+  }
+
+  /** Resolves when every report in progress (those begun meanwhile too) is stored. */
+  async whenIdle(): Promise<void> {
+    while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);
+  }
+
+  /**
+   * Waits up to closeGraceMs for the reports in progress, then stores the rest
+   * without fields ('shutdown') and stops the webhook worker. Pending
+   * deliveries stay in the database for the next start. Close the database after it.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  /** The latest calls first, with their reports; `before` (an ended_at) pages on. */
+  listCalls({ limit = 50, before }: { limit?: number; before?: string } = {}): CallRecord[] {
+    return this.calls.listRecent(limit, before).map((call) => ({ call, report: this.reports.get(call.sessionId) }));
+  }
+
+  getCall(sessionId: string): CallDetail | undefined {
+    const call = this.calls.get(sessionId);
+    if (!call) return undefined;
+    return { call, report: this.reports.get(sessionId), deliveries: this.deliveries.forSession(sessionId) };
+  }
+
+  private async shutDown(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS);
+    });
+    await Promise.race([this.whenIdle(), grace]);
+    clearTimeout(timer);
+    this.stopping.abort(new Error(SHUTDOWN_ERROR));
+    await this.whenIdle();
+    this.closed = true;
+    await this.queue?.close();
+  }
+
+  private track(job: Promise<void>): void {
+    const tracked = job.catch((error: unknown) => this.log.error({ err: error }, 'call report failed'));
+    this.jobs.add(tracked);
+    void tracked.finally(() => this.jobs.delete(tracked));
+  }
+
+  private async report(call: CallSummary): Promise<void> {
+    const log = this.log.child({ sessionId: call.sessionId });
+    const lines = await readTranscriptLines(call.transcriptFile).then(
+      (read) => read.lines,
+      (error: unknown): TranscriptLine[] => {
+        log.warn({ err: error, file: call.transcriptFile }, 'transcript not readable; the report has no lines');
+        return [];
+      },
+    );
+    const content = await this.slots.run(() => this.content(call, lines, log));
+    const body = JSON.stringify(buildReport(call, lines, content));
+    this.options.db.transaction(() => {
+      this.reports.save({
+        sessionId: call.sessionId,
+        createdAt: new Date().toISOString(),
+        summary: content.status === 'ok' ? content.summary : null,
+        fields: content.status === 'ok' ? content.fields : null,
+        fieldsStatus: content.status,
+        fieldsError: content.status === 'failed' ? content.error : null,
+        body,
+      });
+      this.queue?.add(call.sessionId, body);
+    });
+    this.queue?.wake();
+    log.info({ fieldsStatus: content.status, delivery: this.queue !== undefined }, 'call report stored');
+  }
+
+  /** The summary and fields, or why there are none. */
+  private async content(call: CallSummary, lines: readonly TranscriptLine[], log: Logger): Promise<ReportContent> {
+    const read = await readReportPrompt(this.options.promptsDir);
+    if (read.status === 'missing') return { status: 'skipped' };
+    if (read.status === 'invalid') {
+      log.warn({ problems: read.problems }, 'report.md is not usable: the report has no fields (npm run prompts:check shows why)');
+      return { status: 'failed', error: `report.md: ${read.problems.join('; ')}` };
+    }
+    const { prompt } = read;
+    if (prompt.fields.length === 0 && prompt.instruction === '') return { status: 'skipped' };
+    const outcome = await this.llm.fill(prompt, renderTranscript(call, lines), this.stopping.signal);
+    if (outcome.status === 'failed') log.warn({ error: outcome.error }, 'report fields failed');
+    return outcome;
+  }
+
+  /** Calls a crash or kill left without a report: their rows and transcripts are on disk. */
+  private recover(): void {
+    let missing: CallSummary[];
+    try {
+      missing = this.calls.withoutReport(new Date(Date.now() - RECOVER_WITHIN_MS).toISOString(), RECOVER_AT_MOST);
+    } catch (error) {
+      this.log.error({ err: error }, 'calls without a report not looked up');
+      return;
+    }
+    if (missing.length === 0) return;
+    this.log.info({ calls: missing.length }, 'reporting calls a previous run left without a report');
+    for (const call of missing) this.track(this.report(call));
+  }
+}

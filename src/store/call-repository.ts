@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import type { CallEndReason, CallSummary } from '../call/call-summary.js';
+import type { ToolOutcome } from '../call/business-tools.js';
+import type { Database } from './database.js';
+
+/** Every end reason, so a row read back is checked against the core's own list. */
+export const END_REASONS = [
+  'caller_hung_up',
+  'agent_hung_up',
+  'transferred',
+  'silence',
+  'error',
+  'shutdown',
+  'idle',
+  'voicemail',
+  'connection_lost',
+] as const satisfies readonly CallEndReason[];
+export const TOOL_OUTCOMES = ['ok', 'error', 'timeout', 'invalid', 'unavailable', 'aborted'] as const satisfies readonly ToolOutcome[];
+// A reason or outcome the core adds fails to compile here until the lists above know it.
+const allEndReasons: Exclude<CallEndReason, (typeof END_REASONS)[number]> extends never ? true : never = true;
+const allToolOutcomes: Exclude<ToolOutcome, (typeof TOOL_OUTCOMES)[number]> extends never ? true : never = true;
+void allEndReasons;
+void allToolOutcomes;
+
+const Strings = z.record(z.string(), z.string());
+
+/** A JSON column: text in the row, checked by `schema` when read. */
+function json<S extends z.ZodType>(schema: S) {
+  return z.string().transform((text, ctx): z.output<S> => {
+    const parsed = schema.safeParse(JSON.parse(text));
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    return z.NEVER;
+  });
+}
+
+const TurnJson = z.object({
+  at: z.string(),
+  llmFirstTokenMs: z.number().optional(),
+  firstSpeakMs: z.number().optional(),
+  interrupted: z.boolean(),
+  failed: z.boolean(),
+});
+
+const ToolRunJson = z.object({
+  name: z.string(),
+  arguments: z.string(),
+  outcome: z.enum(TOOL_OUTCOMES),
+  durationMs: z.number(),
+  reused: z.boolean(),
+});
+
+const CallRow = z
+  .object({
+    session_id: z.string(),
+    direction: z.enum(['inbound', 'outbound']),
+    from_number: z.string().nullable(),
+    to_number: z.string().nullable(),
+    started_at: z.string(),
+    ended_at: z.string(),
+    duration_ms: z.number(),
+    end_reason: z.enum(END_REASONS),
+    service_reason: z.string().nullable(),
+    turns: json(z.array(TurnJson)),
+    barge_ins: z.number(),
+    tool_runs: json(z.array(ToolRunJson)),
+    variables: json(Strings).nullable(),
+    tags: json(Strings).nullable(),
+    transcript_file: z.string(),
+  })
+  .transform(
+    (row): CallSummary => ({
+      sessionId: row.session_id,
+      direction: row.direction,
+      from: row.from_number ?? undefined,
+      to: row.to_number ?? undefined,
+      startedAt: row.started_at,
+      endedAt: row.ended_at,
+      durationMs: row.duration_ms,
+      endReason: row.end_reason,
+      serviceReason: row.service_reason ?? undefined,
+      turns: row.turns,
+      bargeIns: row.barge_ins,
+      toolRuns: row.tool_runs,
+      variables: row.variables ?? undefined,
+      tags: row.tags ?? undefined,
+      transcriptFile: row.transcript_file,
+    }),
+  );
+
+const COLUMNS = `session_id, direction, from_number, to_number, started_at, ended_at, duration_ms, end_reason,
+  service_reason, turns, barge_ins, tool_runs, variables, tags, transcript_file`;
+
+/** The `calls` table: one row per ended call, as the call core summed it up. */
+export class CallRepository {
+  private readonly upsert;
+  private readonly one;
+  private readonly recent;
+  private readonly recentBefore;
+  private readonly unreported;
+
+  constructor(db: Database) {
+    // A session the voice service redelivers to another start of Hotline can end twice: the later ending is the record.
+    this.upsert = db.sql.prepare(
+      `INSERT INTO calls (${COLUMNS}) VALUES (@session_id, @direction, @from_number, @to_number, @started_at, @ended_at,
+        @duration_ms, @end_reason, @service_reason, @turns, @barge_ins, @tool_runs, @variables, @tags, @transcript_file)
+       ON CONFLICT (session_id) DO UPDATE SET
+        direction = excluded.direction, from_number = excluded.from_number, to_number = excluded.to_number,
+        started_at = excluded.started_at, ended_at = excluded.ended_at, duration_ms = excluded.duration_ms,
+        end_reason = excluded.end_reason, service_reason = excluded.service_reason, turns = excluded.turns,
+        barge_ins = excluded.barge_ins, tool_runs = excluded.tool_runs, variables = excluded.variables,
+        tags = excluded.tags, transcript_file = excluded.transcript_file`,
+    );
+    this.one = db.sql.prepare<[string]>(`SELECT ${COLUMNS} FROM calls WHERE session_id = ?`);
+    this.recent = db.sql.prepare<[number]>(`SELECT ${COLUMNS} FROM calls ORDER BY ended_at DESC, session_id LIMIT ?`);
+    this.recentBefore = db.sql.prepare<[string, number]>(
+      `SELECT ${COLUMNS} FROM calls WHERE ended_at < ? ORDER BY ended_at DESC, session_id LIMIT ?`,
+    );
+    this.unreported = db.sql.prepare<[string, number]>(
+      `SELECT ${COLUMNS} FROM calls c WHERE ended_at >= ? AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.session_id = c.session_id)
+       ORDER BY ended_at LIMIT ?`,
+    );
+  }
+
+  save(call: CallSummary): void {
+    this.upsert.run({
+      session_id: call.sessionId,
+      direction: call.direction,
+      from_number: call.from ?? null,
+      to_number: call.to ?? null,
+      started_at: call.startedAt,
+      ended_at: call.endedAt,
+      duration_ms: Math.round(call.durationMs),
+      end_reason: call.endReason,
+      service_reason: call.serviceReason ?? null,
+      turns: JSON.stringify(call.turns),
+      barge_ins: call.bargeIns,
+      tool_runs: JSON.stringify(call.toolRuns),
+      variables: call.variables ? JSON.stringify(call.variables) : null,
+      tags: call.tags ? JSON.stringify(call.tags) : null,
+      transcript_file: call.transcriptFile,
+    });
+  }
+
+  get(sessionId: string): CallSummary | undefined {
+    const row = this.one.get(sessionId);
+    return row === undefined ? undefined : CallRow.parse(row);
+  }
+
+  /** The latest calls first; `before` (an ended_at) pages on. */
+  listRecent(limit: number, before?: string): CallSummary[] {
+    const rows = before === undefined ? this.recent.all(limit) : this.recentBefore.all(before, limit);
+    return rows.map((row) => CallRow.parse(row));
+  }
+
+  /** Calls ended since `since` (ISO) that have no report: a crash or kill came between the call and its report. */
+  withoutReport(since: string, limit: number): CallSummary[] {
+    return this.unreported.all(since, limit).map((row) => CallRow.parse(row));
+  }
+}

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import type { Database } from './database.js';
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+const DeliveryRow = z
+  .object({
+    id: z.string(),
+    session_id: z.string(),
+    url: z.string(),
+    body: z.string(),
+    created_at: z.string(),
+    attempts: z.number(),
+    next_attempt_at: z.number(),
+    status: z.enum(DELIVERY_STATUSES),
+    last_error: z.string().nullable(),
+    delivered_at: z.string().nullable(),
+  })
+  .transform((row) => ({
+    id: row.id,
+    sessionId: row.session_id,
+    /** Where it was (last) sent. */
+    url: row.url,
+    body: row.body,
+    /** ISO time it was queued. */
+    createdAt: row.created_at,
+    attempts: row.attempts,
+    /** Epoch ms. */
+    nextAttemptAt: row.next_attempt_at,
+    status: row.status,
+    lastError: row.last_error,
+    deliveredAt: row.delivered_at,
+  }));
+
+/** One webhook POST to make (or made): the `deliveries` table's row. */
+export type Delivery = z.output<typeof DeliveryRow>;
+
+export interface NewDelivery {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly url: string;
+  readonly body: string;
+  readonly createdAt: string;
+  readonly nextAttemptAt: number;
+}
+
+/** The `deliveries` table: the webhook queue. Rows are kept after delivery as the record of what was sent. */
+export class DeliveryRepository {
+  private readonly insert;
+  private readonly dueRows;
+  private readonly nextDue;
+  private readonly markDelivered;
+  private readonly markRetry;
+  private readonly markFailed;
+  private readonly bySession;
+  private readonly one;
+  private readonly allDue;
+
+  constructor(db: Database) {
+    this.insert = db.sql.prepare(
+      `INSERT INTO deliveries (id, session_id, url, body, created_at, attempts, next_attempt_at, status)
+       VALUES (@id, @sessionId, @url, @body, @createdAt, 0, @nextAttemptAt, 'pending')`,
+    );
+    this.dueRows = db.sql.prepare<[number, number]>(
+      `SELECT * FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
+    );
+    this.nextDue = db.sql.prepare<[], { at: number | null }>(`SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'`);
+    this.markDelivered = db.sql.prepare<[string, number, string, string]>(
+      `UPDATE deliveries SET status = 'delivered', url = ?, attempts = ?, delivered_at = ?, last_error = NULL WHERE id = ?`,
+    );
+    this.markRetry = db.sql.prepare<[string, number, number, string, string]>(
+      `UPDATE deliveries SET url = ?, attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`,
+    );
+    this.markFailed = db.sql.prepare<[string, number, string, string]>(
+      `UPDATE deliveries SET status = 'failed', url = ?, attempts = ?, last_error = ? WHERE id = ?`,
+    );
+    this.bySession = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE session_id = ? ORDER BY created_at, id');
+    this.one = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE id = ?');
+    this.allDue = db.sql.prepare<[{ now: number }]>(
+      `UPDATE deliveries SET next_attempt_at = @now WHERE status = 'pending' AND next_attempt_at > @now`,
+    );
+  }
+
+  add(delivery: NewDelivery): void {
+    this.insert.run(delivery);
+  }
+
+  /** Pending deliveries whose next attempt is due at `now` (epoch ms), the longest waiting first. */
+  due(now: number, limit: number): Delivery[] {
+    return this.dueRows.all(now, limit).map((row) => DeliveryRow.parse(row));
+  }
+
+  /** When the next pending delivery is due (epoch ms); undefined when none is pending. */
+  nextDueAt(): number | undefined {
+    return this.nextDue.get()?.at ?? undefined;
+  }
+
+  /** Makes every pending delivery due at `now`: a new start is a new chance, whatever the backoff said. */
+  dueAllAt(now: number): void {
+    this.allDue.run({ now });
+  }
+
+  delivered(id: string, url: string, attempts: number, at: string): void {
+    this.markDelivered.run(url, attempts, at, id);
+  }
+
+  retryAt(id: string, url: string, attempts: number, nextAttemptAt: number, error: string): void {
+    this.markRetry.run(url, attempts, nextAttemptAt, error, id);
+  }
+
+  failed(id: string, url: string, attempts: number, error: string): void {
+    this.markFailed.run(url, attempts, error, id);
+  }
+
+  get(id: string): Delivery | undefined {
+    const row = this.one.get(id);
+    return row === undefined ? undefined : DeliveryRow.parse(row);
+  }
+
+  forSession(sessionId: string): Delivery[] {
+    return this.bySession.all(sessionId).map((row) => DeliveryRow.parse(row));
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The database's schema, one step per version. `PRAGMA user_version` says how
+ * many steps a file has had; opening it runs the rest, each in a transaction
+ * of its own. A step, once released, is never edited: a file that already had
+ * it would never see the change. Add a new step instead.
+ *
+ * Times people read are ISO text; `deliveries.next_attempt_at` is epoch
+ * milliseconds because it is only ever compared with the clock.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: calls, their reports, and the webhook queue (issue 15).
+  `
+  CREATE TABLE calls (
+    session_id      TEXT PRIMARY KEY,
+    direction       TEXT NOT NULL CHECK (direction IN ('inbound', 'outbound')),
+    from_number     TEXT,
+    to_number       TEXT,
+    started_at      TEXT NOT NULL,
+    ended_at        TEXT NOT NULL,
+    duration_ms     INTEGER NOT NULL,
+    end_reason      TEXT NOT NULL,
+    service_reason  TEXT,
+    turns           TEXT NOT NULL,
+    barge_ins       INTEGER NOT NULL,
+    tool_runs       TEXT NOT NULL,
+    variables       TEXT,
+    tags            TEXT,
+    transcript_file TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX calls_by_end ON calls (ended_at);
+
+  CREATE TABLE reports (
+    session_id    TEXT PRIMARY KEY REFERENCES calls (session_id) ON DELETE CASCADE,
+    created_at    TEXT NOT NULL,
+    summary       TEXT,
+    fields        TEXT,
+    fields_status TEXT NOT NULL CHECK (fields_status IN ('ok', 'failed', 'skipped')),
+    fields_error  TEXT,
+    body          TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE deliveries (
+    id              TEXT PRIMARY KEY,
+    session_id      TEXT NOT NULL,
+    url             TEXT NOT NULL,
+    body            TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    last_error      TEXT,
+    delivered_at    TEXT
+  ) STRICT;
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_by_session ON deliveries (session_id);
+  `,
+];
