@@ -161,6 +161,7 @@ const EnvSchema = z.object({
   REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
   REPORT_WEBHOOK_SECRET: text.optional(),
   REPORT_MODEL: text.min(1).optional(),
+  REPORT_FIELDS: boolean('REPORT_FIELDS', true),
   VOICEMAIL_DETECTION: boolean('VOICEMAIL_DETECTION', true),
   VOICEMAIL_JUDGE_MS: int('VOICEMAIL_JUDGE_MS', 100, 2000, ' of milliseconds'),
   VOICEMAIL_QUIET_MS: int('VOICEMAIL_QUIET_MS', 100, 1200, ' of milliseconds'),
@@ -275,6 +276,8 @@ export interface Config {
     webhookSecret: string | undefined;
     /** The model that writes the summary and fields; default LLM_MODEL. */
     model: string | undefined;
+    /** Ask the LLM for report.md's summary and fields after each call. */
+    fields: boolean;
   };
   voicemail: {
     /** Outbound calls listen for a mailbox in the first words. */
@@ -327,8 +330,8 @@ export interface Config {
 
 /** Every secret of the configuration, for redacting logs. */
 export function secretsOf(config: Config): string[] {
-  const { auth, llm, adminToken, outbound } = config;
-  return [llm.apiKey, auth.webhookSecret, auth.wsToken, auth.metricsToken, adminToken, outbound.accessToken].filter(
+  const { auth, llm, adminToken, outbound, reports } = config;
+  return [llm.apiKey, auth.webhookSecret, auth.wsToken, auth.metricsToken, adminToken, outbound.accessToken, reports.webhookSecret].filter(
     (s): s is string => typeof s === 'string' && s !== '',
   );
 }
@@ -439,7 +442,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
         : e.DATABASE_FILE === ':memory:'
           ? e.DATABASE_FILE
           : path.resolve(e.DATABASE_FILE),
-    reports: { webhookUrl: e.REPORT_WEBHOOK_URL, webhookSecret: e.REPORT_WEBHOOK_SECRET, model: e.REPORT_MODEL },
+    reports: { webhookUrl: e.REPORT_WEBHOOK_URL, webhookSecret: e.REPORT_WEBHOOK_SECRET, model: e.REPORT_MODEL, fields: e.REPORT_FIELDS },
     voicemail: { enabled: e.VOICEMAIL_DETECTION, judgeMs: e.VOICEMAIL_JUDGE_MS, quietMs: e.VOICEMAIL_QUIET_MS, model: e.VOICEMAIL_MODEL },
     transfer: {
       defaultTarget: e.TRANSFER_TARGET,

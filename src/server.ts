@@ -12,6 +12,8 @@ import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
+import { ReportService } from './reports/report-service.js';
+import { Database } from './store/database.js';
 import { combineToolBoxes } from './tools/combined-toolbox.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
@@ -33,6 +35,8 @@ export interface RunningHotline {
   readonly port: number;
   readonly registry: CallRegistry;
   readonly prompts: PromptStore;
+  /** Every ended call's summary and report, and their deliveries. */
+  readonly reports: ReportService;
   /** The tool files (`<PROMPTS_DIR>/tools`) and the MCP servers they name. */
   readonly tools: { readonly files: ToolStore; readonly mcp: McpHub };
   readonly llmEndpoint: string;
@@ -108,6 +112,17 @@ export async function startHotline(
     timing: { judgeMs: config.voicemail.judgeMs, quietMs: config.voicemail.quietMs },
   };
 
+  const db = Database.open(config.databaseFile, logger);
+  const reports = new ReportService({
+    db,
+    promptsDir: config.promptsDir,
+    llm: config.reports.fields ? { apiKey, baseURL, model: config.reports.model ?? config.llm.model } : undefined,
+    ...(config.reports.webhookUrl && config.reports.webhookSecret
+      ? { webhook: { url: config.reports.webhookUrl, secret: config.reports.webhookSecret } }
+      : {}),
+    logger,
+  });
+
   const llm = new OpenAiLlm({
     apiKey,
     baseURL,
@@ -131,6 +146,7 @@ export async function startHotline(
     toolBox: combineToolBoxes(options.extraTools ? [options.extraTools, toolFiles, mcp] : [toolFiles, mcp], logger),
     callerContext: () => toolFiles.callerContext,
     voicemail,
+    observer: reports,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -226,6 +242,9 @@ export async function startHotline(
     server.closeAllConnections();
     await closed;
     prompts.close();
+    // Every call has ended and its transcript is on disk: the reports in progress may finish.
+    await reports.close();
+    db.close();
     toolFiles.close();
     voicemailPhrases?.close();
     await mcp.close();
@@ -241,6 +260,7 @@ export async function startHotline(
     port,
     registry,
     prompts,
+    reports,
     tools: { files: toolFiles, mcp },
     llmEndpoint: llm.baseURL,
     metrics,

@@ -329,7 +329,8 @@ describe('npm run simulate -- --platform', () => {
       expect(screen.lines).toContain('call to 491511234567 placed by flow flow-1: nobody answers; Hotline is not rung');
       expect(screen.lines.some((line) => line.startsWith('calling Hotline'))).toBe(false);
       // No call, no transcript.
-      expect(await readdir(env!.transcriptsDir, { recursive: true })).toEqual([]);
+      // No call, no transcript (the folder holds only the database of calls).
+      expect((await readdir(env!.transcriptsDir, { recursive: true })).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
 
       // Nobody played the piped input: the emulator waits for the next call until it is closed.
       await emulator.close();
@@ -448,6 +449,9 @@ describe('voicemail: a real Hotline tells a mailbox from a person', () => {
     const lines = await transcriptOf(call!.sessionId!);
     expect(lines.find((l) => l.text === 'voicemail_detected')).toMatchObject({ role: 'event', by: 'phrases' });
     expect(lines.filter((l) => l.role === 'user').every((l) => l.mailbox === true)).toBe(true);
+    // The call's record says how it ended.
+    await env!.hotline.reports.whenIdle();
+    expect(env!.hotline.reports.getCall(call!.sessionId!)?.call.endReason).toBe('voicemail');
   });
 
   test('a person who says "Hello?" gets the tailored greeting and a conversation', async () => {

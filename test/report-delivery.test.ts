@@ -93,7 +93,14 @@ describe('delivery', () => {
     expect(request.body).toBe(detail?.report?.body);
     expect(JSON.parse(request.body)).toMatchObject({ version: 1, session_id: 'call-1', fields_status: 'skipped' });
     expect(detail?.deliveries).toEqual([
-      expect.objectContaining({ id: delivered.id, status: 'delivered', attempts: 1, url: hook.url, lastError: null, deliveredAt: expect.any(String) }),
+      expect.objectContaining({
+        id: delivered.id,
+        status: 'delivered',
+        attempts: 1,
+        url: hook.url,
+        lastError: null,
+        deliveredAt: expect.any(String),
+      }),
     ]);
     expect(hook.received).toHaveLength(1);
   });

@@ -20,6 +20,7 @@ import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot } from './helpers/child-proce
 import { callSummary, ORDER_CALL, writeTranscript } from './helpers/reports.js';
 
 const SHIPPED = path.join(repoRoot, 'prompts');
+const TYPE_PROBLEM = 'a field is boolean, string, number, integer, or a list of the allowed strings, or { type, description }';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -87,7 +88,7 @@ describe('report.md', () => {
       'Summarise.',
     ].join('\n');
     expect(problemsOf(text)).toEqual([
-      'line 4: fields.a: a field is boolean, string, number, integer, or a list of the allowed strings, or { type, description }',
+      `line 4: fields.a: ${TYPE_PROBLEM}`,
       'line 5: fields.b: each allowed value may be listed only once',
       `line 6: fields.summary: "summary" is the report's own; give the field another name`,
       'line 7: fields.9x: a field name is letters, digits and _ (not starting with a digit), at most 64 of them',
@@ -101,7 +102,8 @@ describe('report.md', () => {
 
   test('a description cut at a comma says to quote it', () => {
     expect(problemsOf('---\nfields:\n  n: { type: string, description: The number, or empty }\n---\n')).toEqual([
-      'line 3: fields.n.or empty: "or empty" is read as a key of its own: a description with a comma goes in quotes, description: "…, or empty"',
+      'line 3: fields.n.or empty: "or empty" is read as a key of its own: ' +
+        'a description with a comma goes in quotes, description: "…, or empty"',
     ]);
   });
 
@@ -117,7 +119,7 @@ describe('report.md', () => {
     const lines = failure.stdout.trimEnd().split('\n');
     const at = lines.indexOf('report.md: not usable');
     expect(at).toBeGreaterThan(0);
-    expect(lines[at + 1]).toBe('  error: line 3: fields.a: a field is boolean, string, number, integer, or a list of the allowed strings, or { type, description }');
+    expect(lines[at + 1]).toBe(`  error: line 3: fields.a: ${TYPE_PROBLEM}`);
     expect(lines.at(-1)).toMatch(/^\d+ files, 1 problem$/);
   }, CHILD_TEST_TIMEOUT_MS);
 });
@@ -189,7 +191,14 @@ describe('the transcript as the model reads it', () => {
 
   test('broken lines are skipped; a missing file has no lines', async () => {
     const dir = await tempDir({
-      'broken.jsonl': '{"ts":"t","role":"user","text":"Hi"}\n{"ts":"t","role":"assis\nnot json\n{"role":"robot","text":"x"}\n{"ts":"t","role":"tool","text":"x","name":"transfer"}\n',
+      'broken.jsonl': [
+        '{"ts":"t","role":"user","text":"Hi"}',
+        '{"ts":"t","role":"assis',
+        'not json',
+        '{"role":"robot","text":"x"}',
+        '{"ts":"t","role":"tool","text":"x","name":"transfer"}',
+        '',
+      ].join('\n'),
     });
     expect((await readTranscriptLines(path.join(dir, 'broken.jsonl'))).lines).toEqual([
       { ts: 't', role: 'user', text: 'Hi', interrupted: false, tool: null },
@@ -249,7 +258,8 @@ describe('the demo model', () => {
   });
 
   test("leaves other requests with a response format (the voicemail judge's) and a call's turns as they were", () => {
-    const judge = demoScript(reportRequest({ type: 'object', properties: { answered_by: { type: 'string', enum: ['voicemail', 'human'] } } }, 'answered_by'));
+    const judgeSchema = { type: 'object', properties: { answered_by: { type: 'string', enum: ['voicemail', 'human'] } } };
+    const judge = demoScript(reportRequest(judgeSchema, 'answered_by'));
     expect(judge.content ?? '').not.toContain('demo model read');
     const turn = demoScript({ model: 'hotline-demo', messages: [{ role: 'user', content: 'What are your opening hours?' }] });
     expect(turn.content).toMatch(/^We're open Monday to Friday/);

@@ -173,7 +173,13 @@ describe('DeliveryRepository', () => {
 
     deliveries.retryAt('a', 'https://example.test/new', 1, 5000, 'HTTP 503');
     deliveries.delivered('b', 'https://example.test/hook', 1, '2026-11-22T03:06:01.000Z');
-    expect(deliveries.get('a')).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: 5000, lastError: 'HTTP 503', url: 'https://example.test/new' });
+    expect(deliveries.get('a')).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      nextAttemptAt: 5000,
+      lastError: 'HTTP 503',
+      url: 'https://example.test/new',
+    });
     expect(deliveries.get('b')).toMatchObject({ status: 'delivered', attempts: 1, deliveredAt: '2026-11-22T03:06:01.000Z', lastError: null });
     expect(deliveries.nextDueAt()).toBe(5000);
 

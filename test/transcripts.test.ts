@@ -83,7 +83,8 @@ describe('one file per call', () => {
       service.end();
       await expect.poll(() => env.hotline.registry.size).toBe(0);
     }
-    const files = await readdir(env.transcriptsDir);
+    // The folder also holds the database of calls (DATABASE_FILE's default): the transcripts are the .jsonl files.
+    const files = (await readdir(env.transcriptsDir)).filter((f) => f.endsWith('.jsonl'));
     expect(files).toHaveLength(3);
     for (const [i, id] of ids.entries()) {
       const lines = await onDisk(id);

@@ -82,6 +82,8 @@ export class BenchFixture {
       RATE_LIMIT_WEBHOOK_PER_MINUTE: '0',
       RATE_LIMIT_WS_PER_MINUTE: '0',
       WEBHOOK_REPLY: 'sentences',
+      // The bench measures the call path; reports are asked for after a call, of another LLM in production.
+      REPORT_FIELDS: 'false',
       // An overloaded step of the capacity ladder must show up as latency, not as apologies or refusals.
       LLM_TIMEOUT_MS: '60000',
       LLM_TOTAL_TIMEOUT_MS: '120000',

@@ -57,7 +57,7 @@ const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-soak-'));
 const hotline = await startHotline(
   loadConfig({
     NODE_ENV: 'test', HOST: '127.0.0.1', PORT: '0', OPENAI_API_KEY: 'soak', OPENAI_BASE_URL: llm.baseURL,
-    TRANSCRIPTS_DIR: transcriptsDir, RATE_LIMIT_WS_PER_MINUTE: '0', MAX_CALLS: String(calls * 2),
+    TRANSCRIPTS_DIR: transcriptsDir, RATE_LIMIT_WS_PER_MINUTE: '0', MAX_CALLS: String(calls * 2), REPORT_FIELDS: 'false',
   }),
   pino({ level: 'warn' }),
   { watchPrompts: false },

@@ -23,7 +23,8 @@ export interface ReportServiceOptions {
   readonly db: Database;
   /** Where report.md is read from, for each report. */
   readonly promptsDir: string;
-  readonly llm: ReportLlmOptions;
+  /** Without it (REPORT_FIELDS=false), reports have no summary or fields and no LLM is asked. */
+  readonly llm?: ReportLlmOptions | undefined;
   /** Without it, reports are only stored. */
   readonly webhook?: WebhookTarget | undefined;
   readonly retry?: Partial<RetryPolicy> | undefined;
@@ -59,7 +60,7 @@ export class ReportService implements CallObserver {
   private readonly reports: ReportRepository;
   private readonly deliveries: DeliveryRepository;
   private readonly queue: DeliveryQueue | undefined;
-  private readonly llm: ReportLlm;
+  private readonly llm: ReportLlm | undefined;
   private readonly slots = new Slots(CONCURRENT_REPORTS);
   private readonly log: Logger;
   private readonly jobs = new Set<Promise<void>>();
@@ -73,7 +74,7 @@ export class ReportService implements CallObserver {
     this.calls = new CallRepository(options.db);
     this.reports = new ReportRepository(options.db);
     this.deliveries = new DeliveryRepository(options.db);
-    this.llm = new ReportLlm(options.llm);
+    this.llm = options.llm && new ReportLlm(options.llm);
     this.queue = options.webhook
       ? new DeliveryQueue({
           deliveries: this.deliveries,
@@ -176,6 +177,7 @@ export class ReportService implements CallObserver {
 
   /** The summary and fields, or why there are none. */
   private async content(call: CallSummary, lines: readonly TranscriptLine[], log: Logger): Promise<ReportContent> {
+    if (!this.llm) return { status: 'skipped' };
     const read = await readReportPrompt(this.options.promptsDir);
     if (read.status === 'missing') return { status: 'skipped' };
     if (read.status === 'invalid') {

@@ -97,6 +97,8 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
       AIFLOW_ACCESS_TOKEN: aiFlowToken,
       AIFLOW_ID: SCENARIO_AI_FLOW,
       AIFLOW_BILLING_DEVICE: 'scenario-device',
+      // A scenario's model answers the call; a report's request would reach its rules too.
+      REPORT_FIELDS: 'false',
       // The schema keeps the scenario off the runner's own settings (hotline-env.ts); TRANSFER_TARGET it may change.
       ...scenario.env,
       ...llmEnv,
