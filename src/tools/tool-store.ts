@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { BusinessTool, CallerContextSource, ToolBox } from '../call/business-tools.js';
 import type { Logger } from '../logger.js';
 import { describe, type PromptProblem } from '../prompts/folder-load.js';
-import { FolderWatch } from '../prompts/folder-watch.js';
+import { WatchedReload } from '../prompts/watched-reload.js';
 import { createCallerContext } from './caller-context.js';
 import { createHttpTool, type ToolDefaults } from './http-tool.js';
 import type { McpServerConfig } from './mcp-config.js';
@@ -34,7 +34,6 @@ interface ToolSet {
   readonly mcpServers: readonly McpServerConfig[];
 }
 
-const RELOAD_DEBOUNCE_MS = 100;
 const DEFAULT_CHECK_INTERVAL_MS = 2000;
 const NOTHING_SEEN = 'none';
 
@@ -49,17 +48,16 @@ export class ToolStore implements ToolBox {
   private inUse = NOTHING_SEEN;
   /** Fingerprint of the folder at the last look, good or bad: only news is logged. */
   private lastSeen = NOTHING_SEEN;
-  private readonly listeners: (() => void)[] = [];
-  private folderWatch: FolderWatch | undefined;
-  // Reloads run one after another, so an older read can never overwrite a newer one.
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly reloads: WatchedReload<ToolReloadResult>;
 
   private constructor(
     /** The prompts folder; the tools are in its `tools` folder. */
     readonly dir: string,
     private readonly logger: Logger,
     private readonly options: ToolStoreOptions,
-  ) {}
+  ) {
+    this.reloads = new WatchedReload(() => this.load(), logger, 'tools');
+  }
 
   /** Never fails for the files' sake: a broken tool file leaves out that tool, not the agent. */
   static async open(dir: string, logger: Logger, options: ToolStoreOptions): Promise<ToolStore> {
@@ -68,7 +66,8 @@ export class ToolStore implements ToolBox {
     store.apply(read);
     store.lastSeen = read.fingerprint;
     if (read.problems.length > 0) store.logger.error({ dir: store.toolsDir, problems: read.problems }, 'tool files with errors left out');
-    if (options.watch) await store.startWatching(options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
+    // No folder is no tools: the reload finds it missing, and says so if that is news.
+    if (options.watch) await store.reloads.watch(store.toolsDir, options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS, () => void store.reload());
     return store;
   }
 
@@ -92,20 +91,17 @@ export class ToolStore implements ToolBox {
 
   /** Told after a reload that changed the good version (not at open). */
   onChange(listener: () => void): void {
-    this.listeners.push(listener);
+    this.reloads.onChange(listener);
   }
 
   /** Re-reads the folder; with any error the last good version stays. Logs only what is new since the last look. */
   reload(): Promise<ToolReloadResult> {
-    const run = this.queue.then(() => this.load());
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.reloads.reload();
   }
 
   /** Stops watching; what is loaded stays usable. */
   close(): void {
-    this.folderWatch?.close();
-    this.folderWatch = undefined;
+    this.reloads.close();
   }
 
   private async load(): Promise<ToolReloadResult> {
@@ -126,13 +122,7 @@ export class ToolStore implements ToolBox {
     }
     if (read.fingerprint !== this.inUse) {
       this.apply(read);
-      for (const listener of this.listeners) {
-        try {
-          listener();
-        } catch (error) {
-          this.logger.error({ err: error }, 'a tools change listener failed');
-        }
-      }
+      this.reloads.changed();
     }
     return { ok: true, problems };
   }
@@ -164,24 +154,6 @@ export class ToolStore implements ToolBox {
     for (const { file, missing } of unset) {
       this.logger.warn({ file, missing }, `${file} not used: environment variables not set: ${missing.join(', ')}`);
     }
-  }
-
-  /** Any change in the folder reloads; reloads that find nothing new stay quiet. */
-  private async startWatching(checkIntervalMs: number): Promise<void> {
-    const reload = async (): Promise<void> => {
-      await this.reload();
-    };
-    this.folderWatch = await FolderWatch.start(
-      this.toolsDir,
-      this.logger,
-      {
-        changed: reload,
-        // No folder is no tools: the reload finds it missing, and says so if that is news.
-        gone: () => void this.reload(),
-        returned: reload,
-      },
-      { checkIntervalMs, debounceMs: RELOAD_DEBOUNCE_MS },
-    );
   }
 }
 

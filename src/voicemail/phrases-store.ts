@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import { describe, type PromptProblem } from '../prompts/folder-load.js';
-import { FolderWatch } from '../prompts/folder-watch.js';
+import { WatchedReload } from '../prompts/watched-reload.js';
 import { loadVoicemailPhrases, VOICEMAIL_FILE, type VoicemailFileRead } from './phrases-file.js';
 import { NO_EXTRA_PHRASES, type ExtraPhrases } from './phrases.js';
 
@@ -16,7 +16,6 @@ export interface VoicemailReloadResult {
   readonly problems: readonly PromptProblem[];
 }
 
-const RELOAD_DEBOUNCE_MS = 100;
 const DEFAULT_CHECK_INTERVAL_MS = 2000;
 const NOTHING_SEEN = 'none';
 
@@ -32,21 +31,21 @@ export class VoicemailPhrasesStore {
   private inUse = NOTHING_SEEN;
   /** Fingerprint of the file at the last look, good or bad: only news is logged. */
   private lastSeen = NOTHING_SEEN;
-  private readonly listeners: (() => void)[] = [];
-  private folderWatch: FolderWatch | undefined;
-  // Reloads run one after another, so an older read can never overwrite a newer one.
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly reloads: WatchedReload<VoicemailReloadResult>;
 
   private constructor(
     readonly dir: string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.reloads = new WatchedReload(() => this.load(), logger, 'voicemail phrases');
+  }
 
   /** Never fails for the file's sake. */
   static async open(dir: string, logger: Logger, options: VoicemailPhrasesStoreOptions = {}): Promise<VoicemailPhrasesStore> {
     const store = new VoicemailPhrasesStore(dir, logger.child({ component: 'voicemail-phrases' }));
     await store.reload();
-    if (options.watch) await store.startWatching(options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
+    // Any change in the prompts folder re-reads the file.
+    if (options.watch) await store.reloads.watch(dir, options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
     return store;
   }
 
@@ -57,20 +56,17 @@ export class VoicemailPhrasesStore {
 
   /** Told after a reload that changed the phrases in use. */
   onChange(listener: () => void): void {
-    this.listeners.push(listener);
+    this.reloads.onChange(listener);
   }
 
   /** Re-reads the file; with any error the last good phrases stay. Logs only what is new since the last look. */
   reload(): Promise<VoicemailReloadResult> {
-    const run = this.queue.then(() => this.load());
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.reloads.reload();
   }
 
   /** Stops watching; the phrases stay usable. */
   close(): void {
-    this.folderWatch?.close();
-    this.folderWatch = undefined;
+    this.reloads.close();
   }
 
   private async load(): Promise<VoicemailReloadResult> {
@@ -114,25 +110,6 @@ export class VoicemailPhrasesStore {
     this.phrases = phrases;
     this.inUse = fingerprint;
     // Nobody listens yet during open's first read.
-    for (const listener of this.listeners) {
-      try {
-        listener();
-      } catch (error) {
-        this.logger.error({ err: error }, 'a voicemail phrases change listener failed');
-      }
-    }
-  }
-
-  /** Any change in the prompts folder re-reads the file; reads that find nothing new stay quiet. */
-  private async startWatching(checkIntervalMs: number): Promise<void> {
-    const reload = async (): Promise<void> => {
-      await this.reload();
-    };
-    this.folderWatch = await FolderWatch.start(
-      this.dir,
-      this.logger,
-      { changed: reload, gone: () => undefined, returned: reload },
-      { checkIntervalMs, debounceMs: RELOAD_DEBOUNCE_MS },
-    );
+    this.reloads.changed();
   }
 }
