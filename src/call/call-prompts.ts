@@ -10,6 +10,8 @@ import type { Session } from '../protocol/events.js';
  */
 export class CallPrompts {
   private vars: Record<string, string | undefined> = {};
+  /** system.md rendered with the call's variables, once they are known. */
+  private systemText = '';
 
   constructor(
     /** The prompts as they were when the call began: an edit applies from the next call. */
@@ -25,14 +27,21 @@ export class CallPrompts {
 
   /** The caller's record (a CRM lookup) adds variables; the built-ins and an outbound request's own stay as they are. */
   addContext(fields: Readonly<Record<string, string>>): void {
+    if (Object.keys(fields).length === 0) return;
     this.vars = { ...fields, ...this.vars };
+    this.systemText = this.render('system');
+  }
+
+  /** The system prompt of this call. */
+  get system(): string {
+    return this.systemText;
   }
 
   get settings(): PromptSet['settings'] {
     return this.prompts.settings;
   }
 
-  /** The call has started: its variables are known from here on. */
+  /** The call has started: its variables, and so its system prompt, are known from here on. */
   begin(session: Pick<Session, 'from_phone_number' | 'to_phone_number' | 'direction'>, variables: Readonly<Record<string, string>> | undefined): void {
     this.vars = {
       ...builtinVariables(
@@ -42,6 +51,7 @@ export class CallPrompts {
       ),
       ...variables,
     };
+    this.systemText = this.render('system');
   }
 
   /** How the line of `name` is spoken. */

@@ -21,6 +21,7 @@ import type { CallSummary, VoicemailDetector } from './call-summary.js';
 import { CallPrompts } from './call-prompts.js';
 import { lookUpCaller } from './caller-context.js';
 import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
+import { EventGate } from './event-gate.js';
 import { History } from './history.js';
 import { RedeliveryFilter } from './redelivery.js';
 import { Reply } from './reply.js';
@@ -133,7 +134,6 @@ export class Call {
   private failures = 0;
   private started = false;
   private readonly prompts: CallPrompts;
-  private systemPrompt = '';
   private fillerText: string | undefined;
   private ended = false;
   /** Words, keys, voice activity and silence: what each means for the call. */
@@ -144,9 +144,8 @@ export class Call {
   private tools: ToolLoop | undefined;
   /** Who is on the line, for a transfer's caller id. */
   private parties: CallParties = { party: undefined, line: undefined };
-  /** Set while the call gets ready (an adopted call's past, the caller's record); events wait in `waiting` meanwhile. */
-  private preparing: Promise<void> | undefined;
-  private waiting: Exclude<VoiceEvent, SessionEndEvent>[] = [];
+  /** Events wait here while the call gets ready (an adopted call's past, the caller's record). */
+  private readonly gate: EventGate<Exclude<VoiceEvent, SessionEndEvent>>;
 
   constructor(
     id: string,
@@ -158,6 +157,7 @@ export class Call {
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
     this.record = new CallRecord(id, deps.transcript.file);
+    this.gate = new EventGate((event) => this.handle(event), deps.logger);
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
     this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.input.holdingBack);
@@ -184,7 +184,7 @@ export class Call {
 
   /** True while an answer is on its way: a turn generating, digits being typed, the call getting ready (its past, the caller's record). */
   get busy(): boolean {
-    return this.turn !== undefined || this.input.typing || this.preparing !== undefined;
+    return this.turn !== undefined || this.input.typing || this.gate.closed;
   }
 
   /** The connection the call's actions go to. */
@@ -199,11 +199,7 @@ export class Call {
 
   /** Handles every event but session_end, which ends the call through end(). */
   handle(event: Exclude<VoiceEvent, SessionEndEvent>): void {
-    if (this.ended) return;
-    if (this.preparing) {
-      this.waiting.push(event);
-      return;
-    }
+    if (this.ended || this.gate.hold(event)) return;
     if (this.redelivery.isRedelivery(event)) {
       this.log.debug({ type: event.type }, 'redelivered event ignored');
       return;
@@ -239,7 +235,7 @@ export class Call {
    */
   adopt(session: Session, prior: Promise<PriorCall | undefined>): void {
     this.started = true;
-    this.prepare(
+    this.gate.prepare(
       prior.then(
         (past) => this.restore(session, past),
         (error: unknown) => {
@@ -248,18 +244,6 @@ export class Call {
         },
       ),
     );
-  }
-
-  /** Events wait until the call is ready, then are handled in the order they came. */
-  private prepare(work: Promise<void>): void {
-    this.preparing = work
-      .catch((error: unknown) => this.log.error({ err: error }, 'getting the call ready failed'))
-      .finally(() => {
-        this.preparing = undefined;
-        const waiting = this.waiting;
-        this.waiting = [];
-        for (const event of waiting) this.handle(event);
-      });
   }
 
   private restore(session: Session, past: PriorCall | undefined): void {
@@ -294,7 +278,7 @@ export class Call {
     this.voicemail?.dispose();
     this.replies.settle();
     this.ended = true;
-    this.waiting = [];
+    this.gate.clear();
     this.ending.dispose();
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
@@ -360,7 +344,7 @@ export class Call {
 
   /** The conversation as the next LLM request will see it. */
   private messages(): ChatCompletionMessageParam[] {
-    return this.history.messages(this.systemPrompt);
+    return this.history.messages(this.prompts.system);
   }
 
   /** The call's variables and system prompt, once it is known who is on the line. */
@@ -369,7 +353,6 @@ export class Call {
     request: Pick<PendingCall, 'variables' | 'tags'> | undefined,
   ): void {
     this.prompts.begin(session, request?.variables);
-    this.systemPrompt = this.prompts.render('system');
     const outbound = session.direction === 'outbound';
     this.record.began({ direction: outbound ? 'outbound' : 'inbound', from: session.from_phone_number, to: session.to_phone_number }, request);
     this.parties = outbound
@@ -408,7 +391,7 @@ export class Call {
     });
     const context = this.deps.callerContext;
     if (!context) return this.speakGreeting(outbound, request);
-    this.prepare(this.lookUpCaller(context).then(() => this.speakGreeting(outbound, request)));
+    this.gate.prepare(this.lookUpCaller(context).then(() => this.speakGreeting(outbound, request)));
   }
 
   /** The caller's record fills the greeting and the system prompt — if it comes within its time limit. */
@@ -416,7 +399,6 @@ export class Call {
     const { fields, durationMs } = await lookUpCaller(context, this.prompts.variables, this.log);
     this.deps.transcript.append({ role: 'event', text: 'caller_context', fields: Object.keys(fields), duration_ms: durationMs });
     this.prompts.addContext(fields);
-    this.systemPrompt = this.prompts.render('system');
   }
 
   private speakGreeting(outbound: boolean, request: PendingCall | undefined): void {
@@ -475,7 +457,7 @@ export class Call {
           this.speakLine('outboundVoicemail', { final: true });
           this.ending.after({ type: 'hangup', cause: 'voicemail' });
         },
-        prepare: (work) => this.prepare(work),
+        prepare: (work) => this.gate.prepare(work),
         note: (entry) => this.deps.transcript.append(entry),
       },
       timing,
