@@ -1,4 +1,4 @@
-import { WEEKDAYS, type CallingWindow, type Weekday } from './definition.js';
+import { minutesOf, WEEKDAYS, type CallingWindow, type Weekday } from './definition.js';
 
 interface LocalTime {
   day: Weekday;
@@ -24,7 +24,7 @@ function localTime(at: number, timeZone: string): LocalTime {
 export function withinCallingHours(at: number, timeZone: string, windows: readonly CallingWindow[] | undefined): boolean {
   if (!windows) return true;
   const local = localTime(at, timeZone);
-  return windows.some((w) => w.days.includes(local.day) && local.minute >= w.from && local.minute < w.to);
+  return windows.some((w) => w.days.includes(local.day) && local.minute >= minutesOf(w.from) && local.minute < minutesOf(w.to));
 }
 
 const MINUTE = 60_000;
@@ -46,7 +46,7 @@ export function nextCallingTime(at: number, timeZone: string, windows: readonly 
     const day = WEEKDAYS[(todayIndex + dayOffset) % 7]!;
     for (const w of windows) {
       if (!w.days.includes(day)) continue;
-      const minutesAhead = dayOffset * 1440 + w.from - local.minute;
+      const minutesAhead = dayOffset * 1440 + minutesOf(w.from) - local.minute;
       if (minutesAhead <= 0) continue;
       const candidate = settle(startOfMinute + minutesAhead * MINUTE, timeZone, windows);
       if (candidate !== undefined && (best === undefined || candidate < best)) best = candidate;

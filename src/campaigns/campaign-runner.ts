@@ -97,6 +97,10 @@ export class CampaignRunner implements CallObserver {
     return campaign;
   }
 
+  contacts(id: string): StoredContact[] {
+    return this.repository.contacts(this.require(id).id);
+  }
+
   /** Called after every change of a contact or campaign (the CLI's live progress, tests). Returns its removal. */
   onChange(listener: () => void): () => void {
     this.changeListeners.add(listener);

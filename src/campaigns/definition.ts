@@ -8,19 +8,21 @@ import { z } from 'zod';
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
-const clockTime = z
-  .string()
-  .regex(/^([01]\d|2[0-4]):[0-5]\d$/, 'a time is HH:MM, e.g. 09:00 (24:00 for the end of the day)')
-  .transform((text) => Number(text.slice(0, 2)) * 60 + Number(text.slice(3, 5)));
+// Kept as written, not as minutes: the settings are stored and parsed again with this very schema.
+const clockTime = z.string().regex(/^([01]\d|2[0-4]):[0-5]\d$/, 'a time is HH:MM, e.g. 09:00 (24:00 for the end of the day)');
+
+/** "09:30" → 570, minutes after local midnight. */
+export function minutesOf(time: string): number {
+  return Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
+}
 
 export const CallingWindowSchema = z
   .strictObject({
     days: z.array(z.enum(WEEKDAYS)).min(1).default([...WEEKDAYS]),
-    /** Minutes after local midnight. */
     from: clockTime,
     to: clockTime,
   })
-  .refine((w) => w.from < w.to, { message: '"from" must be before "to"' });
+  .refine((w) => minutesOf(w.from) < minutesOf(w.to), { message: '"from" must be before "to"' });
 export type CallingWindow = z.infer<typeof CallingWindowSchema>;
 
 export function isTimeZone(zone: string): boolean {
