@@ -1,4 +1,8 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { runCampaignCli, USAGE } from '../src/cli/campaign.js';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ShiftedClock } from '../src/campaigns/clock.js';
 import type { CampaignProgress } from '../src/campaigns/progress.js';
@@ -188,5 +192,42 @@ describe('campaigns against the platform emulator', () => {
     const list = (await api('GET', '/api/campaigns')).json as { campaigns: CampaignProgress[] };
     expect(list.campaigns.map((c) => c.name)).toEqual(['later']);
     expect(emulator!.requests).toHaveLength(0);
+  });
+
+  test('the CLI: --help, start from a YAML file with a CSV beside it, status, pause, results --out', async () => {
+    const clock = new ShiftedClock(MONDAY_0859_BERLIN);
+    await startBoth({}, clock);
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-campaign-cli-'));
+    try {
+      const lines: string[] = [];
+      const problems: string[] = [];
+      const run = (...argv: string[]) =>
+        runCampaignCli([...argv, '--url', env!.hotline.url], { ADMIN_TOKEN: ADMIN }, (l) => lines.push(l), (l) => problems.push(l));
+      expect(await runCampaignCli(['--help'], {}, (l) => lines.push(l), (l) => problems.push(l))).toBe(0);
+      expect(lines.pop()).toBe(USAGE);
+      expect(await run('status')).toBe(2);
+      expect(problems.pop()).toContain('status needs a campaign id');
+
+      await writeFile(path.join(dir, 'people.csv'), `phone,name,time_zone\n+${number(1)},Anna,Europe/Berlin\n+${number(2)},Ben,\n`);
+      await writeFile(
+        path.join(dir, 'spring.yaml'),
+        'name: spring\ncontacts: people.csv\ntime_zone: Europe/Berlin\ncalling_hours: { days: [sat], from: "10:00", to: "12:00" }\n',
+      );
+      expect(await run('start', path.join(dir, 'spring.yaml'))).toBe(0);
+      const id = /^campaign (\S+) started with 2 contacts$/.exec(lines.pop()!)![1]!;
+      expect(await run('status', id)).toBe(0);
+      expect(lines.pop()).toBe('spring [running]: called 0/2, reached 0, voicemail 0, pending 2, in call 0');
+      expect(await run('pause', id)).toBe(0);
+      expect(lines.pop()).toContain('spring [paused]');
+      const out = path.join(dir, 'results.csv');
+      expect(await run('results', id, '--out', out)).toBe(0);
+      expect(await readFile(out, 'utf8')).toBe(
+        `phone,status,outcome,attempts,last_session_id,last_error,name\r\n${number(1)},pending,,0,,,Anna\r\n${number(2)},pending,,0,,,Ben\r\n`,
+      );
+      expect(await run('status', 'nope')).toBe(1);
+      expect(lines.pop()).toContain('HTTP 404');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
