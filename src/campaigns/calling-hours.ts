@@ -56,11 +56,18 @@ export function nextCallingTime(at: number, timeZone: string, windows: readonly 
   return best;
 }
 
-/** A daylight-saving day can put wall time an hour off: step by quarter hours until inside. */
+/**
+ * A daylight-saving change between now and the candidate puts the wall-time
+ * sum an hour off either way: step forward until inside, then back to the
+ * window's first minute.
+ */
 function settle(candidate: number, timeZone: string, windows: readonly CallingWindow[]): number | undefined {
-  for (let step = 0; step <= 8; step++) {
-    const at = candidate + step * 15 * MINUTE;
-    if (withinCallingHours(at, timeZone, windows)) return at;
+  let at: number | undefined;
+  for (let step = 0; step <= 8 && at === undefined; step++) {
+    const next = candidate + step * 15 * MINUTE;
+    if (withinCallingHours(next, timeZone, windows)) at = next;
   }
-  return undefined;
+  if (at === undefined) return undefined;
+  for (let back = 0; back < 120 && withinCallingHours(at - MINUTE, timeZone, windows); back++) at -= MINUTE;
+  return at;
 }
