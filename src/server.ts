@@ -1,4 +1,11 @@
 import { createServer, type Server } from 'node:http';
+import { CampaignRunner } from './campaigns/campaign-runner.js';
+import { campaignsRouter } from './campaigns/campaigns-router.js';
+import { systemClock, type Clock } from './campaigns/clock.js';
+import { combineObservers } from './campaigns/combined-observer.js';
+import { serviceDialer } from './campaigns/dialer.js';
+import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
+import { CampaignRepository } from './store/campaign-repository.js';
 import type { AddressInfo } from 'node:net';
 import type { ToolBox } from './call/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
@@ -41,6 +48,8 @@ export interface RunningHotline {
   readonly tools: { readonly files: ToolStore; readonly mcp: McpHub };
   readonly llmEndpoint: string;
   readonly metrics: Metrics;
+  /** The campaigns: created, paused and resumed here or through /api/campaigns. */
+  readonly campaigns: CampaignRunner;
   /**
    * Graceful shutdown: new calls are refused (and /readyz says 503) at once,
    * calls in progress may finish for up to `graceMs`. SHUTDOWN_NOTICE_MS before
@@ -63,6 +72,8 @@ export async function startHotline(
     env?: Readonly<Record<string, string | undefined>>;
     /** Tools offered before the files' and MCP servers' (a scenario's stubs): a name here wins. */
     extraTools?: ToolBox;
+    /** The campaigns' clock (calling hours, retries, answer timeouts); default the system's. */
+    campaignClock?: Clock;
   } = {},
 ): Promise<RunningHotline> {
   const watch = options.watchPrompts ?? true;
@@ -123,6 +134,21 @@ export async function startHotline(
     logger,
   });
 
+  const { outbound } = config;
+  const client =
+    outbound.apiUrl && outbound.accessToken
+      ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
+      : undefined;
+  const campaignClock = options.campaignClock ?? systemClock;
+  const campaignStore = new CampaignRepository(db);
+  const campaigns = new CampaignRunner({
+    repository: campaignStore,
+    dialer: serviceDialer({ client, pendingCalls, defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice } }),
+    clock: campaignClock,
+    logger,
+  });
+  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())));
+
   const llm = new OpenAiLlm({
     apiKey,
     baseURL,
@@ -143,10 +169,10 @@ export async function startHotline(
     pendingCalls,
     transcripts,
     transfer,
-    toolBox: combineToolBoxes(options.extraTools ? [options.extraTools, toolFiles, mcp] : [toolFiles, mcp], logger),
+    toolBox: combineToolBoxes(options.extraTools ? [options.extraTools, toolFiles, mcp, doNotCall] : [toolFiles, mcp, doNotCall], logger),
     callerContext: () => toolFiles.callerContext,
     voicemail,
-    observer: reports,
+    observer: combineObservers([reports, campaigns], (error) => logger.error({ err: error }, 'a call observer failed')),
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -189,13 +215,9 @@ export async function startHotline(
         proxyTrust,
       })
     : undefined;
-  const { outbound } = config;
   const admin = adminApiRouter({
     token: config.adminToken,
-    client:
-      outbound.apiUrl && outbound.accessToken
-        ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
-        : undefined,
+    client,
     pendingCalls,
     defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice, countryCode: outbound.defaultCountryCode },
     logger,
@@ -205,7 +227,11 @@ export async function startHotline(
     metrics,
     logger,
     llm: { mode: config.llm.mode, model: config.llm.model },
-    routers: webhook ? [webhook, admin] : [admin],
+    routers: [
+      ...(webhook ? [webhook] : []),
+      admin,
+      campaignsRouter({ token: config.adminToken, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode }),
+    ],
     proxyTrust,
     metricsToken: config.auth.metricsToken,
   });
@@ -231,8 +257,11 @@ export async function startHotline(
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
+  // Listening first: a campaign's calls ring back into this server.
+  campaigns.start();
 
   async function close(): Promise<void> {
+    campaigns.close();
     registry.stopAccepting();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');
@@ -264,6 +293,7 @@ export async function startHotline(
     tools: { files: toolFiles, mcp },
     llmEndpoint: llm.baseURL,
     metrics,
+    campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();
       const deadline = performance.now() + graceMs;

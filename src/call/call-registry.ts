@@ -8,7 +8,7 @@ import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './business-tools.js';
-import type { CallObserver, VoicemailDetector } from './call-summary.js';
+import type { CallObserver, CallStartedInfo, VoicemailDetector } from './call-summary.js';
 import type { VoicemailTiming } from './voicemail-watch.js';
 import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
 import { toolDefinitions } from './tools.js';
@@ -158,7 +158,11 @@ export class CallRegistry {
     const id = event.session.id;
     let call = this.calls.get(id);
     if (!call) {
-      if (event.type === 'session_end' || this.ended.has(id) || !this.canAccept) return undefined;
+      if (event.type === 'session_end') {
+        if (!this.ended.has(id)) this.notConnected(event.session, event.reason ?? 'session_end');
+        return undefined;
+      }
+      if (this.ended.has(id) || !this.canAccept) return undefined;
       call = this.create(id, sink, options);
       if (event.type !== 'session_start') call.adopt(event.session, this.options.transcripts.readPrior(id));
     } else if (call.sink !== sink) {
@@ -269,6 +273,22 @@ export class CallRegistry {
     await this.options.transcripts.flush();
   }
 
+  /**
+   * A session_end for a session never seen here: if it answers an outbound
+   * request (a busy line), that request is over and its requester is told.
+   */
+  private notConnected(session: VoiceEvent['session'], reason: string): void {
+    if (session.direction !== 'outbound') return;
+    const request = this.options.pendingCalls.take(session.to_phone_number);
+    if (!request) return;
+    this.options.logger.info({ sessionId: session.id, to: session.to_phone_number, reason }, 'requested outbound call did not connect');
+    try {
+      this.options.observer?.callNotConnected?.(request, reason);
+    } catch (error) {
+      this.options.logger.error({ err: error, sessionId: session.id }, 'recording the call that did not connect failed');
+    }
+  }
+
   private reapIdle(): void {
     const cutoff = Date.now() - this.options.idleTimeoutMs;
     for (const [id, at] of this.lastEventAt) {
@@ -276,6 +296,14 @@ export class CallRegistry {
       if (this.retiring.has(id)) continue;
       this.options.logger.info({ sessionId: id }, 'call idle for too long; saying goodbye and hanging up');
       this.retire(id, 'idle').catch((error: unknown) => this.options.logger.error({ err: error, sessionId: id }, 'ending an idle call failed'));
+    }
+  }
+
+  private tellStarted(info: CallStartedInfo): void {
+    try {
+      this.options.observer?.callStarted?.(info);
+    } catch (error) {
+      this.options.logger.error({ err: error, sessionId: info.sessionId }, 'recording the started call failed');
     }
   }
 
@@ -317,7 +345,12 @@ export class CallRegistry {
       callerContext: this.options.callerContext?.(),
       voicemail: this.options.voicemail,
       transfer,
-      takeOutboundRequest: (to) => pendingCalls.take(to),
+      takeOutboundRequest: (to) => {
+        const request = pendingCalls.take(to);
+        // Told before the greeting: a requester that dies now still knows the call was answered.
+        if (request) this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags });
+        return request;
+      },
       settings: this.options.settings,
       pacing,
       canStopPlayback,

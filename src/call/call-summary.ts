@@ -1,3 +1,4 @@
+import type { PendingCall } from '../outbound/pending-calls.js';
 import type { ToolOutcome } from './business-tools.js';
 
 /**
@@ -71,9 +72,28 @@ export interface CallSummary {
   readonly transcriptFile: string;
 }
 
+/** An outbound call Hotline requested has started: the person (or a mailbox) picked up. */
+export interface CallStartedInfo {
+  readonly sessionId: string;
+  readonly direction: 'outbound';
+  readonly to: string | undefined;
+  readonly tags: Readonly<Record<string, string>> | undefined;
+}
+
 /** Told of every call that ended, once its transcript is on disk. Must not throw. */
 export interface CallObserver {
   callEnded(summary: CallSummary): void;
+  /**
+   * At the session_start of an outbound call that matched a request: told at
+   * once, before the call's first word, so a campaign can mark the contact
+   * reached before anything else could go wrong.
+   */
+  callStarted?(info: CallStartedInfo): void;
+  /**
+   * A requested outbound call that never became a call: a session_end for a
+   * session this process never saw, matching the request by number (a busy line).
+   */
+  callNotConnected?(request: PendingCall, reason: string): void;
 }
 
 /** Tells an outbound call's first words from a mailbox's greeting. */

@@ -20,10 +20,15 @@ export class PendingCalls {
     private readonly now: () => number = Date.now,
   ) {}
 
-  add(toPhoneNumber: string, variables: Record<string, string>): PendingCall {
+  add(toPhoneNumber: string, variables: Record<string, string>, tags?: Record<string, string>): PendingCall {
     this.prune();
     const key = digitsOf(toPhoneNumber);
-    const call: PendingCall = { toPhoneNumber: key, variables: { ...variables }, requestedAt: this.now() };
+    const call: PendingCall = {
+      toPhoneNumber: key,
+      variables: { ...variables },
+      ...(tags ? { tags: { ...tags } } : {}),
+      requestedAt: this.now(),
+    };
     const list = this.byNumber.get(key) ?? [];
     list.push(call);
     this.byNumber.set(key, list);

@@ -5,7 +5,8 @@
  * it would never see the change. Add a new step instead.
  *
  * Times people read are ISO text; `deliveries.next_attempt_at` is epoch
- * milliseconds because it is only ever compared with the clock.
+ * milliseconds because it is only ever compared with the clock;
+ * so is `campaign_contacts.next_attempt_at`.
  */
 export const MIGRATIONS: readonly string[] = [
   // 1: calls, their reports, and the webhook queue (issue 15).
@@ -53,5 +54,39 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
   CREATE INDEX deliveries_by_session ON deliveries (session_id);
+  `,
+  // 2: campaigns, their contacts, and the stop list (issue 15).
+  `
+  CREATE TABLE campaigns (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    settings   TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('running', 'paused', 'done')),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE campaign_contacts (
+    campaign_id     TEXT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+    idx             INTEGER NOT NULL,
+    number          TEXT NOT NULL,
+    variables       TEXT NOT NULL,
+    time_zone       TEXT,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'calling', 'reached', 'done')),
+    outcome         TEXT CHECK (outcome IN ('completed', 'voicemail', 'no_answer', 'busy', 'failed', 'refused')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL DEFAULT 0,
+    last_session_id TEXT,
+    last_error      TEXT,
+    updated_at      TEXT NOT NULL,
+    PRIMARY KEY (campaign_id, idx)
+  ) STRICT;
+  CREATE INDEX campaign_contacts_due ON campaign_contacts (campaign_id, next_attempt_at) WHERE status = 'pending';
+
+  CREATE TABLE stop_list (
+    number   TEXT PRIMARY KEY,
+    reason   TEXT NOT NULL,
+    added_at TEXT NOT NULL
+  ) STRICT;
   `,
 ];

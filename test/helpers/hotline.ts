@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
+import type { Clock } from '../../src/campaigns/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../../src/llm/scripted-server.js';
 import { startHotline, type RunningHotline } from '../../src/server.js';
@@ -18,6 +19,7 @@ export async function startTestHotline(
   script: Script,
   env: Record<string, string> = {},
   llmTiming: { ttftMs?: number; tokenDelayMs?: number } = {},
+  hotlineOptions: { campaignClock?: Clock } = {},
 ): Promise<TestHotline> {
   const llm = await startScriptedLlmServer({ script, host: '127.0.0.1', ttftMs: 5, tokenDelayMs: 2, ...llmTiming });
   const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-test-'));
@@ -38,7 +40,7 @@ export async function startTestHotline(
   const config = loadConfig(vars);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // Tool files' ${NAME} references see the test's variables, never the environment of whoever runs the tests.
-  const hotline = await startHotline(config, logger, { env: vars });
+  const hotline = await startHotline(config, logger, { env: vars, ...hotlineOptions });
   return {
     hotline,
     llm,

@@ -1,0 +1,92 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { describeIssues } from '../protocol/parse-event.js';
+import { secretMatches } from '../transport/auth.js';
+import { HttpError } from '../transport/http-error.js';
+import type { CampaignRepository } from '../store/campaign-repository.js';
+import type { CampaignRunner } from './campaign-runner.js';
+import { parseContacts } from './contacts.js';
+import { CampaignInputSchema } from './definition.js';
+import { CampaignNotFoundError, InvalidCampaignError } from './errors.js';
+import { progressOf } from './progress.js';
+import { resultsCsv } from './results-csv.js';
+
+export interface CampaignsRouterOptions {
+  token: string | undefined;
+  runner: CampaignRunner;
+  repository: CampaignRepository;
+  defaultCountryCode: string | undefined;
+}
+
+/**
+ * /api/campaigns, behind the admin token like /api/calls:
+ *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id}
+ *   GET  /api/campaigns                  every campaign's progress
+ *   GET  /api/campaigns/:id              one campaign's progress
+ *   POST /api/campaigns/:id/pause        no new calls; calls in progress go on
+ *   POST /api/campaigns/:id/resume
+ *   GET  /api/campaigns/:id/results.csv  one row per contact
+ */
+export function campaignsRouter(options: CampaignsRouterOptions): Router {
+  const router = express.Router();
+  const { runner, repository } = options;
+
+  router.use('/api/campaigns', function requireAdminToken(req: Request, _res: Response, next: NextFunction) {
+    if (options.token === undefined) throw new HttpError(404, 'the admin API is off: set ADMIN_TOKEN to turn it on');
+    const bearer = req.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+    if (!secretMatches(bearer, options.token)) throw new HttpError(401, 'missing or wrong Authorization: Bearer token');
+    next();
+  });
+
+  router.post('/api/campaigns', express.json({ limit: '5mb' }), function createCampaign(req, res) {
+    if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
+    const parsed = CampaignInputSchema.safeParse(req.body);
+    if (!parsed.success) throw new HttpError(400, `invalid campaign: ${describeIssues(parsed.error)}`);
+    const { contacts: source, ...settings } = parsed.data;
+    let contacts;
+    try {
+      contacts = parseContacts(source, { defaultCountryCode: options.defaultCountryCode });
+    } catch (error) {
+      if (error instanceof InvalidCampaignError) throw new HttpError(400, error.message);
+      throw error;
+    }
+    const id = runner.create(settings, contacts);
+    res.status(201).json({ id, contacts: contacts.length });
+  });
+
+  router.get('/api/campaigns', function listCampaigns(_req, res) {
+    res.json({ campaigns: repository.campaigns().map((c) => progressOf(c, repository.contacts(c.id))) });
+  });
+
+  router.get('/api/campaigns/:id', function showCampaign(req, res) {
+    const campaign = found(() => runner.require(req.params.id!));
+    res.json(progressOf(campaign, repository.contacts(campaign.id)));
+  });
+
+  router.post('/api/campaigns/:id/pause', function pauseCampaign(req, res) {
+    const campaign = found(() => runner.pause(req.params.id!));
+    res.json(progressOf(campaign, repository.contacts(campaign.id)));
+  });
+
+  router.post('/api/campaigns/:id/resume', function resumeCampaign(req, res) {
+    const campaign = found(() => runner.resume(req.params.id!));
+    res.json(progressOf(campaign, repository.contacts(campaign.id)));
+  });
+
+  router.get('/api/campaigns/:id/results.csv', function campaignResults(req, res) {
+    const campaign = found(() => runner.require(req.params.id!));
+    res.type('text/csv; charset=utf-8');
+    res.attachment(`campaign-${campaign.id}.csv`);
+    res.send(resultsCsv(repository.contacts(campaign.id)));
+  });
+
+  return router;
+}
+
+function found<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof CampaignNotFoundError) throw new HttpError(404, error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,19 @@
+import type { CallObserver } from '../call/call-summary.js';
+
+/** Several observers as one (reports and campaigns): each is told, in order; one that throws does not silence the next. */
+export function combineObservers(observers: readonly CallObserver[], onError: (error: unknown) => void): CallObserver {
+  const each = (tell: (observer: CallObserver) => void): void => {
+    for (const observer of observers) {
+      try {
+        tell(observer);
+      } catch (error) {
+        onError(error);
+      }
+    }
+  };
+  return {
+    callEnded: (summary) => each((o) => o.callEnded(summary)),
+    callStarted: (info) => each((o) => o.callStarted?.(info)),
+    callNotConnected: (request, reason) => each((o) => o.callNotConnected?.(request, reason)),
+  };
+}

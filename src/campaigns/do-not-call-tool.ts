@@ -1,0 +1,46 @@
+import type { BusinessTool, ToolBox } from '../call/business-tools.js';
+
+export const DO_NOT_CALL = 'do_not_call';
+
+/**
+ * The model's way to honour "never call me again": the person's number joins
+ * the stop list, and a campaign's contact ends `refused` (the campaign reads
+ * the tool run in the call's summary).
+ */
+export function doNotCallToolBox(addToStopList: (number: string, reason: string) => void): ToolBox {
+  const tool: BusinessTool = {
+    name: DO_NOT_CALL,
+    definition: {
+      type: 'function',
+      function: {
+        name: DO_NOT_CALL,
+        description:
+          'The person asked not to be called again. Puts their number on the stop list: no campaign will call it again. ' +
+          'Confirm to them that they will not be called again, then say goodbye.',
+        parameters: { type: 'object', properties: { reason: { type: 'string', description: 'In a few words, why (optional).' } } },
+      },
+    },
+    sideEffect: true,
+    holdLines: [],
+    async run(argumentsJson, context) {
+      // Outbound: the number called; inbound: the caller's.
+      const { variables } = context;
+      const number = variables.direction === 'outbound' ? variables.called_number : variables.caller_number;
+      if (!number) return { outcome: 'error', content: 'The number of this call is unknown; it could not be put on the stop list.' };
+      addToStopList(number.replace(/\D/g, ''), reasonOf(argumentsJson));
+      return { outcome: 'ok', content: 'Done: this number will not be called again.' };
+    },
+  };
+  const tools = Object.freeze([tool]);
+  return { tools: () => tools };
+}
+
+function reasonOf(argumentsJson: string): string {
+  try {
+    const parsed = JSON.parse(argumentsJson) as { reason?: unknown } | null;
+    if (typeof parsed?.reason === 'string' && parsed.reason.trim() !== '') return `asked on a call: ${parsed.reason.trim().slice(0, 200)}`;
+  } catch {
+    // The reason is a courtesy; the number goes on the list regardless.
+  }
+  return 'asked on a call';
+}
