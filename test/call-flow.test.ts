@@ -82,7 +82,7 @@ describe('greeting and turns', () => {
     expect(request.body.messages.map((m) => m.role)).toEqual(['system', 'assistant', 'user']);
     expect(request.body.stream).toBe(true);
     expect(request.body.model).toBe('test-model');
-    expect((request.body.tools ?? []).map((t) => t.function.name)).toEqual(['speak', 'transfer', 'hangup', 'do_not_call']);
+    expect((request.body.tools ?? []).map((t) => t.function.name)).toEqual(['speak', 'transfer', 'hangup']);
   });
 
   test('the speak tool streams: its text is spoken before the tool call arguments are complete', async () => {

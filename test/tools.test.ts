@@ -123,7 +123,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
     expect(shop.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /orders/4711']);
     // The tool is offered, and its result went back to the model in the same turn.
     const [first, second] = [await env.llm.nextRequest(0), await env.llm.nextRequest(1)];
-    expect(first.body.tools?.map((t) => t.function.name)).toEqual(['speak', 'transfer', 'hangup', 'order_status', 'do_not_call']);
+    expect(first.body.tools?.map((t) => t.function.name)).toEqual(['speak', 'transfer', 'hangup', 'order_status']);
     expect(toolResults(second.body)).toEqual(['shipped']);
     await service.whenQuiet();
     await endCall(env, service);

@@ -36,6 +36,8 @@ export interface BusinessTool {
   readonly sideEffect: boolean;
   /** Lines to say while it runs, in order; may be empty. */
   readonly holdLines: readonly string[];
+  /** Offered only on calls of these directions (a campaign's do_not_call: outbound); default all. */
+  readonly directions?: readonly ('inbound' | 'outbound')[];
   /**
    * Runs the tool with the model's arguments (JSON text, unchecked). Never
    * rejects: bad arguments, errors, timeouts and aborts are results too.

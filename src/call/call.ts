@@ -14,7 +14,7 @@ import type {
 } from '../protocol/events.js';
 import type { PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import type { CallerContextSource, ToolBox } from './business-tools.js';
+import type { BusinessTool, CallerContextSource, ToolBox } from './business-tools.js';
 import { CallEnding } from './call-ending.js';
 import { CallRecord, type TurnStats } from './call-record.js';
 import type { CallSummary, VoicemailDetector } from './call-summary.js';
@@ -541,7 +541,7 @@ export class Call {
         maxRounds: settings.llmMaxToolRounds,
         fillerMs: streaming ? settings.thinkingFillerMs : 0,
       },
-      businessTools: () => this.deps.toolBox?.tools() ?? [],
+      businessTools: () => this.offeredTools(),
       runTools: (calls, signal, say) => this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip()),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ssml: prompt.ssml,
@@ -606,6 +606,13 @@ export class Call {
       { holdMs: this.deps.settings.toolHoldMs, repeatMs: this.deps.settings.toolHoldRepeatMs },
     );
     return this.tools;
+  }
+
+  /** The business tools on offer now, for a call of this direction. */
+  private offeredTools(): readonly BusinessTool[] {
+    const tools = this.deps.toolBox?.tools() ?? [];
+    const direction = this.prompts.variables.direction === 'outbound' ? 'outbound' : 'inbound';
+    return tools.some((t) => t.directions) ? tools.filter((t) => !t.directions || t.directions.includes(direction)) : tools;
   }
 
   /** system.md's `hold` clip after each hold line while a tool runs; true whether there is one or not. */

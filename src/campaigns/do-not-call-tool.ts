@@ -22,10 +22,11 @@ export function doNotCallToolBox(addToStopList: (number: string, reason: string)
     },
     sideEffect: true,
     holdLines: [],
+    // An inbound caller asking not to be called is not asking anything of a campaign.
+    directions: ['outbound'],
     async run(argumentsJson, context) {
-      // Outbound: the number called; inbound: the caller's.
-      const { variables } = context;
-      const number = variables.direction === 'outbound' ? variables.called_number : variables.caller_number;
+      // Offered on outbound calls only: the number called is the person's.
+      const number = context.variables.called_number;
       if (!number) return { outcome: 'error', content: 'The number of this call is unknown; it could not be put on the stop list.' };
       addToStopList(number.replace(/\D/g, ''), reasonOf(argumentsJson));
       return { outcome: 'ok', content: 'Done: this number will not be called again.' };
