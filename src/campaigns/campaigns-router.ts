@@ -1,6 +1,6 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Router } from 'express';
 import { describeIssues } from '../protocol/parse-event.js';
-import { secretMatches } from '../transport/auth.js';
+import { requireAdminToken } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CampaignRepository } from '../store/campaign-repository.js';
 import type { CampaignRunner } from './campaign-runner.js';
@@ -30,12 +30,7 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   const router = express.Router();
   const { runner, repository } = options;
 
-  router.use('/api/campaigns', function requireAdminToken(req: Request, _res: Response, next: NextFunction) {
-    if (options.token === undefined) throw new HttpError(404, 'the admin API is off: set ADMIN_TOKEN to turn it on');
-    const bearer = req.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-    if (!secretMatches(bearer, options.token)) throw new HttpError(401, 'missing or wrong Authorization: Bearer token');
-    next();
-  });
+  router.use('/api/campaigns', requireAdminToken(options.token));
 
   router.post('/api/campaigns', express.json({ limit: '5mb' }), function createCampaign(req, res) {
     if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');

@@ -6,7 +6,7 @@ import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import type { PendingCalls } from '../outbound/pending-calls.js';
 import { HotlineError } from '../errors.js';
 import { describeIssues } from '../protocol/parse-event.js';
-import { secretMatches } from './auth.js';
+import { requireAdminToken } from './auth.js';
 import { HttpError } from './http-error.js';
 
 export interface AdminApiOptions {
@@ -34,12 +34,7 @@ export function adminApiRouter(options: AdminApiOptions): Router {
 
   router.post(
     '/api/calls',
-    function requireAdminToken(req, _res, next) {
-      if (options.token === undefined) throw new HttpError(404, 'the admin API is off: set ADMIN_TOKEN to turn it on');
-      const bearer = req.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-      if (!secretMatches(bearer, options.token)) throw new HttpError(401, 'missing or wrong Authorization: Bearer token');
-      next();
-    },
+    requireAdminToken(options.token),
     function requireJson(req, _res, next) {
       if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
       next();

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { HttpError } from './http-error.js';
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
 import type { TrustProxy } from '../config.js';
@@ -74,4 +75,16 @@ export function compileProxyTrust(setting: TrustProxy): ProxyTrust {
 export function clientAddressOf(req: IncomingMessage, trust: ProxyTrust): string {
   // Undefined (typed string) when the socket is already gone; those share one bucket.
   return proxyAddr(req, trust) || 'unknown';
+}
+
+/**
+ * Guards Hotline's own admin API (calls, campaigns): off (404) without
+ * ADMIN_TOKEN, 401 without the right `Authorization: Bearer` token.
+ */
+export function requireAdminToken(token: string | undefined) {
+  return function requireAdminToken(req: IncomingMessage, _res: unknown, next: () => void): void {
+    if (token === undefined) throw new HttpError(404, 'the admin API is off: set ADMIN_TOKEN to turn it on');
+    if (!secretMatches(bearerTokenOf(req), token)) throw new HttpError(401, 'missing or wrong Authorization: Bearer token');
+    next();
+  };
 }
