@@ -9,7 +9,8 @@ import type { Logger } from '../logger.js';
  */
 
 /** How a tool run ended, for the transcript and the metrics. */
-export type ToolOutcome = 'ok' | 'error' | 'timeout' | 'invalid' | 'unavailable' | 'aborted';
+export const TOOL_OUTCOMES = ['ok', 'error', 'timeout', 'invalid', 'unavailable', 'aborted'] as const;
+export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 
 export interface ToolResult {
   /**

@@ -8,25 +8,27 @@ import type { ToolOutcome } from './business-tools.js';
  */
 
 /** How a call ended. */
-export type CallEndReason =
+export const CALL_END_REASONS = [
   /** The caller (or the person called) hung up, or the service ended the call. */
-  | 'caller_hung_up'
+  'caller_hung_up',
   /** The model said goodbye and hung up. */
-  | 'agent_hung_up'
+  'agent_hung_up',
   /** The call went to a person. */
-  | 'transferred'
+  'transferred',
   /** The caller stayed silent through the re-prompts. */
-  | 'silence'
+  'silence',
   /** Hotline gave up after failed turns (the LLM kept failing). */
-  | 'error'
+  'error',
   /** Hotline was shutting down. */
-  | 'shutdown'
+  'shutdown',
   /** No event for CALL_IDLE_TIMEOUT_MS. */
-  | 'idle'
+  'idle',
   /** An outbound call reached a mailbox: a message was left. */
-  | 'voicemail'
+  'voicemail',
   /** The connection to the voice service broke and did not come back. */
-  | 'connection_lost';
+  'connection_lost',
+] as const;
+export type CallEndReason = (typeof CALL_END_REASONS)[number];
 
 export interface TurnSummary {
   /** ISO time the caller's words arrived. */

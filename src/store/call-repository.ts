@@ -1,26 +1,8 @@
 import { z } from 'zod';
-import type { CallEndReason, CallSummary } from '../call/call-summary.js';
-import type { ToolOutcome } from '../call/business-tools.js';
+import { TOOL_OUTCOMES } from '../call/business-tools.js';
+// The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
+import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/call-summary.js';
 import type { Database } from './database.js';
-
-/** Every end reason, so a row read back is checked against the core's own list. */
-export const END_REASONS = [
-  'caller_hung_up',
-  'agent_hung_up',
-  'transferred',
-  'silence',
-  'error',
-  'shutdown',
-  'idle',
-  'voicemail',
-  'connection_lost',
-] as const satisfies readonly CallEndReason[];
-export const TOOL_OUTCOMES = ['ok', 'error', 'timeout', 'invalid', 'unavailable', 'aborted'] as const satisfies readonly ToolOutcome[];
-// A reason or outcome the core adds fails to compile here until the lists above know it.
-const allEndReasons: Exclude<CallEndReason, (typeof END_REASONS)[number]> extends never ? true : never = true;
-const allToolOutcomes: Exclude<ToolOutcome, (typeof TOOL_OUTCOMES)[number]> extends never ? true : never = true;
-void allEndReasons;
-void allToolOutcomes;
 
 const Strings = z.record(z.string(), z.string());
 
