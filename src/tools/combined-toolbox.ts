@@ -1,8 +1,9 @@
 import type { BusinessTool, ToolBox } from '../call/business-tools.js';
 import type { Logger } from '../logger.js';
+import { RESERVED_TOOL_NAMES } from './tool-file.js';
 
 /** Names the call core keeps for itself. */
-const RESERVED = new Set(['speak', 'transfer', 'hangup']);
+const RESERVED = new Set(RESERVED_TOOL_NAMES);
 
 /**
  * The tools of several sources offered as one: the tool files first, then
