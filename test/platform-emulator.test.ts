@@ -227,6 +227,45 @@ describe('npm run simulate -- --platform', () => {
     }
   });
 
+  test('with --person-says every call rings at once, plays its own copy of the script, and is tagged with its number', async () => {
+    // A stand-in Hotline that never greets: each call stays open until the emulator closes, so
+    // the three session_starts can only all arrive if no call waits for another.
+    const fake = await startScriptedHotline(() => undefined);
+    try {
+      const screen = terminal();
+      emulator = await startPlatformEmulator({
+        port: 0,
+        hotlineUrl: fake.wsUrl,
+        platformToken: PLATFORM_TOKEN,
+        voice: { speed: 50, answerTimeoutMs: 60_000 },
+        personScript: ['Hello?'],
+        answers: { '491510000003': 'mailbox' },
+        input: Readable.from([]),
+        output: screen.output,
+      });
+      const numbers = ['491510000001', '491510000002', '491510000003'];
+      for (const toPhoneNumber of numbers) {
+        const placed = await postToEmulator('/v3/ai-flows/flow-1/call', { authorization: `Bearer ${PLATFORM_TOKEN}` }, { billingDevice: 'dev-1', toPhoneNumber });
+        expect(placed.status).toBe(201);
+      }
+      const started = await Promise.all(
+        numbers.map((to) => fake.waitForEvent((e) => e.type === 'session_start' && (e.session as { to_phone_number?: string }).to_phone_number === to)),
+      );
+      expect(new Set(started.map((e) => e.session.id)).size).toBe(3);
+      expect(screen.lines.filter((line) => line.includes('queued'))).toEqual([]);
+      expect(screen.lines).toContain('call to 491510000001 placed by flow flow-1: ringing Hotline…');
+      expect(screen.lines).toContain('call to 491510000003 placed by flow flow-1: the mailbox will answer; ringing Hotline…');
+      expect(screen.lines.some((line) => line.startsWith('[491510000002] calling Hotline at ws://'))).toBe(true);
+      expect(emulator.calls.map((c) => c.ended)).toEqual([undefined, undefined, undefined]);
+
+      await emulator.close();
+      expect(await emulator.done).toBe(0);
+      expect(emulator.calls.map((c) => c.ended)).toEqual(['emulator_closed', 'emulator_closed', 'emulator_closed']);
+    } finally {
+      await fake.close();
+    }
+  });
+
   describe('the person called: a mailbox, nobody, a busy line', () => {
     const MESSAGE = 'Hi, this is Rosa from the bakery. Please call us back about your order.';
     /** Long enough to still play when the mailbox's first sentence has been said. */
@@ -413,6 +452,11 @@ describe('simulate --platform: who answers, from the command line', () => {
       mailboxGreeting: 'Hier ist die Mailbox von Rosa.',
     });
     expect(parseSettings(['--platform'], {})).toMatchObject({ answers: {} });
+    expect(parseSettings(['--platform', '--person-says', 'Hello?', '--person-says', ' Yes, go on. '], {})).toMatchObject({
+      personScript: ['Hello?', 'Yes, go on.'],
+    });
+    expect(() => parseSettings(['--platform', '--person-says', ' '], {})).toThrow(new UsageError('--person-says needs a line to say.'));
+    expect(() => parseSettings(['--person-says', 'Hello?'], {})).toThrow(/--person-says can be used only with --platform/);
   });
 
   test('refused: one number given two answers, a number that is none, the flags without --platform', () => {

@@ -81,6 +81,7 @@ async function runPlatform(settings: PlatformSettings, io: SimulateIo, interacti
       unknownFlows: settings.unknownFlows,
       answers: settings.answers,
       ...(settings.mailboxGreeting === undefined ? {} : { mailboxGreeting: settings.mailboxGreeting }),
+      ...(settings.personScript === undefined ? {} : { personScript: settings.personScript }),
       voice: settings.voice,
       input: io.input,
       output: io.output,

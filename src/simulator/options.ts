@@ -52,6 +52,10 @@ Outbound emulator (--platform):
   --no-answer <number>          nobody answers calls to this number: Hotline is never rung (repeatable)
   --busy <number>               this number is busy: Hotline gets only a session_end with reason "busy"
                                 for a session it never saw (the emulator's guess; repeatable)
+  --person-says <line>          the person called says this line on every call, instead of you (repeatable,
+                                in order; they hang up after the answer to the last). Calls then run side by
+                                side, as the real service runs them, until Ctrl-C; each line is tagged with
+                                the number called
 
 Example:
   npm run simulate -- --url ws://localhost:3000/ws --outbound --json call.json
@@ -92,6 +96,8 @@ export interface PlatformSettings {
   /** How calls to these numbers are answered; every other number by you, at the terminal. */
   answers: Record<string, PersonAnswer>;
   mailboxGreeting?: string;
+  /** What the person called says on every call; calls then run side by side. */
+  personScript?: string[];
   voice: VoiceSettings;
 }
 
@@ -114,6 +120,7 @@ const PLATFORM_ONLY = [
   'mailbox-greeting',
   'no-answer',
   'busy',
+  'person-says',
 ] as const;
 const CALL_ONLY = ['outbound', 'from', 'to', 'json'] as const;
 
@@ -146,6 +153,7 @@ const SIMULATE = command({
     'mailbox-greeting': { type: 'string' },
     'no-answer': { type: 'string', multiple: true },
     busy: { type: 'string', multiple: true },
+    'person-says': { type: 'string', multiple: true },
   },
 });
 
@@ -174,6 +182,8 @@ export function parseSettings(argv: string[], env: Record<string, string | undef
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
     const platformToken = nonEmpty(values['platform-token']) ?? nonEmpty(env.AIFLOW_ACCESS_TOKEN);
     const mailboxGreeting = greetingFrom(values['mailbox-greeting']);
+    const personScript = values['person-says']?.map((line) => line.trim()).filter((line) => line !== '');
+    if (personScript?.length === 0) throw new UsageError('--person-says needs a line to say.');
     return {
       mode: 'platform',
       port,
@@ -185,6 +195,7 @@ export function parseSettings(argv: string[], env: Record<string, string | undef
       unknownFlows: values['unknown-flow'] ?? [],
       answers: answersFrom(values),
       ...(mailboxGreeting === undefined ? {} : { mailboxGreeting }),
+      ...(personScript === undefined ? {} : { personScript }),
       voice,
     };
   }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { startFakeAiFlowApi, type FakeFlow, type RecordedOutboundCall } from '../testing/fake-aiflow-api.js';
 import { reportBusy } from './busy-line.js';
 import type { CallEnd } from './caller.js';
@@ -38,6 +39,11 @@ export interface PlatformEmulatorOptions {
   mailboxGreeting?: string;
   /** How long a mailbox records after its beep before it hangs up by itself; default 60 s. */
   mailboxLimitMs?: number;
+  /**
+   * What the person called says on every call, line by line, instead of `input`. No call then
+   * waits for another: they run side by side, as the service runs them, until `close()`.
+   */
+  personScript?: readonly string[];
   /** The lines the person called says. */
   input: NodeJS.ReadableStream;
   output: (line: string) => void;
@@ -57,7 +63,8 @@ export interface PlatformEmulator {
    * The exit code, once the emulator is done: with piped input when a call the
    * person answered (and so played the input) is over and no other call waits;
    * at a terminal on Ctrl-D. Calls the person never answers (mailbox, no
-   * answer, busy) leave the input for the next call.
+   * answer, busy) leave the input for the next call. With `personScript`, once
+   * closed and every call is over.
    */
   done: Promise<number>;
   /** The index-th call placed (from 0), once it has ended; rejects if the emulator closes before such a call is placed. */
@@ -82,7 +89,8 @@ const PLACED: Record<PersonAnswer, string> = {
  * /v3/ai-flows/:id/call like the service, then, one call after another,
  * rings Hotline with the outbound session_start and lets the terminal play
  * the person called; or, as `answers` says for the number, their mailbox
- * answers, nobody does, or the line is busy.
+ * answers, nobody does, or the line is busy. With a `personScript` nobody
+ * waits for the terminal, so every call rings at once.
  */
 export async function startPlatformEmulator(options: PlatformEmulatorOptions): Promise<PlatformEmulator> {
   const { output } = options;
@@ -108,6 +116,9 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
     }
   };
   const answers = options.answers ?? {};
+  const script = options.personScript;
+  /** Calls ringing side by side (with a script), each resolving its exit code. */
+  const running = new Set<Promise<number>>();
   let busy = false;
   let closed = false;
   let wake: (() => void) | undefined;
@@ -127,10 +138,15 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
       }
       const { toPhoneNumber } = request.body as { toPhoneNumber: string };
       const answeredAs = answerFor(toPhoneNumber, answers, options.defaultAnswer ?? 'person');
-      const waiting = busy || queue.length > 0;
+      const waiting = script === undefined && (busy || queue.length > 0);
       output(`call to ${toPhoneNumber} placed by flow ${aiFlowId}: ${waiting ? 'queued until the call in progress ends' : PLACED[answeredAs]}`);
       const call: PlacedCallRecord = { aiFlowId, toPhoneNumber, answeredAs, sessionId: undefined, hotlineSaid: [], message: [], ended: undefined };
       calls.push(call);
+      if (script !== undefined) {
+        if (closed) call.ended = 'emulator_closed';
+        else ringAtOnce(call, script);
+        return;
+      }
       if (waiting) queued.add(call);
       queue.push(call);
       wake?.();
@@ -172,13 +188,39 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
     }
   }
 
+  /** Plays a call with its own copy of the script and its lines tagged with the number, beside any other call. */
+  function ringAtOnce(call: PlacedCallRecord, lines: readonly string[]): void {
+    const said = new LineSource(Readable.from(lines.map((line) => `${line}\n`)));
+    const tagged = (line: string): void => output(`[${call.toPhoneNumber}] ${line}`);
+    const playing: Promise<number> = answer(call, said, tagged, false)
+      .catch((error: unknown) => {
+        tagged(`✗ the call failed: ${error instanceof Error ? error.message : String(error)}`);
+        call.ended ??= 'lost';
+        return 1;
+      })
+      .finally(() => {
+        said.close();
+        running.delete(playing);
+        settleWaiters();
+      });
+    running.add(playing);
+  }
+
+  async function serveScripted(): Promise<number> {
+    await new Promise<void>((resolve) => (wake = resolve));
+    const codes = await Promise.all([...running]);
+    settleWaiters();
+    return Math.max(0, ...codes);
+  }
+
   async function serve(): Promise<number> {
+    if (script !== undefined) return serveScripted();
     let code = 0;
     for (;;) {
       const call = await nextCall();
       if (!call) break;
       busy = true;
-      code = Math.max(code, await answer(call));
+      code = Math.max(code, await answer(call, lines, output, interactive));
       busy = false;
       settleWaiters();
       // Piped input plays one script: once the person has played it and no other call waits, the emulator's work is done.
@@ -190,8 +232,8 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
     return code;
   }
 
-  /** Plays one placed call to its end, as the person called answers it; returns its exit code. */
-  async function answer(call: PlacedCallRecord): Promise<number> {
+  /** Plays one placed call to its end, as the person called answers it with `said`; returns its exit code. */
+  async function answer(call: PlacedCallRecord, said: LineSource, output: (line: string) => void, interactive: boolean): Promise<number> {
     const hotlineUrl = typeof options.hotlineUrl === 'function' ? options.hotlineUrl() : options.hotlineUrl;
     const ring = options.ring ?? { kind: 'websocket' };
     const target: HotlineTarget =
@@ -244,7 +286,7 @@ export async function startPlatformEmulator(options: PlatformEmulatorOptions): P
             heard: (text) => call.hotlineSaid.push(text),
             ended: (callEnd) => (end = callEnd),
           },
-          lines,
+          said,
           output,
         );
         call.ended = end === undefined ? 'refused' : endOf(end, closed);
