@@ -150,6 +150,48 @@ describe('campaigns against the platform emulator', () => {
     expect(lines[10]).toMatch(new RegExp(`^${number(9)},done,refused,0,,on the stop list`));
   }, 120_000);
 
+  test("a contact's own time zone decides its calling hours: London opens an hour after Berlin, New York six hours after", async () => {
+    const clock = new ShiftedClock(MONDAY_0859_BERLIN);
+    await startBoth({ [number(1)]: 'busy', [number(2)]: 'busy', [number(3)]: 'busy' }, clock);
+    const created = await api('POST', '/api/campaigns', {
+      name: 'zones',
+      contacts: [
+        { phone: number(1), time_zone: 'Europe/London' },
+        { phone: number(2), time_zone: 'America/New_York' },
+        { phone: number(3) },
+      ],
+      time_zone: 'Europe/Berlin',
+      calling_hours: { days: ['mon'], from: '09:00', to: '18:00' },
+    });
+    const { id } = created.json as { id: string };
+    const runner = env!.hotline.campaigns;
+    const ended = (index: number) =>
+      new Promise<void>((resolve) => {
+        const check = (): void => {
+          if (runner.contacts(id)[index]?.status !== 'done') return;
+          remove();
+          resolve();
+        };
+        const remove = runner.onChange(check);
+        check();
+      });
+    const requested = () => emulator!.requests.map((r) => (r.body as { toPhoneNumber: string }).toPhoneNumber);
+
+    // 09:00 in Berlin is 08:00 in London and 03:00 in New York: only the Berlin contact is called.
+    clock.advance(60_000);
+    await ended(2);
+    expect(requested()).toEqual([number(3)]);
+    // 10:00 in Berlin is 09:00 in London.
+    clock.advance(60 * 60_000);
+    await ended(0);
+    expect(requested()).toEqual([number(3), number(1)]);
+    expect(runner.contacts(id)[1]).toMatchObject({ status: 'pending', attempts: 0 });
+    // 15:00 in Berlin is 09:00 in New York.
+    clock.advance(5 * 60 * 60_000);
+    await whenDone(id).done;
+    expect(requested()).toEqual([number(3), number(1), number(2)]);
+  }, 60_000);
+
   test('do_not_call: the person asks never to be called again; the contact ends refused and the number joins the stop list', async () => {
     const clock = new ShiftedClock(Date.now());
     await startBoth({}, clock, ['Please never call me again.\n']);
@@ -229,5 +271,25 @@ describe('campaigns against the platform emulator', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  test('status --watch on a terminal rewrites one line in place until the campaign is done, then ends the line', async () => {
+    await startBoth({ [number(1)]: 'busy', [number(2)]: 'busy' }, new ShiftedClock(MONDAY_0859_BERLIN));
+    const created = await api('POST', '/api/campaigns', { name: 'watched', contacts: [{ phone: number(1) }, { phone: number(2) }] });
+    const { id } = created.json as { id: string };
+    const chunks: string[] = [];
+    const lines: string[] = [];
+    const argv = ['status', id, '--watch', '--interval-ms', '10', '--url', env!.hotline.url];
+    expect(await runCampaignCli(argv, { ADMIN_TOKEN: ADMIN }, (l) => lines.push(l), (l) => lines.push(l), (c) => chunks.push(c))).toBe(0);
+    expect(lines).toEqual([]);
+    expect(chunks.at(-1)).toBe('\n');
+    const rewrites = chunks.slice(0, -1);
+    expect(rewrites.every((c) => /^\r\x1b\[Kwatched \[(running|done)\]: called \d\/2/.test(c))).toBe(true);
+    expect(rewrites.at(-1)).toBe('\r\x1b[Kwatched [done]: called 2/2, reached 0, voicemail 0, pending 0, in call 0');
+    // A line only when it changed: no two rewrites in a row say the same.
+    expect(rewrites.every((c, i) => i === 0 || c !== rewrites[i - 1])).toBe(true);
+
+    expect(await runCampaignCli([...argv.slice(0, 3), '--interval-ms', 'soon'], { ADMIN_TOKEN: ADMIN }, () => undefined, (l) => lines.push(l))).toBe(2);
+    expect(lines.pop()).toContain('--interval-ms must be a whole number of at least 10, not "soon".');
   });
 });

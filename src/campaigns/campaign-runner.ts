@@ -40,9 +40,11 @@ export interface CampaignRunnerOptions {
 export class CampaignRunner implements CallObserver {
   private readonly repository: CampaignRepository;
   private readonly inFlight = new Map<string, InFlight>();
-  /** When each campaign last started a call, for its pace. In memory: a restart may start one sooner. */
-  private readonly lastStartAt = new Map<string, number>();
   private readonly changeListeners = new Set<() => void>();
+  /** Per campaign, the stop list's mark when its waiting contacts were last checked against it. */
+  private readonly checkedStops = new Map<string, number>();
+  /** Per campaign, the time zones its contacts are called in (fixed at creation). */
+  private readonly zones = new Map<string, readonly string[]>();
   private cancelWake: (() => void) | undefined;
   private wakeAt: number | undefined;
   private closed = false;
@@ -57,13 +59,12 @@ export class CampaignRunner implements CallObserver {
   start(): void {
     for (const campaign of this.repository.campaigns()) {
       if (campaign.state === 'done') continue;
-      for (const contact of this.repository.contacts(campaign.id)) {
-        if (contact.status === 'reached') {
-          // Answered before the process died: done, and never called again.
-          this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome: 'completed', lastError: 'Hotline stopped during the call' }, this.date());
-        } else if (contact.status === 'calling') {
-          this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered');
-        }
+      for (const contact of this.repository.contactsIn(campaign.id, 'reached')) {
+        // Answered before the process died: done, and never called again.
+        this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome: 'completed', lastError: 'Hotline stopped during the call' }, this.date());
+      }
+      for (const contact of this.repository.contactsIn(campaign.id, 'calling')) {
+        this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered');
       }
     }
     this.tick();
@@ -155,60 +156,57 @@ export class CampaignRunner implements CallObserver {
     this.changed();
   }
 
-  /** One campaign's due contacts placed; returns when it next needs a look, if no event will bring one. */
+  /**
+   * One campaign's due contacts placed; returns when it next needs a look, if no event will bring one.
+   * Asks the database for counts and the next contact only, never for the whole list: a tick runs on
+   * the event loop every call shares, at every call start and end.
+   */
   private tickCampaign(campaign: StoredCampaign, now: number): number | undefined {
     const { settings } = campaign;
-    const contacts = this.repository.contacts(campaign.id);
-    let active = contacts.filter((c) => c.status === 'calling' || c.status === 'reached').length;
-    const pending = contacts.filter((c) => c.status === 'pending').sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.index - b.index);
-    if (pending.length === 0 && active === 0) {
-      this.repository.setState(campaign.id, 'done', this.date());
+    const { repository } = this;
+    const stops = repository.stopListMark();
+    if (this.checkedStops.get(campaign.id) !== stops) {
+      if (repository.refuseStopped(campaign.id, settings.stop_list.map((n) => n.replace(/\D/g, '')), this.date()) > 0) this.changed();
+      this.checkedStops.set(campaign.id, stops);
+    }
+    if (!repository.hasOpenContacts(campaign.id)) {
+      repository.setState(campaign.id, 'done', this.date());
       this.log.info({ campaignId: campaign.id }, 'campaign done');
       return undefined;
     }
-    const stopList = new Set(settings.stop_list.map((n) => n.replace(/\D/g, '')));
-    const windows = windowsOf(settings);
-    let wake: number | undefined;
+    let wake = repository.nextDueAfter(campaign.id, now);
     const wakeAt = (at: number | undefined): void => {
       if (at !== undefined && (wake === undefined || at < wake)) wake = at;
     };
-    for (const contact of pending) {
-      if (stopList.has(contact.number) || this.repository.isStopped(contact.number)) {
-        this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome: 'refused', lastError: 'on the stop list: never called' }, this.date());
-        continue;
-      }
-      if (contact.nextAttemptAt > now) {
-        wakeAt(contact.nextAttemptAt);
-        continue;
-      }
-      const zone = contact.timeZone ?? settings.time_zone;
-      if (!withinCallingHours(now, zone, windows)) {
-        wakeAt(nextCallingTime(now, zone, windows));
-        continue;
-      }
-      // A free place comes with an event (a call ending); no timer needed.
-      if (active >= settings.concurrency) break;
-      const paceAt = (this.lastStartAt.get(campaign.id) ?? -Infinity) + settings.pace_ms;
+    const windows = windowsOf(settings);
+    const openZones: string[] = [];
+    let zones = this.zones.get(campaign.id);
+    if (!zones) this.zones.set(campaign.id, (zones = repository.zones(campaign.id, settings.time_zone)));
+    for (const zone of zones) {
+      if (withinCallingHours(now, zone, windows)) openZones.push(zone);
+      else wakeAt(nextCallingTime(now, zone, windows));
+    }
+    if (openZones.length === 0) return wake;
+    // A free place comes with an event (a call ending); no timer needed.
+    for (let active = repository.inCallCount(campaign.id); active < settings.concurrency; active++) {
+      const paceAt = (campaign.lastStartedAt ?? -Infinity) + settings.pace_ms;
       if (paceAt > now) {
         wakeAt(paceAt);
         break;
       }
-      this.place(campaign, contact, now);
-      active += 1;
-    }
-    if (!this.repository.contacts(campaign.id).some((c) => c.status !== 'done')) {
-      this.repository.setState(campaign.id, 'done', this.date());
-      this.log.info({ campaignId: campaign.id }, 'campaign done');
+      const contact = repository.nextDue(campaign.id, now, settings.time_zone, openZones);
+      if (!contact) break;
+      campaign = this.place(campaign, contact, now);
     }
     return wake;
   }
 
-  private place(campaign: StoredCampaign, contact: StoredContact, now: number): void {
+  /** Requests the call to `contact`; returns the campaign with this start as its last. */
+  private place(campaign: StoredCampaign, contact: StoredContact, now: number): StoredCampaign {
     const { settings } = campaign;
     const key = keyOf(campaign.id, contact.index);
-    this.lastStartAt.set(campaign.id, now);
     // On disk before the request: a process killed now counts this as an unanswered attempt, never forgets it.
-    this.repository.updateContact(campaign.id, contact.index, { status: 'calling', attempts: contact.attempts + 1, lastError: null, lastSessionId: null }, this.date());
+    this.repository.startAttempt(campaign.id, contact.index, now, this.date());
     const flight: InFlight = {
       pending: undefined,
       cancelAnswerTimer: this.options.clock.at(now + settings.answer_timeout_seconds * 1000, () => this.answerTimedOut(campaign.id, contact.index)),
@@ -234,6 +232,7 @@ export class CampaignRunner implements CallObserver {
           this.finish(this.require(campaign.id), current, 'failed', error instanceof Error ? error.message : String(error));
         },
       );
+    return { ...campaign, lastStartedAt: now };
   }
 
   private answerTimedOut(campaignId: string, index: number): void {

@@ -49,22 +49,22 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   });
 
   router.get('/api/campaigns', function listCampaigns(_req, res) {
-    res.json({ campaigns: repository.campaigns().map((c) => progressOf(c, repository.contacts(c.id))) });
+    res.json({ campaigns: repository.campaigns().map((c) => progressOf(c, repository.tally(c.id))) });
   });
 
   router.get('/api/campaigns/:id', function showCampaign(req, res) {
     const campaign = found(() => runner.require(req.params.id!));
-    res.json(progressOf(campaign, repository.contacts(campaign.id)));
+    res.json(progressOf(campaign, repository.tally(campaign.id)));
   });
 
   router.post('/api/campaigns/:id/pause', function pauseCampaign(req, res) {
     const campaign = found(() => runner.pause(req.params.id!));
-    res.json(progressOf(campaign, repository.contacts(campaign.id)));
+    res.json(progressOf(campaign, repository.tally(campaign.id)));
   });
 
   router.post('/api/campaigns/:id/resume', function resumeCampaign(req, res) {
     const campaign = found(() => runner.resume(req.params.id!));
-    res.json(progressOf(campaign, repository.contacts(campaign.id)));
+    res.json(progressOf(campaign, repository.tally(campaign.id)));
   });
 
   router.get('/api/campaigns/:id/results.csv', function campaignResults(req, res) {

@@ -1,5 +1,5 @@
-import type { StoredCampaign, StoredContact } from '../store/campaign-repository.js';
-import { OUTCOMES, type Outcome } from './definition.js';
+import type { ContactTally, StoredCampaign } from '../store/campaign-repository.js';
+import type { Outcome } from './definition.js';
 
 /** Where a campaign stands, as the API answers and the CLI shows it. */
 export interface CampaignProgress {
@@ -24,25 +24,19 @@ export interface CampaignProgress {
   updatedAt: string;
 }
 
-export function progressOf(campaign: StoredCampaign, contacts: readonly StoredContact[]): CampaignProgress {
-  const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-  let nextRetry: number | undefined;
-  for (const c of contacts) {
-    if (c.status === 'done' && c.outcome) outcomes[c.outcome] += 1;
-    if (c.status === 'pending' && c.attempts > 0 && (nextRetry === undefined || c.nextAttemptAt < nextRetry)) nextRetry = c.nextAttemptAt;
-  }
+export function progressOf(campaign: StoredCampaign, tally: ContactTally): CampaignProgress {
   return {
     id: campaign.id,
     name: campaign.name,
     state: campaign.state,
-    contacts: contacts.length,
-    called: contacts.filter((c) => c.attempts > 0).length,
-    reached: contacts.filter((c) => c.status === 'reached' || (c.status === 'done' && c.attempts > 0 && (c.outcome === 'completed' || c.outcome === 'refused'))).length,
-    voicemail: outcomes.voicemail,
-    pending: contacts.filter((c) => c.status === 'pending').length,
-    inCall: contacts.filter((c) => c.status === 'calling' || c.status === 'reached').length,
-    nextRetry: nextRetry === undefined ? null : new Date(nextRetry).toISOString(),
-    outcomes,
+    contacts: tally.contacts,
+    called: tally.called,
+    reached: tally.reached,
+    voicemail: tally.outcomes.voicemail,
+    pending: tally.pending,
+    inCall: tally.inCall,
+    nextRetry: tally.nextRetryAt === null ? null : new Date(tally.nextRetryAt).toISOString(),
+    outcomes: { ...tally.outcomes },
     createdAt: campaign.createdAt,
     updatedAt: campaign.updatedAt,
   };

@@ -8,7 +8,7 @@ import { config } from 'dotenv';
 import { parse as parseYaml } from 'yaml';
 import { progressLine, type CampaignProgress } from '../campaigns/progress.js';
 import { describeNetworkError } from '../net-errors.js';
-import { command, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
+import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
 import { isMain } from './is-main.js';
 
 export const USAGE = `Usage:
@@ -45,16 +45,29 @@ const CAMPAIGN = command({
 });
 
 type Out = (line: string) => void;
+/** Raw output to a terminal, where --watch rewrites its line in place. */
+type Terminal = (chunk: string) => void;
 interface Connection {
   url: string;
   token: string;
 }
 
-/** Runs the command; resolves the exit code (2: bad usage, 1: the API refused or Hotline is unreachable). */
-export async function runCampaignCli(argv: string[], env: Record<string, string | undefined>, out: Out, usage: Out): Promise<number> {
+/**
+ * Runs the command; resolves the exit code (2: bad usage, 1: the API refused or Hotline is unreachable).
+ * Without `terminal` (a pipe, a log), --watch prints a line per change.
+ */
+export async function runCampaignCli(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  out: Out,
+  usage: Out,
+  terminal?: Terminal,
+): Promise<number> {
   let line;
+  let intervalMs;
   try {
     line = parseCommandLine(CAMPAIGN, argv);
+    intervalMs = numberOption('--interval-ms', line.values['interval-ms'], 1000, { min: 10, integer: true });
   } catch (error) {
     if (error instanceof UsageError) return (usage(error.message), 2);
     throw error;
@@ -82,7 +95,7 @@ export async function runCampaignCli(argv: string[], env: Record<string, string 
         return 0;
       }
       case 'status':
-        return await status(connection, arg!, line.values.watch === true, Number(line.values['interval-ms'] ?? 1000), out);
+        return await status(connection, arg!, line.values.watch === true ? { intervalMs, terminal } : undefined, out);
       case 'pause':
       case 'resume':
         out(progressLine((await request(connection, 'POST', `/api/campaigns/${encodeURIComponent(arg!)}/${verb}`)) as CampaignProgress));
@@ -107,23 +120,28 @@ export async function runCampaignCli(argv: string[], env: Record<string, string 
 }
 
 /** One line, rewritten in place on a terminal; a line per change otherwise (a log, a pipe). */
-async function status(connection: Connection, id: string, watch: boolean, intervalMs: number, out: Out): Promise<number> {
-  const tty = process.stdout.isTTY === true;
+async function status(
+  connection: Connection,
+  id: string,
+  watch: { intervalMs: number; terminal: Terminal | undefined } | undefined,
+  out: Out,
+): Promise<number> {
   let last = '';
   for (;;) {
     const progress = (await request(connection, 'GET', `/api/campaigns/${encodeURIComponent(id)}`)) as CampaignProgress;
     const text = progressLine(progress);
     if (!watch) return (out(text), 0);
+    const { terminal } = watch;
     if (text !== last) {
-      if (tty) process.stdout.write(`\r\x1b[K${text}`);
+      if (terminal) terminal(`\r\x1b[K${text}`);
       else out(text);
       last = text;
     }
     if (progress.state === 'done') {
-      if (tty) process.stdout.write('\n');
+      terminal?.('\n');
       return 0;
     }
-    await sleep(intervalMs);
+    await sleep(watch.intervalMs);
   }
 }
 
@@ -167,5 +185,11 @@ async function request(connection: Connection, method: string, route: string, bo
 
 if (isMain(import.meta.url)) {
   config({ quiet: true });
-  process.exitCode = await runCampaignCli(process.argv.slice(2), process.env, (line) => console.log(line), usageToStderr('campaign'));
+  process.exitCode = await runCampaignCli(
+    process.argv.slice(2),
+    process.env,
+    (line) => console.log(line),
+    usageToStderr('campaign'),
+    process.stdout.isTTY ? (chunk) => process.stdout.write(chunk) : undefined,
+  );
 }

@@ -17,6 +17,8 @@ export interface StoredCampaign {
   readonly name: string;
   readonly settings: CampaignSettings;
   readonly state: CampaignState;
+  /** Epoch ms of its last call start, for the pace; null before the first. */
+  readonly lastStartedAt: number | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -36,6 +38,20 @@ export interface StoredContact {
   readonly lastError: string | null;
 }
 
+/** A campaign's contacts counted, for its progress, without reading them. */
+export interface ContactTally {
+  contacts: number;
+  /** Called at least once. */
+  called: number;
+  /** A person answered: in the call now, or done as completed or refused after a call. */
+  reached: number;
+  pending: number;
+  inCall: number;
+  /** Epoch ms of the earliest retry waiting. */
+  nextRetryAt: number | null;
+  outcomes: Record<Outcome, number>;
+}
+
 /** What a transition changes of a contact. */
 export type ContactChange = Partial<Pick<StoredContact, 'status' | 'outcome' | 'attempts' | 'nextAttemptAt' | 'lastSessionId' | 'lastError'>>;
 
@@ -45,6 +61,7 @@ const CampaignRow = z
     name: z.string(),
     settings: z.string(),
     state: z.enum(CAMPAIGN_STATES),
+    last_started_at: z.number().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -54,6 +71,7 @@ const CampaignRow = z
       name: row.name,
       settings: CampaignSettingsSchema.parse(JSON.parse(row.settings)),
       state: row.state,
+      lastStartedAt: row.last_started_at,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     }),
@@ -89,6 +107,16 @@ const ContactRow = z
     }),
   );
 
+const TallyRow = z.object({
+  contacts: z.number(),
+  called: z.number(),
+  reached: z.number(),
+  pending: z.number(),
+  in_call: z.number(),
+  next_retry_at: z.number().nullable(),
+});
+const OutcomeCount = z.object({ outcome: z.enum(OUTCOMES), n: z.number() });
+
 /**
  * The `campaigns`, `campaign_contacts` and `stop_list` tables. Every write is
  * on disk when the method returns (better-sqlite3 is synchronous): the
@@ -112,6 +140,46 @@ export class CampaignRepository {
       setState: sql.prepare<[string, string, string]>('UPDATE campaigns SET state = ?, updated_at = ? WHERE id = ?'),
       contacts: sql.prepare<[string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? ORDER BY idx'),
       contact: sql.prepare<[string, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx = ?'),
+      inStatus: sql.prepare<[string, string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND status = ? ORDER BY idx'),
+      inCall: sql.prepare<[string]>(`SELECT COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
+      open: sql.prepare<[string]>(`SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND status != 'done' LIMIT 1`),
+      zones: sql.prepare<[string, string]>(`SELECT DISTINCT COALESCE(time_zone, ?) AS zone FROM campaign_contacts WHERE campaign_id = ?`),
+      // Rows are only ever added: the highest rowid changes exactly when the list grows.
+      stopListMark: sql.prepare('SELECT COALESCE(MAX(rowid), 0) AS mark FROM stop_list'),
+      // Walks the partial index in call order and stops at the first fit.
+      nextDue: sql.prepare(
+        `SELECT * FROM campaign_contacts
+         WHERE campaign_id = @campaignId AND status = 'pending' AND next_attempt_at <= @now
+           AND COALESCE(time_zone, @zone) IN (SELECT value FROM json_each(@openZones))
+         ORDER BY next_attempt_at, idx LIMIT 1`,
+      ),
+      nextLater: sql.prepare<[string, number]>(
+        `SELECT MIN(next_attempt_at) AS at FROM campaign_contacts WHERE campaign_id = ? AND status = 'pending' AND next_attempt_at > ?`,
+      ),
+      refuseStopped: sql.prepare(
+        `UPDATE campaign_contacts
+         SET status = 'done', outcome = 'refused', last_error = 'on the stop list: never called', updated_at = @now
+         WHERE campaign_id = @campaignId AND status = 'pending'
+           AND (number IN (SELECT value FROM json_each(@stopList)) OR number IN (SELECT number FROM stop_list))`,
+      ),
+      tally: sql.prepare<[string]>(
+        `SELECT
+           COUNT(*) AS contacts,
+           COUNT(*) FILTER (WHERE attempts > 0) AS called,
+           COUNT(*) FILTER (WHERE status = 'reached' OR (status = 'done' AND attempts > 0 AND outcome IN ('completed', 'refused'))) AS reached,
+           COUNT(*) FILTER (WHERE status = 'pending') AS pending,
+           COUNT(*) FILTER (WHERE status IN ('calling', 'reached')) AS in_call,
+           MIN(next_attempt_at) FILTER (WHERE status = 'pending' AND attempts > 0) AS next_retry_at
+         FROM campaign_contacts WHERE campaign_id = ?`,
+      ),
+      outcomes: sql.prepare<[string]>(
+        `SELECT outcome, COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status = 'done' AND outcome IS NOT NULL GROUP BY outcome`,
+      ),
+      startAttempt: sql.prepare(
+        `UPDATE campaign_contacts SET status = 'calling', attempts = attempts + 1, last_error = NULL, last_session_id = NULL, updated_at = @now
+         WHERE campaign_id = @campaignId AND idx = @index`,
+      ),
+      setLastStart: sql.prepare<[number, string]>('UPDATE campaigns SET last_started_at = ? WHERE id = ?'),
       stopped: sql.prepare<[string]>('SELECT 1 FROM stop_list WHERE number = ?'),
       addStop: sql.prepare<[string, string, string]>('INSERT OR IGNORE INTO stop_list (number, reason, added_at) VALUES (?, ?, ?)'),
     };
@@ -149,6 +217,75 @@ export class CampaignRepository {
 
   contacts(campaignId: string): StoredContact[] {
     return this.statements.contacts.all(campaignId).map((row) => ContactRow.parse(row));
+  }
+
+  /** The contacts in one status, e.g. those a stopped process left in a call. */
+  contactsIn(campaignId: string, status: ContactStatus): StoredContact[] {
+    return this.statements.inStatus.all(campaignId, status).map((row) => ContactRow.parse(row));
+  }
+
+  inCallCount(campaignId: string): number {
+    return z.object({ n: z.number() }).parse(this.statements.inCall.get(campaignId)).n;
+  }
+
+  /** Whether any contact is not done yet. */
+  hasOpenContacts(campaignId: string): boolean {
+    return this.statements.open.get(campaignId) !== undefined;
+  }
+
+  /** The time zones the contacts are called in: each one's own, else `campaignZone`. They never change. */
+  zones(campaignId: string, campaignZone: string): string[] {
+    return this.statements.zones.all(campaignZone, campaignId).map((row) => z.object({ zone: z.string() }).parse(row).zone);
+  }
+
+  /** Changes whenever a number joins the global stop list. */
+  stopListMark(): number {
+    return z.object({ mark: z.number() }).parse(this.statements.stopListMark.get()).mark;
+  }
+
+  /** The next contact to call: waiting, due by `now`, in one of `openZones`; earliest due first, then list order. */
+  nextDue(campaignId: string, now: number, campaignZone: string, openZones: readonly string[]): StoredContact | undefined {
+    const row = this.statements.nextDue.get({ campaignId, now, zone: campaignZone, openZones: JSON.stringify(openZones) });
+    return row === undefined ? undefined : ContactRow.parse(row);
+  }
+
+  /** When the earliest waiting contact not yet due comes due. */
+  nextDueAfter(campaignId: string, now: number): number | undefined {
+    return z.object({ at: z.number().nullable() }).parse(this.statements.nextLater.get(campaignId, now)).at ?? undefined;
+  }
+
+  /**
+   * Every waiting contact whose number is on the campaign's or the global stop list ends `refused`,
+   * never called. Reads every waiting contact: run it when the global list changed (`stopListMark`).
+   */
+  refuseStopped(campaignId: string, stopList: readonly string[], now: Date): number {
+    return this.statements.refuseStopped.run({ campaignId, stopList: JSON.stringify(stopList), now: now.toISOString() }).changes;
+  }
+
+  /** An attempt begins: the contact is `calling`, its attempt counted, and the campaign's pace clock set, in one write. */
+  startAttempt(campaignId: string, index: number, at: number, now: Date): void {
+    this.db.transaction(() => {
+      this.statements.startAttempt.run({ campaignId, index, now: now.toISOString() });
+      this.statements.setLastStart.run(at, campaignId);
+    });
+  }
+
+  tally(campaignId: string): ContactTally {
+    const row = TallyRow.parse(this.statements.tally.get(campaignId));
+    const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+    for (const counted of this.statements.outcomes.all(campaignId)) {
+      const { outcome, n } = OutcomeCount.parse(counted);
+      outcomes[outcome] = n;
+    }
+    return {
+      contacts: row.contacts,
+      called: row.called,
+      reached: row.reached,
+      pending: row.pending,
+      inCall: row.in_call,
+      nextRetryAt: row.next_retry_at,
+      outcomes,
+    };
   }
 
   contact(campaignId: string, index: number): StoredContact | undefined {

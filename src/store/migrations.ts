@@ -89,4 +89,12 @@ export const MIGRATIONS: readonly string[] = [
     added_at TEXT NOT NULL
   ) STRICT;
   `,
+  // 3: a campaign's last call start, so its pace holds across a restart; indexes that let the
+  // scheduler ask for the next contact and for counts without reading every contact.
+  `
+  ALTER TABLE campaigns ADD COLUMN last_started_at INTEGER;
+  DROP INDEX campaign_contacts_due;
+  CREATE INDEX campaign_contacts_due ON campaign_contacts (campaign_id, next_attempt_at, idx) WHERE status = 'pending';
+  CREATE INDEX campaign_contacts_status ON campaign_contacts (campaign_id, status);
+  `,
 ];
