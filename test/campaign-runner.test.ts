@@ -78,7 +78,7 @@ describe('CampaignRunner', () => {
     const settings = CampaignSettingsSchema.parse({ name: 'retry', retries: { busy: { times: 1, after_minutes: 10 } } });
     const id = r.create(settings, contacts(1));
     const [request] = dialer.dialed;
-    r.callNotConnected({ toPhoneNumber: request!.to, variables: {}, tags: request!.tags }, 'busy');
+    r.callNotConnected({ toPhoneNumber: request!.to, variables: {}, tags: request!.tags, requestedAt: clock.now() }, 'busy');
     expect(repository.contact(id, 0)).toMatchObject({ status: 'pending', outcome: 'busy', attempts: 1 });
 
     repository.addToStopList(request!.to, 'asked on another campaign', new Date(clock.now()));
