@@ -6,6 +6,9 @@ import { combineObservers } from './campaigns/combined-observer.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
 import { CampaignRepository } from './store/campaign-repository.js';
+import { CallSearch } from './store/call-search.js';
+import { dashboardRouter } from './dashboard/dashboard-router.js';
+import { LiveCalls } from './dashboard/live-calls.js';
 import type { AddressInfo } from 'node:net';
 import type { ToolBox } from './call/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
@@ -161,6 +164,7 @@ export async function startHotline(
     config.llm.mode === 'demo' && !config.transfer.defaultTarget
       ? { ...config.transfer, defaultTarget: 'demo-operator' }
       : config.transfer;
+  const live = new LiveCalls();
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
   const registry: CallRegistry = new CallRegistry({
@@ -173,6 +177,7 @@ export async function startHotline(
     callerContext: () => toolFiles.callerContext,
     voicemail,
     observer: combineObservers([reports, campaigns], (error) => logger.error({ err: error }, 'a call observer failed')),
+    activity: live,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -231,6 +236,14 @@ export async function startHotline(
       ...(webhook ? [webhook] : []),
       admin,
       campaignsRouter({ token: config.adminToken, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode }),
+      dashboardRouter({
+        adminToken: config.adminToken,
+        live,
+        search: new CallSearch(db),
+        call: (sessionId) => reports.getCall(sessionId),
+        allowLoginAttempt: (address) => authFailures.allow(address),
+        logger,
+      }),
     ],
     proxyTrust,
     metricsToken: config.auth.metricsToken,
@@ -262,6 +275,7 @@ export async function startHotline(
 
   async function close(): Promise<void> {
     campaigns.close();
+    live.close();
     registry.stopAccepting();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');

@@ -5,14 +5,22 @@ import type { ToolRunRecord } from './tool-loop.js';
 /** Why Hotline itself ended a call (hung up or handed it over): it decides how the call is said to have ended. */
 export type EndingCause = 'model' | 'silence' | 'give_up' | 'idle' | 'shutdown' | 'voicemail';
 
+/** A turn's figures, each in ms from the caller's words (`wordsAt`, performance.now()). */
 export interface TurnStats {
   readonly at: string;
+  readonly wordsAt: number;
   /** The turn's reply: whether the caller cut it is read from it at the end. */
   readonly reply: Reply;
+  llmRequestMs?: number;
   llmFirstTokenMs?: number;
   firstSpeakMs?: number;
+  playbackStartedMs?: number;
+  playbackEndedMs?: number;
   failed: boolean;
 }
+
+const TIMELINE = ['llmRequestMs', 'llmFirstTokenMs', 'firstSpeakMs', 'playbackStartedMs', 'playbackEndedMs'] as const;
+type TimelineMark = (typeof TIMELINE)[number];
 
 /** What a call's summary is made of, collected as the call goes. */
 export class CallRecord {
@@ -42,11 +50,21 @@ export class CallRecord {
     if (request) this.request = { variables: request.variables, tags: request.tags };
   }
 
-  /** A turn began; the returned stats are filled in as it goes. */
-  turn(reply: Reply): TurnStats {
-    const stats: TurnStats = { at: new Date().toISOString(), reply, failed: false };
+  /** A turn began for words that arrived at `wordsAt` (performance.now()); the returned stats are filled in as it goes. */
+  turn(reply: Reply, wordsAt: number): TurnStats {
+    const now = performance.now();
+    const stats: TurnStats = { at: new Date(Date.now() - (now - wordsAt)).toISOString(), wordsAt, reply, failed: false, llmRequestMs: now - wordsAt };
     this.turns.push(stats);
     return stats;
+  }
+
+  /** Marks a moment of the latest turn, the first time it happens. */
+  mark(mark: TimelineMark): void {
+    const stats = this.turns.at(-1);
+    if (!stats || stats[mark] !== undefined) return;
+    // Playback belongs to the reply only once the reply has sent speech.
+    if ((mark === 'playbackStartedMs' && stats.firstSpeakMs === undefined) || (mark === 'playbackEndedMs' && stats.playbackStartedMs === undefined)) return;
+    stats[mark] = performance.now() - stats.wordsAt;
   }
 
   bargedIn(): void {
@@ -78,15 +96,14 @@ export class CallRecord {
       durationMs: endedAt.getTime() - this.startedAt.getTime(),
       endReason: this.endReason(reason, origin),
       serviceReason: origin === 'service' && reason !== 'session_end' ? reason : undefined,
-      turns: this.turns.map(
-        ({ at, reply, llmFirstTokenMs, firstSpeakMs, failed }): TurnSummary => ({
-          at,
-          ...(llmFirstTokenMs === undefined ? {} : { llmFirstTokenMs: Math.round(llmFirstTokenMs) }),
-          ...(firstSpeakMs === undefined ? {} : { firstSpeakMs: Math.round(firstSpeakMs) }),
-          interrupted: reply.interrupted,
-          failed,
-        }),
-      ),
+      turns: this.turns.map((stats): TurnSummary => {
+        const timeline: { -readonly [K in TimelineMark]?: number } = {};
+        for (const mark of TIMELINE) {
+          const ms = stats[mark];
+          if (ms !== undefined) timeline[mark] = Math.round(ms * 10) / 10;
+        }
+        return { at: stats.at, ...timeline, interrupted: stats.reply.interrupted, failed: stats.failed };
+      }),
       bargeIns: this.bargeIns,
       toolRuns: [...this.toolRuns],
       variables: this.request?.variables,

@@ -8,6 +8,7 @@ import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './business-tools.js';
+import type { CallActivityObserver } from './call-activity.js';
 import type { CallObserver, CallStartedInfo, VoicemailDetector } from './call-summary.js';
 import type { VoicemailTiming } from './voicemail-watch.js';
 import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
@@ -35,6 +36,8 @@ export interface CallRegistryOptions {
   callerContext?: (() => CallerContextSource | undefined) | undefined;
   /** Told of every call once it has ended and its transcript is on disk (reports, campaigns). */
   observer?: CallObserver | undefined;
+  /** Told of every call's phase and latest words as they change (the dashboard's live view). */
+  activity?: CallActivityObserver | undefined;
   /** Tells an outbound call's first words from a mailbox; without it every call is taken for a person. */
   voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   /** New calls beyond this many are refused. */
@@ -357,6 +360,7 @@ export class CallRegistry {
       logger,
       transcript: this.options.transcripts.open(id, logger),
       metrics: this.options.metrics,
+      activity: this.options.activity,
     });
     this.calls.set(id, call);
     return call;

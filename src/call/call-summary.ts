@@ -33,10 +33,16 @@ export type CallEndReason = (typeof CALL_END_REASONS)[number];
 export interface TurnSummary {
   /** ISO time the caller's words arrived. */
   readonly at: string;
+  /** From the caller's words to the LLM request (a mailbox check or a keypad pause may come between). */
+  readonly llmRequestMs?: number;
   /** From the caller's words to the LLM's first token (answer or reasoning). */
   readonly llmFirstTokenMs?: number;
   /** From the caller's words to the first speak of the reply. */
   readonly firstSpeakMs?: number;
+  /** From the caller's words to the service saying the reply began to play (assistant_speak). */
+  readonly playbackStartedMs?: number;
+  /** From the caller's words to the reply's speech having played (assistant_speech_ended). */
+  readonly playbackEndedMs?: number;
   /** The caller cut this reply short. */
   readonly interrupted: boolean;
   /** The LLM failed this turn: the caller heard the apology. */

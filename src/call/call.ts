@@ -16,6 +16,7 @@ import type { PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import type { BusinessTool, CallerContextSource, ToolBox } from './business-tools.js';
 import { CallEnding } from './call-ending.js';
+import { CallActivityTracker, type CallActivityObserver } from './call-activity.js';
 import { CallRecord, type TurnStats } from './call-record.js';
 import type { CallSummary, VoicemailDetector } from './call-summary.js';
 import { CallPrompts } from './call-prompts.js';
@@ -110,6 +111,8 @@ export interface CallDeps {
   logger: Logger;
   transcript: TranscriptWriter;
   metrics: Metrics;
+  /** Told of the call's phase and latest words as they change (a live view). */
+  activity?: CallActivityObserver | undefined;
 }
 
 /**
@@ -144,6 +147,8 @@ export class Call {
   private tools: ToolLoop | undefined;
   /** Who is on the line, for a transfer's caller id. */
   private parties: CallParties = { party: undefined, line: undefined };
+  /** The phase and latest words, for whoever shows calls live. */
+  private readonly activity: CallActivityTracker;
   /** Events wait here while the call gets ready (an adopted call's past, the caller's record). */
   private readonly gate: EventGate<Exclude<VoiceEvent, SessionEndEvent>>;
 
@@ -158,6 +163,7 @@ export class Call {
     this.replies = new ReplyLog(deps.transcript);
     this.record = new CallRecord(id, deps.transcript.file);
     this.gate = new EventGate((event) => this.handle(event), deps.logger);
+    this.activity = new CallActivityTracker(deps.activity, { generating: () => this.turn !== undefined, speaking: () => this.voice.playback.pending });
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
     this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.input.holdingBack);
@@ -204,6 +210,11 @@ export class Call {
       this.log.debug({ type: event.type }, 'redelivered event ignored');
       return;
     }
+    this.dispatch(event);
+    this.activity.note();
+  }
+
+  private dispatch(event: Exclude<VoiceEvent, SessionEndEvent>): void {
     switch (event.type) {
       case 'session_start':
         return this.onSessionStart(event);
@@ -280,6 +291,7 @@ export class Call {
     this.ended = true;
     this.gate.clear();
     this.ending.dispose();
+    this.activity.ended();
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
     return this.deps.transcript.close();
@@ -354,7 +366,9 @@ export class Call {
   ): void {
     this.prompts.begin(session, request?.variables);
     const outbound = session.direction === 'outbound';
-    this.record.began({ direction: outbound ? 'outbound' : 'inbound', from: session.from_phone_number, to: session.to_phone_number }, request);
+    const parties = { direction: outbound ? ('outbound' as const) : ('inbound' as const), from: session.from_phone_number, to: session.to_phone_number };
+    this.record.began(parties, request);
+    this.activity.began(this.id, parties);
     this.parties = outbound
       ? { party: session.to_phone_number, line: session.from_phone_number }
       : { party: session.from_phone_number, line: session.to_phone_number };
@@ -466,16 +480,18 @@ export class Call {
 
   /** What the caller said (or typed) starts a turn — unless a mailbox said it. */
   private takeTurn(text: string, marks: InputMarks): void {
-    if (this.voicemail?.words(text, () => this.answer(text, marks))) return;
-    this.answer(text, marks);
+    const wordsAt = performance.now();
+    this.activity.callerSaid(text);
+    if (this.voicemail?.words(text, () => this.answer(text, marks, wordsAt))) return;
+    this.answer(text, marks, wordsAt);
   }
 
-  private answer(text: string, marks: InputMarks): void {
+  private answer(text: string, marks: InputMarks, wordsAt: number): void {
     this.log.debug({ text, ...marks }, 'caller said');
     this.replies.settle();
     this.history.addUser(text);
     this.deps.transcript.append({ role: 'user', text, ...marks });
-    this.startTurn();
+    this.startTurn(wordsAt);
   }
 
   /** The caller is silent after Hotline said its piece: ask again, or after too many times say goodbye. */
@@ -489,10 +505,12 @@ export class Call {
 
   private onAssistantSpeak(event: AssistantSpeakEvent): void {
     this.voice.playback.started(event.text, event.duration_ms);
+    this.record.mark('playbackStartedMs');
   }
 
   private onSpeechEnded(): void {
     const drained = this.voice.playback.ended();
+    if (drained) this.record.mark('playbackEndedMs');
     if (this.voice.holding) this.voice.deliver(this.awaitsCaller());
     else if (drained) {
       this.ending.fire();
@@ -516,7 +534,7 @@ export class Call {
     for (const reply of this.voice.interrupt(bargedIn)) reply.interrupted = true;
   }
 
-  private startTurn(): void {
+  private startTurn(wordsAt: number): void {
     const id = ++this.turnCount;
     const { settings } = this.deps;
     const prompt = this.prompts.settings;
@@ -542,14 +560,14 @@ export class Call {
         fillerMs: streaming ? settings.thinkingFillerMs : 0,
       },
       businessTools: () => this.offeredTools(),
-      runTools: (calls, signal, say) => this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip()),
+      runTools: (calls, signal, say) => this.activity.duringTools(this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip())),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ssml: prompt.ssml,
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
       onFirstToken: (t) => {
         const ms = performance.now() - t.startedAt;
         this.deps.metrics.llmFirstTokenArrived(ms);
-        if (t === this.turn && this.turnStats && this.turnStats.llmFirstTokenMs === undefined) this.turnStats.llmFirstTokenMs = ms;
+        if (t === this.turn && this.turnStats) this.record.mark('llmFirstTokenMs');
       },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
@@ -560,7 +578,7 @@ export class Call {
     this.deps.metrics.turnStarted();
     this.input.silence.spoke();
     this.turn = turn;
-    this.turnStats = this.record.turn(turn.reply);
+    this.turnStats = this.record.turn(turn.reply, wordsAt);
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
     turn
@@ -581,7 +599,7 @@ export class Call {
     if (turn.reply.chunkCount === 1) {
       const ms = performance.now() - turn.startedAt;
       this.deps.metrics.firstSpeakSent(ms);
-      if (this.turnStats) this.turnStats.firstSpeakMs = ms;
+      if (this.turnStats) this.record.mark('firstSpeakMs');
     }
     if (extra.filler) return this.voice.deliver();
     // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
@@ -733,5 +751,6 @@ export class Call {
     // Something happened in the call: an event that repeats the last one is no longer a redelivery.
     this.redelivery.reset();
     this.currentSink.send(action);
+    this.activity.sent(action);
   }
 }

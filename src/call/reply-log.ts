@@ -30,8 +30,16 @@ export class ReplyLog {
     const reply = this.pending;
     if (!reply) return;
     this.pending = undefined;
-    if (reply.deliveredCount > 0) {
-      this.transcript.append({ role: 'assistant', text: reply.heardText(), ...(reply.interrupted ? { interrupted: true } : {}) });
+    // A cut reply keeps what was generated beside what was heard: the record shows what the caller never got.
+    const generated = reply.interrupted ? reply.generatedText() : '';
+    if (reply.deliveredCount > 0 || generated !== '') {
+      const heard = reply.heardText();
+      this.transcript.append({
+        role: 'assistant',
+        text: heard,
+        ...(reply.interrupted ? { interrupted: true } : {}),
+        ...(generated !== '' && generated !== heard ? { generated } : {}),
+      });
     }
     for (const call of reply.toolCalls) {
       if (call.written) continue;

@@ -122,6 +122,11 @@ export class Reply {
     return joinText(this.rounds.flatMap((r) => r.segments.map(heardOf)));
   }
 
+  /** Everything the model wrote to be spoken, heard or not (hold lines aside). */
+  generatedText(): string {
+    return joinText(this.rounds.flatMap((r) => r.segments.map(generatedOf)));
+  }
+
   /** Chat Completions messages for this reply: a valid sequence, every tool call answered. */
   toMessages(view: ReplyView = 'heard'): ChatCompletionMessageParam[] {
     const textOf = view === 'heard' ? heardOf : generatedOf;

@@ -18,8 +18,11 @@ function json<S extends z.ZodType>(schema: S) {
 
 const TurnJson = z.object({
   at: z.string(),
+  llmRequestMs: z.number().optional(),
   llmFirstTokenMs: z.number().optional(),
   firstSpeakMs: z.number().optional(),
+  playbackStartedMs: z.number().optional(),
+  playbackEndedMs: z.number().optional(),
   interrupted: z.boolean(),
   failed: z.boolean(),
 });

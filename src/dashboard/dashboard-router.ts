@@ -1,0 +1,275 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { setImmediate as yieldToCalls } from 'node:timers/promises';
+import { stringify } from 'csv-stringify/sync';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { CallActivity } from '../call/call-activity.js';
+import type { CallSummary } from '../call/call-summary.js';
+import type { Logger } from '../logger.js';
+import { secretMatches } from '../transport/auth.js';
+import type { CallListing, CallSearch } from '../store/call-search.js';
+import type { StoredReport } from '../store/report-repository.js';
+import { parseFilter } from './filter-form.js';
+import { html, type Html } from './html.js';
+import { layout, showNumber } from './layout.js';
+import type { LiveCalls } from './live-calls.js';
+import { historyPage, PAGE_SIZE } from './pages/history.js';
+import { LIVE_SCRIPT, livePage } from './pages/live.js';
+import { storyPage } from './pages/story.js';
+import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
+import { DASHBOARD_CSS } from './styles.js';
+import { readTranscript } from './transcript-lines.js';
+
+/** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
+export interface DashboardDeps {
+  /** Without it the dashboard is off: every page says how to turn it on. */
+  adminToken: string | undefined;
+  live: LiveCalls;
+  search: CallSearch;
+  call(sessionId: string): { call: CallSummary; report: StoredReport | undefined } | undefined;
+  /** Extra pages (charts, prompts): path below /dashboard/ → page. */
+  pages?: Readonly<Record<string, (view: { numbersShown: boolean }) => Html | Promise<Html>>>;
+  /** Extra scripts served under assets/. */
+  scripts?: Readonly<Record<string, string>>;
+  /** Whether a failed login from this address may be tried again now. */
+  allowLoginAttempt(address: string): Promise<boolean>;
+  logger: Logger;
+  /** For tests: the time sessions are issued and checked at. */
+  now?: () => number;
+}
+
+const NUMBERS_COOKIE = 'hotline_numbers';
+/** At most this many live views at once: each holds a connection open. */
+const MAX_VIEWERS = 20;
+const KEEPALIVE_MS = 25_000;
+
+/**
+ * The dashboard under /dashboard: live calls, the history, each call's story.
+ * Server-rendered pages and three small scripts; every link is relative, so it
+ * works under whatever prefix a reverse proxy adds. Behind the admin token,
+ * given once at a login form and kept in an HttpOnly, SameSite cookie.
+ */
+export function dashboardRouter(deps: DashboardDeps): Router {
+  const router = express.Router();
+  const now = deps.now ?? Date.now;
+  const token = deps.adminToken;
+  if (token === undefined) {
+    router.use('/dashboard', (_req, res) => {
+      res.status(404).type('html').send(
+        layout({ title: 'Dashboard off', root: '', body: html`<div class="login"><h1>The dashboard is off</h1><p>Set <code>ADMIN_TOKEN</code> and restart Hotline to turn it on.</p></div>` }).text,
+      );
+    });
+    return router;
+  }
+  const sessions = new SessionCookies(token);
+  const chartJs = chartJsSource();
+  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}), ...deps.scripts };
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
+
+  // Nothing of the dashboard is cached or framed, and its pages load nothing from elsewhere.
+  router.use('/dashboard', (_req, res, next) => {
+    res.set({
+      'Cache-Control': 'no-store',
+      'X-Frame-Options': 'DENY',
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+    });
+    next();
+  });
+
+  router.get('/dashboard/assets/dashboard.css', (_req, res) => void res.type('css').send(DASHBOARD_CSS));
+  router.get('/dashboard/assets/:name', (req, res, next) => {
+    const script = scripts[String(req.params.name)];
+    if (script === undefined) return next();
+    res.type('js').send(script);
+  });
+
+  router.get('/dashboard/login', (req, res) => void sendPage(res, loginPage(rootOf(req), undefined)));
+  router.post('/dashboard/login', form, async (req: Request, res: Response) => {
+    const address = req.ip ?? 'unknown';
+    const presented = typeof req.body?.token === 'string' ? (req.body.token as string) : undefined;
+    // As at the transports: a wrong token spends the address's budget of failures, then gets 429.
+    if (!secretMatches(presented, token)) {
+      deps.logger.warn({ ip: address }, 'dashboard login refused');
+      const allowed = await deps.allowLoginAttempt(address);
+      res.status(allowed ? 401 : 429);
+      return sendPage(res, loginPage('', allowed ? 'That is not the admin token.' : 'Too many wrong tokens from this address; wait a minute.'));
+    }
+    res.cookie(COOKIE_NAME, sessions.issue(now()), { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
+    res.redirect(303, './');
+  });
+
+  router.get('/dashboard', (req, res, next) => {
+    // /dashboard without its slash: relative links would resolve one level too high.
+    if (pathOf(req) === '/dashboard') return res.redirect(301, 'dashboard/');
+    next();
+  });
+
+  // Every page below needs the cookie; without it the browser goes to the login form.
+  router.use('/dashboard', (req: Request, res: Response, next: NextFunction) => {
+    if (sessions.valid(cookieOf(req.headers.cookie, COOKIE_NAME), now())) return next();
+    if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);
+    res.status(401).json({ error: 'log in to the dashboard first' });
+  });
+
+  router.post('/dashboard/logout', (_req, res) => {
+    res.clearCookie(COOKIE_NAME, { httpOnly: true, sameSite: 'strict' });
+    res.redirect(303, 'login');
+  });
+  router.post('/dashboard/numbers', form, (req, res) => {
+    const show = req.body?.show === 'yes';
+    res.cookie(NUMBERS_COOKIE, show ? 'shown' : 'masked', { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
+    // Back where the button was pressed; the Referer is our own page or nothing.
+    res.redirect(303, sameSiteBack(req) ?? './');
+  });
+
+  router.get('/dashboard/', (req, res) => void sendPage(res, livePage({ numbersShown: numbersShown(req) })));
+
+  router.get('/dashboard/live', (req, res) => {
+    if (deps.live.viewerCount >= MAX_VIEWERS) return void res.status(503).json({ error: 'too many live views open' });
+    const shown = numbersShown(req);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
+    res.write('retry: 2000\n\n');
+    const stop = deps.live.watch({
+      view: (call) => liveView(call, shown),
+      send: (event, data) => void res.write(`event: ${event}\ndata: ${data}\n\n`),
+    });
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
+    keepAlive.unref();
+    req.on('close', () => {
+      clearInterval(keepAlive);
+      stop();
+    });
+  });
+
+  const history = (req: Request, res: Response) => {
+    const input = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
+    const parsed = parseFilter(input);
+    const { calls, total } = deps.search.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE);
+    sendPage(
+      res,
+      historyPage({ parsed, calls, total, fieldNames: deps.search.fieldNames(), campaigns: deps.search.campaigns(), numbersShown: numbersShown(req) }),
+    );
+  };
+  router.get('/dashboard/calls', history);
+  router.post('/dashboard/calls', form, history);
+
+  router.post('/dashboard/calls.csv', form, async (req: Request, res: Response) => {
+    const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>);
+    const shown = numbersShown(req);
+    res.type('text/csv; charset=utf-8').attachment('hotline-calls.csv');
+    res.write(stringify([CSV_COLUMNS]));
+    // A batch at a time, yielding between them: a long export never holds up a call.
+    for (const batch of deps.search.batches(filter)) {
+      if (res.destroyed) return;
+      res.write(stringify(batch.map((call) => csvRow(call, shown))));
+      await yieldToCalls();
+    }
+    res.end();
+  });
+
+  router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
+    const found = deps.call(String(req.params.sessionId));
+    if (!found) {
+      res.status(404);
+      return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body: html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1><p class="muted">It may still be in progress: its story is written when it ends.</p>` }));
+    }
+    const transcript = await readTranscript(found.call.transcriptFile);
+    sendPage(res, storyPage({ ...found, lines: transcript.lines, transcriptProblem: transcript.problem, numbersShown: numbersShown(req) }));
+  });
+
+  for (const [page, render] of Object.entries(deps.pages ?? {})) {
+    router.get(`/dashboard/${page}`, async (req, res) => sendPage(res, await render({ numbersShown: numbersShown(req) })));
+  }
+  return router;
+}
+
+const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
+
+function csvRow(call: CallListing, shown: boolean): (string | number)[] {
+  return [
+    call.sessionId,
+    call.startedAt,
+    call.endedAt,
+    call.direction,
+    showNumber(call.from, shown),
+    showNumber(call.to, shown),
+    Math.round(call.durationMs / 1000),
+    call.endReason,
+    call.turns,
+    call.bargeIns,
+    call.campaign ?? '',
+    call.summary ?? '',
+    call.fields ? JSON.stringify(call.fields) : '',
+  ];
+}
+
+function liveView(call: CallActivity, shown: boolean): Record<string, unknown> {
+  return {
+    sessionId: call.sessionId,
+    number: showNumber(call.direction === 'inbound' ? call.from : call.to, shown),
+    direction: call.direction,
+    startedAt: call.startedAt,
+    phase: call.phase,
+    callerSaid: call.callerSaid ?? '',
+    agentSaid: call.agentSaid ?? '',
+  };
+}
+
+function loginPage(root: string, problem: string | undefined): Html {
+  return layout({
+    title: 'Log in',
+    root,
+    body: html`<form method="post" action="${root}login" class="login">
+  <h1>Hotline dashboard</h1>
+  ${problem ? html`<p class="warning" role="alert">${problem}</p>` : ''}
+  <label>Admin token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
+  <button type="submit">Log in</button>
+</form>`,
+  });
+}
+
+function sendPage(res: Response, page: Html): void {
+  res.type('html').send(page.text);
+}
+
+function numbersShown(req: Request): boolean {
+  return cookieOf(req.headers.cookie, NUMBERS_COOKIE) === 'shown';
+}
+
+/** The request's path as the server got it (a mounted middleware's req.path lacks the mount). */
+function pathOf(req: Request): string {
+  return new URL(req.originalUrl, 'http://hotline').pathname;
+}
+
+/** From a page one level below the root (calls/x) back up; '' at the root. */
+function rootOf(req: Request): string {
+  const depth = pathOf(req).replace(/^\/dashboard\/?/, '').split('/').length - 1;
+  return '../'.repeat(Math.max(0, depth));
+}
+
+/** The path of the dashboard page the request came from, relative to /dashboard/, if it came from one. */
+function sameSiteBack(req: Request): string | undefined {
+  const referer = req.get('referer');
+  if (!referer) return undefined;
+  try {
+    const url = new URL(referer);
+    if (url.host !== req.get('host')) return undefined;
+    const at = url.pathname.lastIndexOf('/dashboard/');
+    return at < 0 ? undefined : `./${url.pathname.slice(at + '/dashboard/'.length)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Chart.js's UMD build, from the installed package: served as a file of our own, nothing from a CDN. */
+function chartJsSource(): string | undefined {
+  try {
+    const main = createRequire(import.meta.url).resolve('chart.js');
+    return readFileSync(path.join(path.dirname(main), 'chart.umd.min.js'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,79 @@
+import { html, type Html } from './html.js';
+
+export type Section = 'live' | 'calls' | 'charts' | 'prompts';
+
+const SECTIONS: readonly [Section, string, string][] = [
+  ['live', 'Live', ''],
+  ['calls', 'Calls', 'calls'],
+  ['charts', 'Charts', 'charts'],
+  ['prompts', 'Prompts', 'prompts'],
+];
+
+export interface Page {
+  title: string;
+  /** The section the page belongs to, highlighted in the navigation; none on the login page. */
+  section?: Section;
+  /**
+   * The way back to the dashboard's root from this page's URL ('' at the root, '../' one level
+   * down): every link is relative, so the dashboard works under any prefix a reverse proxy adds.
+   */
+  root: string;
+  body: Html;
+  scripts?: readonly string[];
+  /** Whether numbers are shown in full (the toggle in the header). */
+  numbersShown?: boolean;
+}
+
+export function layout(page: Page): Html {
+  const { root } = page;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${page.title} · Hotline</title>
+<link rel="stylesheet" href="${root}assets/dashboard.css">
+</head>
+<body>
+<header>
+  <a class="brand" href="${root || './'}">☎ Hotline</a>
+  ${
+    page.section === undefined
+      ? ''
+      : html`<nav>${SECTIONS.map(
+          ([id, label, href]) => html`<a href="${root}${href || './'}"${id === page.section ? html` aria-current="page"` : ''}>${label}</a>`,
+        )}</nav>
+  <form method="post" action="${root}numbers" class="numbers">
+    <button name="show" value="${page.numbersShown ? 'no' : 'yes'}" type="submit">${page.numbersShown ? 'Mask numbers' : 'Show numbers'}</button>
+  </form>
+  <form method="post" action="${root}logout"><button type="submit">Log out</button></form>`
+  }
+</header>
+<main>
+${page.body}
+</main>
+${(page.scripts ?? []).map((src) => html`<script src="${root}assets/${src}" defer></script>`)}
+</body>
+</html>`;
+}
+
+/** A phone number as the dashboard shows it: masked in the middle unless the viewer asked for numbers. */
+export function showNumber(number: string | null | undefined, shown: boolean): string {
+  if (!number) return '—';
+  if (shown) return number;
+  const digits = number.replace(/\D/g, '');
+  if (digits.length <= 5) return '•'.repeat(digits.length);
+  return `${digits.slice(0, 4)}${'•'.repeat(digits.length - 6)}${digits.slice(-2)}`;
+}
+
+export function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  const m = Math.floor(seconds / 60);
+  return `${m}:${String(seconds % 60).padStart(2, '0')}`;
+}
+
+/** An ISO time as "2026-11-23 05:12:03" (UTC: the server's logs and the database say UTC too). */
+export function formatTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '');
+}

@@ -1,0 +1,82 @@
+import type { CallActivity, CallActivityObserver } from '../call/call-activity.js';
+
+/** One viewer of the live calls: how it wants a call shown, and where its messages go. */
+export interface LiveViewer {
+  view(call: CallActivity): unknown;
+  send(event: 'snapshot' | 'update', data: string): void;
+}
+
+/** How often changes reach the viewers, at most: a call's burst of sentences becomes one message. */
+const FLUSH_MS = 250;
+
+/**
+ * The calls in progress as the dashboard shows them. The core tells it of
+ * every change on the call path; that costs a Map write. Viewers get the
+ * changes batched, from a timer of their own, never from the call path.
+ */
+export class LiveCalls implements CallActivityObserver {
+  private readonly calls = new Map<string, CallActivity>();
+  /** Changed since the last flush: the call, or null once it ended. */
+  private readonly changes = new Map<string, CallActivity | null>();
+  private readonly viewers = new Set<LiveViewer>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly flushMs = FLUSH_MS) {}
+
+  changed(activity: CallActivity): void {
+    this.calls.set(activity.sessionId, activity);
+    if (this.viewers.size > 0) this.note(activity.sessionId, activity);
+  }
+
+  ended(sessionId: string): void {
+    this.calls.delete(sessionId);
+    if (this.viewers.size > 0) this.note(sessionId, null);
+  }
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  get viewerCount(): number {
+    return this.viewers.size;
+  }
+
+  /** Sends the viewer every call in progress now, then each change; returns the unsubscribe. */
+  watch(viewer: LiveViewer): () => void {
+    viewer.send('snapshot', JSON.stringify([...this.calls.values()].map((call) => viewer.view(call))));
+    this.viewers.add(viewer);
+    return () => {
+      this.viewers.delete(viewer);
+      if (this.viewers.size === 0) this.stop();
+    };
+  }
+
+  close(): void {
+    this.stop();
+    this.viewers.clear();
+  }
+
+  private note(sessionId: string, activity: CallActivity | null): void {
+    this.changes.set(sessionId, activity);
+    if (this.timer) return;
+    this.timer = setTimeout(() => this.flush(), this.flushMs);
+    this.timer.unref();
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const changes = [...this.changes];
+    this.changes.clear();
+    for (const viewer of this.viewers) {
+      const calls = changes.flatMap(([, call]) => (call ? [viewer.view(call)] : []));
+      const ended = changes.flatMap(([id, call]) => (call ? [] : [id]));
+      viewer.send('update', JSON.stringify({ calls, ended }));
+    }
+  }
+
+  private stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.changes.clear();
+  }
+}

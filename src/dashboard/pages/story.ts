@@ -1,0 +1,121 @@
+import type { CallSummary, TurnSummary } from '../../call/call-summary.js';
+import type { StoredReport } from '../../store/report-repository.js';
+import { html, type Html } from '../html.js';
+import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
+import type { TranscriptLine } from '../transcript-lines.js';
+
+export interface StoryView {
+  call: CallSummary;
+  report: StoredReport | undefined;
+  lines: readonly TranscriptLine[];
+  transcriptProblem: string | undefined;
+  numbersShown: boolean;
+}
+
+/** The stretches of a turn's wait, in order: each from the mark before it to its own. */
+const STAGES = [
+  ['llmRequestMs', 'Hotline', 'caller stopped speaking → LLM request'],
+  ['llmFirstTokenMs', 'LLM', 'LLM request → first token'],
+  ['firstSpeakMs', 'sentence', 'first token → first sentence sent as speak'],
+  ['playbackStartedMs', 'voice', 'speak sent → the service began playing it'],
+  ['playbackEndedMs', 'playing', 'playback'],
+] as const satisfies readonly (readonly [keyof TurnSummary, string, string])[];
+
+/** One call's story: who, how it ended, the report, the conversation as heard, and where each turn's time went. */
+export function storyPage(view: StoryView): Html {
+  const { call, report } = view;
+  const party = call.direction === 'inbound' ? call.from : call.to;
+  const callerLines = view.lines.filter((line) => line.role === 'user' && !line.mailbox);
+  return layout({
+    title: `Call ${formatTime(call.startedAt)}`,
+    section: 'calls',
+    root: '../',
+    numbersShown: view.numbersShown,
+    body: html`<p><a href="../calls">← All calls</a></p>
+<h1>${call.direction === 'inbound' ? 'Call from' : 'Call to'} ${showNumber(party, view.numbersShown)}</h1>
+<dl class="facts">
+  <dt>Started</dt><dd>${formatTime(call.startedAt)}</dd>
+  <dt>Duration</dt><dd>${formatDuration(call.durationMs)}</dd>
+  <dt>Ended</dt><dd><span class="reason reason-${call.endReason}">${call.endReason.replaceAll('_', ' ')}</span>${call.serviceReason ? html` (${call.serviceReason})` : ''}</dd>
+  <dt>Turns</dt><dd>${call.turns.length}</dd>
+  <dt>Barge-ins</dt><dd>${call.bargeIns}</dd>
+  ${call.tags?.campaign ? html`<dt>Campaign</dt><dd>${call.tags.campaign}</dd>` : ''}
+  ${call.variables && Object.keys(call.variables).length > 0 ? html`<dt>Variables</dt><dd>${Object.entries(call.variables).map(([k, v]) => html`<span class="field">${k}: ${v}</span>`)}</dd>` : ''}
+  <dt>Session</dt><dd><code>${call.sessionId}</code></dd>
+</dl>
+${reportSection(report)}
+<section id="conversation">
+  <h2>Conversation</h2>
+  ${view.transcriptProblem ? html`<p class="warning">${view.transcriptProblem}</p>` : ''}
+  <ol class="conversation">${view.lines.map(lineItem)}</ol>
+</section>
+${waterfall(call.turns, callerLines)}`,
+  });
+}
+
+function reportSection(report: StoredReport | undefined): Html {
+  if (!report) return html`<section id="report"><h2>Report</h2><p class="muted">No report yet.</p></section>`;
+  return html`<section id="report">
+  <h2>Report</h2>
+  ${report.summary ? html`<p class="report-summary">${report.summary}</p>` : ''}
+  ${
+    report.fields
+      ? html`<dl class="facts">${Object.entries(report.fields).map(([name, value]) => html`<dt>${name}</dt><dd>${String(value)}</dd>`)}</dl>`
+      : html`<p class="muted">Fields ${report.fieldsStatus}${report.fieldsError ? html`: ${report.fieldsError}` : ''}.</p>`
+  }
+</section>`;
+}
+
+function lineItem(line: TranscriptLine): Html {
+  const at = line.ts ? html`<time datetime="${line.ts}">${line.ts.slice(11, 19)}</time>` : '';
+  switch (line.role) {
+    case 'user':
+      return html`<li class="turn caller${line.mailbox ? ' mailbox' : ''}">${at}<span class="who">${line.mailbox ? 'Mailbox' : 'Caller'}${line.keypad ? html` <span class="badge">keypad</span>` : ''}</span><p>${line.text}</p></li>`;
+    case 'assistant': {
+      if (!line.interrupted) return html`<li class="turn agent">${at}<span class="who">Hotline</span><p>${line.text}</p></li>`;
+      const generated = line.generated ?? line.text;
+      const unheard = generated.startsWith(line.text) ? generated.slice(line.text.length).trim() : generated;
+      return html`<li class="turn agent interrupted">${at}<span class="who">Hotline <span class="badge barge">interrupted</span></span>
+        <p>${line.text ? html`<span class="heard" title="what the caller heard">${line.text}</span>` : ''}${unheard ? html` <span class="unheard" title="generated, never spoken">${unheard}</span>` : ''}</p></li>`;
+    }
+    case 'tool':
+      return html`<li class="tool">${at}<span class="who">Tool <code>${line.name ?? '?'}</code></span>
+        <span>${line.arguments ?? ''}</span> → <span>${line.text}</span>
+        ${line.outcome ? html`<span class="badge outcome-${line.outcome}">${line.outcome}</span>` : ''}
+        ${line.duration_ms !== undefined ? html`<span class="badge">${Math.round(line.duration_ms)} ms</span>` : ''}
+        ${line.reused ? html`<span class="badge">reused</span>` : ''}</li>`;
+    case 'event':
+      return html`<li class="event">${at}<span>${line.text.replaceAll('_', ' ')}${line.reason ? html` (${line.reason})` : ''}</span></li>`;
+  }
+}
+
+/** Each turn as a row of bars on one scale: a slow turn is seen, not read. */
+function waterfall(turns: readonly TurnSummary[], callerLines: readonly TranscriptLine[]): Html {
+  if (turns.length === 0) return html``;
+  const ends = turns.map((t) => t.playbackEndedMs ?? t.playbackStartedMs ?? t.firstSpeakMs ?? t.llmFirstTokenMs ?? 0);
+  const scale = Math.max(1, ...ends);
+  const pct = (ms: number) => `${((ms / scale) * 100).toFixed(2)}%`;
+  return html`<section id="waterfall">
+  <h2>Where the time went</h2>
+  <p class="muted">From the moment the caller's words arrived. ${STAGES.slice(0, 4).map(([, label, what]) => html`<span class="legend stage-${label}">${label}</span> ${what}; `)}<span class="legend stage-playing">playing</span>.</p>
+  <ol class="waterfall">
+  ${turns.map((turn, i) => {
+    let from = 0;
+    const bars: Html[] = [];
+    for (const [key, label, what] of STAGES) {
+      const to = turn[key];
+      if (to === undefined) continue;
+      const width = Math.max(0, to - from);
+      bars.push(html`<span class="bar stage-${label}" style="left:${pct(from)};width:${pct(width)}" title="${what}: ${width.toFixed(1)} ms"></span>`);
+      from = to;
+    }
+    const first = turn.firstSpeakMs;
+    return html`<li class="${turn.interrupted ? 'interrupted' : ''}${turn.failed ? ' failed' : ''}">
+      <span class="label">${i + 1}. ${callerLines[i]?.text ?? ''}</span>
+      <span class="track">${bars}</span>
+      <span class="figure">${first !== undefined ? html`first speak ${Math.round(first)} ms` : turn.failed ? 'failed' : 'no speech'}${turn.interrupted ? ' · interrupted' : ''}</span>
+    </li>`;
+  })}
+  </ol>
+</section>`;
+}

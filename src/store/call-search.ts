@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { CALL_END_REASONS, type CallEndReason } from '../call/call-summary.js';
+import type { Database } from './database.js';
+import { FieldValuesSchema, type FieldValues } from './report-repository.js';
+
+/** Which ended calls to list. Every part is optional; the parts combine with AND. */
+export interface CallFilter {
+  /** ISO time: calls that ended at or after it. */
+  readonly since?: string | undefined;
+  /** ISO time: calls that ended before it. */
+  readonly until?: string | undefined;
+  readonly direction?: 'inbound' | 'outbound' | undefined;
+  readonly endReason?: CallEndReason | undefined;
+  /** The campaign id an outbound call was placed for. */
+  readonly campaign?: string | undefined;
+  /** Digits found in the caller's or the called number. */
+  readonly number?: string | undefined;
+  /** A structured field of the call's report equals this value ("true"/"false" match booleans). */
+  readonly field?: { readonly name: string; readonly value: string } | undefined;
+}
+
+/** One call as the history lists it. */
+export interface CallListing {
+  readonly sessionId: string;
+  readonly direction: 'inbound' | 'outbound';
+  readonly from: string | null;
+  readonly to: string | null;
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly durationMs: number;
+  readonly endReason: CallEndReason;
+  readonly turns: number;
+  readonly bargeIns: number;
+  readonly campaign: string | null;
+  readonly summary: string | null;
+  readonly fields: FieldValues | null;
+}
+
+export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+const ListingRow = z
+  .object({
+    session_id: z.string(),
+    direction: z.enum(['inbound', 'outbound']),
+    from_number: z.string().nullable(),
+    to_number: z.string().nullable(),
+    started_at: z.string(),
+    ended_at: z.string(),
+    duration_ms: z.number(),
+    end_reason: z.enum(CALL_END_REASONS),
+    turn_count: z.number(),
+    barge_ins: z.number(),
+    campaign: z.string().nullable(),
+    summary: z.string().nullable(),
+    fields: z.string().nullable(),
+  })
+  .transform(
+    (row): CallListing => ({
+      sessionId: row.session_id,
+      direction: row.direction,
+      from: row.from_number,
+      to: row.to_number,
+      startedAt: row.started_at,
+      endedAt: row.ended_at,
+      durationMs: row.duration_ms,
+      endReason: row.end_reason,
+      turns: row.turn_count,
+      bargeIns: row.barge_ins,
+      campaign: row.campaign,
+      summary: row.summary,
+      fields: row.fields === null ? null : FieldValuesSchema.parse(JSON.parse(row.fields)),
+    }),
+  );
+
+const SELECT = `SELECT c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
+  c.end_reason, json_array_length(c.turns) AS turn_count, c.barge_ins, json_extract(c.tags, '$.campaign') AS campaign,
+  r.summary, r.fields
+  FROM calls c LEFT JOIN reports r ON r.session_id = c.session_id`;
+
+/**
+ * The history's queries: ended calls filtered, counted and paged, newest
+ * first. Filters are bound parameters, never SQL text; a field name is
+ * checked against FIELD_NAME before it becomes a JSON path.
+ */
+export class CallSearch {
+  constructor(private readonly db: Database) {}
+
+  /** One page of the calls that match, and how many match in all. */
+  page(filter: CallFilter, limit: number, offset: number): { calls: CallListing[]; total: number } {
+    const { where, params } = whereOf(filter);
+    const total = z
+      .object({ n: z.number() })
+      .parse(this.db.sql.prepare(`SELECT COUNT(*) AS n FROM calls c LEFT JOIN reports r ON r.session_id = c.session_id ${where}`).get(params)).n;
+    const rows = this.db.sql
+      .prepare(`${SELECT} ${where} ORDER BY c.ended_at DESC, c.session_id DESC LIMIT @limit OFFSET @offset`)
+      .all({ ...params, limit, offset });
+    return { calls: rows.map((row) => ListingRow.parse(row)), total };
+  }
+
+  /**
+   * Every matching call, newest first, `batch` at a time: the caller yields
+   * between batches, so a large export never holds the event loop long.
+   */
+  *batches(filter: CallFilter, batch = 500): Generator<CallListing[]> {
+    const { where, params } = whereOf(filter);
+    const statement = this.db.sql.prepare(
+      `${SELECT} ${where} ${where ? 'AND' : 'WHERE'} (@afterEnd IS NULL OR (c.ended_at, c.session_id) < (@afterEnd, @afterId))
+       ORDER BY c.ended_at DESC, c.session_id DESC LIMIT @batch`,
+    );
+    let after: { afterEnd: string | null; afterId: string | null } = { afterEnd: null, afterId: null };
+    for (;;) {
+      const calls = statement.all({ ...params, ...after, batch }).map((row) => ListingRow.parse(row));
+      if (calls.length === 0) return;
+      yield calls;
+      const last = calls.at(-1)!;
+      after = { afterEnd: last.endedAt, afterId: last.sessionId };
+    }
+  }
+
+  /** The report field names seen in the latest reports, for the history's filter. */
+  fieldNames(): string[] {
+    const rows = this.db.sql
+      .prepare(
+        `SELECT DISTINCT j.key AS name FROM (SELECT fields FROM reports WHERE fields IS NOT NULL ORDER BY created_at DESC LIMIT 200) r,
+         json_each(r.fields) j ORDER BY j.key`,
+      )
+      .all();
+    return rows.map((row) => z.object({ name: z.string() }).parse(row).name).filter((name) => FIELD_NAME.test(name));
+  }
+
+  /** The campaign ids calls were placed for, newest first. */
+  campaigns(): string[] {
+    const rows = this.db.sql
+      .prepare(`SELECT id FROM campaigns ORDER BY created_at DESC LIMIT 100`)
+      .all();
+    return rows.map((row) => z.object({ id: z.string() }).parse(row).id);
+  }
+}
+
+function whereOf(filter: CallFilter): { where: string; params: Record<string, string | number> } {
+  const clauses: string[] = [];
+  const params: Record<string, string | number> = {};
+  if (filter.since) {
+    clauses.push('c.ended_at >= @since');
+    params.since = filter.since;
+  }
+  if (filter.until) {
+    clauses.push('c.ended_at < @until');
+    params.until = filter.until;
+  }
+  if (filter.direction) {
+    clauses.push('c.direction = @direction');
+    params.direction = filter.direction;
+  }
+  if (filter.endReason) {
+    clauses.push('c.end_reason = @endReason');
+    params.endReason = filter.endReason;
+  }
+  if (filter.campaign) {
+    clauses.push(`json_extract(c.tags, '$.campaign') = @campaign`);
+    params.campaign = filter.campaign;
+  }
+  const digits = filter.number?.replace(/\D/g, '');
+  if (digits) {
+    clauses.push(`(instr(c.from_number, @digits) > 0 OR instr(c.to_number, @digits) > 0)`);
+    params.digits = digits;
+  }
+  if (filter.field && FIELD_NAME.test(filter.field.name)) {
+    const { name, value } = filter.field;
+    // JSON booleans come out of json_extract as 1 and 0; numbers as numbers.
+    const wanted: string | number = value === 'true' ? 1 : value === 'false' ? 0 : value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    clauses.push(`json_extract(r.fields, '$.${name}') = @fieldValue`);
+    params.fieldValue = wanted;
+  }
+  return { where: clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '', params };
+}
