@@ -189,7 +189,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
 
 function csvRow(call: CallListing, shown: boolean): (string | number)[] {
-  return [
+  return ([
     call.sessionId,
     call.startedAt,
     call.endedAt,
@@ -203,7 +203,15 @@ function csvRow(call: CallListing, shown: boolean): (string | number)[] {
     call.campaign ?? '',
     call.summary ?? '',
     call.fields ? JSON.stringify(call.fields) : '',
-  ];
+  ] as (string | number)[]).map(inertCell);
+}
+
+/**
+ * A summary is the model's words about what a caller said: a cell starting with = + - or @ would
+ * run as a formula in a spreadsheet. A leading apostrophe keeps it text.
+ */
+function inertCell(value: string | number): string | number {
+  return typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 
 function liveView(call: CallActivity, shown: boolean): Record<string, unknown> {

@@ -1,0 +1,250 @@
+/**
+ * The dashboard over plain HTTP against a real Hotline: the login and its
+ * cookie, what is off without a token, relative links (a reverse proxy's
+ * prefix), posted filters, escaping, CSV, and the live stream of a real call.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { SessionCookies } from '../src/dashboard/session-cookie.js';
+import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { lastUserText } from './helpers/scripts.js';
+
+const ADMIN = 'dashboard-admin-token';
+const HOSTILE = '<img src=x onerror=alert(1)>';
+const FIELDS = { summary: `=HYPERLINK("x") ${HOSTILE}`, callback_wanted: true, customer_number: '4711', sentiment: 'negative', resolved: false };
+
+function script(request: ChatRequestBody): ScriptedReply {
+  if ('response_format' in request && request.response_format) return { content: JSON.stringify(FIELDS) };
+  if (lastUserText(request) === 'bye') return { content: 'Goodbye!', toolCalls: [{ name: 'hangup', arguments: '{}' }] };
+  return { content: 'Sure.' };
+}
+
+let env: TestHotline | undefined;
+const services: FakeVoiceService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+  await env?.close();
+  env = undefined;
+});
+
+async function start(vars: Record<string, string> = { ADMIN_TOKEN: ADMIN }): Promise<TestHotline> {
+  env = await startTestHotline(script, { REPORT_FIELDS: 'true', ...vars });
+  return env;
+}
+
+function get(path: string, cookie?: string, accept = 'text/html'): Promise<Response> {
+  return fetch(`${env!.hotline.url}${path}`, { redirect: 'manual', headers: { accept, ...(cookie ? { cookie } : {}) } });
+}
+
+function post(path: string, form: Record<string, string>, cookie?: string): Promise<Response> {
+  return fetch(`${env!.hotline.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+async function logIn(): Promise<string> {
+  const res = await post('/dashboard/login', { token: ADMIN });
+  expect(res.status).toBe(303);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  return setCookie.split(';')[0]!;
+}
+
+/** One finished call from `from`: a word, then goodbye and the hangup. */
+async function finishedCall(from: string): Promise<FakeVoiceService> {
+  const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
+  services.push(service);
+  service.start({ from_phone_number: from });
+  await service.nextOfType('speak');
+  service.say('bye');
+  await service.nextOfType('hangup');
+  service.end('hangup');
+  await expect.poll(() => env!.hotline.registry.size).toBe(0);
+  await env!.hotline.reports.whenIdle();
+  return service;
+}
+
+describe('access', () => {
+  test('without ADMIN_TOKEN the dashboard is off and says how to turn it on', async () => {
+    await start({});
+    const res = await get('/dashboard/calls');
+    expect(res.status).toBe(404);
+    expect(await res.text()).toContain('Set <code>ADMIN_TOKEN</code>');
+  });
+
+  test('a login form sets an HttpOnly, SameSite=Strict cookie; a wrong token sets none; pages need the cookie', async () => {
+    await start();
+    expect((await get('/dashboard')).headers.get('location')).toBe('dashboard/');
+    const page = await get('/dashboard/calls/abc');
+    expect(page.status).toBe(303);
+    // Relative: behind a proxy's prefix it still lands on the prefix's login.
+    expect(page.headers.get('location')).toBe('../login');
+    expect((await get('/dashboard/live', undefined, 'text/event-stream')).status).toBe(401);
+
+    const wrong = await post('/dashboard/login', { token: 'guess' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+
+    const right = await post('/dashboard/login', { token: ADMIN });
+    const setCookie = right.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^hotline_dashboard=[\w.-]+;/);
+    expect(setCookie).toContain('HttpOnly');
+    expect(setCookie).toContain('SameSite=Strict');
+    expect(setCookie).not.toContain(ADMIN);
+    const cookie = setCookie.split(';')[0]!;
+    const calls = await get('/dashboard/calls', cookie);
+    expect(calls.status).toBe(200);
+    expect(calls.headers.get('cache-control')).toBe('no-store');
+    expect(calls.headers.get('content-security-policy')).toContain("script-src 'self'");
+
+    // A forged or altered cookie is nobody's.
+    const forged = cookie.replace(/=(\d+)\./, (_m, expires: string) => `=${Number(expires) + 1}.`);
+    expect((await get('/dashboard/calls', forged)).status).toBe(303);
+  });
+
+  test('a session cookie expires, and a new admin token ends every session', () => {
+    const sessions = new SessionCookies('token-a');
+    const issued = sessions.issue(1_000);
+    expect(sessions.valid(issued, 2_000)).toBe(true);
+    expect(sessions.valid(issued, 1_000 + 12 * 3600_000 + 1)).toBe(false);
+    expect(new SessionCookies('token-b').valid(issued, 2_000)).toBe(false);
+    expect(sessions.valid('garbage', 2_000)).toBe(false);
+    expect(sessions.valid(undefined, 2_000)).toBe(false);
+  });
+
+  test('wrong tokens from one address run out its budget: 429', async () => {
+    await start({ ADMIN_TOKEN: ADMIN, RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2' });
+    expect((await post('/dashboard/login', { token: 'a' })).status).toBe(401);
+    expect((await post('/dashboard/login', { token: 'b' })).status).toBe(401);
+    expect((await post('/dashboard/login', { token: 'c' })).status).toBe(429);
+  });
+});
+
+describe('pages', () => {
+  test('every link, script and form is relative: the dashboard works under a reverse proxy prefix', async () => {
+    await start();
+    const cookie = await logIn();
+    const service = await finishedCall('4915112345678');
+    for (const path of ['/dashboard/', '/dashboard/calls', `/dashboard/calls/${service.sessionId}`, '/dashboard/login']) {
+      const body = await (await get(path, cookie)).text();
+      expect(body, path).toMatch(/href="/);
+      expect(body.match(/(?:href|src|action)="\/[^"]*"/g), path).toBeNull();
+    }
+  });
+
+  test('the history: numbers masked, a search by number posted (never in a URL), a field filter, escaping, CSV', async () => {
+    await start();
+    const cookie = await logIn();
+    const first = await finishedCall('4915112345678');
+    await finishedCall('4917600000001');
+
+    const all = await (await get('/dashboard/calls', cookie)).text();
+    expect(all).toContain('<span class="count" id="total">2</span>');
+    expect(all).toContain('4915•••••••78');
+    expect(all).not.toContain('4915112345678');
+    expect(all).not.toContain(HOSTILE);
+    expect(all).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    // Paging and export forms post the filter; no link carries it.
+    expect(all).not.toMatch(/href="[^"]*\?/);
+
+    const byNumber = await (await post('/dashboard/calls', { number: '12345678' }, cookie)).text();
+    expect(byNumber).toContain('id="total">1<');
+    expect(byNumber).toContain(`calls/${first.sessionId}`);
+    const byField = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'true' }, cookie)).text();
+    expect(byField).toContain('id="total">2<');
+    const none = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'false', direction: 'outbound' }, cookie)).text();
+    expect(none).toContain('id="total">0<');
+    const odd = await (await post('/dashboard/calls', { since: 'yesterday', direction: 'sideways' }, cookie)).text();
+    expect(odd).toContain('Ignored, not understood: since, direction.');
+    expect(odd).toContain('id="total">2<');
+
+    const csv = await (await post('/dashboard/calls.csv', { number: '12345678' }, cookie)).text();
+    const lines = csv.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain('4915•••••••78');
+    // A cell that would run as a spreadsheet formula stays text.
+    expect(lines[1]).toContain(`"'=HYPERLINK(""x"")`);
+
+    // Numbers shown on request, by a cookie of the viewer's: still never in a URL.
+    const shown = await post('/dashboard/numbers', { show: 'yes' }, cookie);
+    const numbersCookie = (shown.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const full = await (await get('/dashboard/calls', `${cookie}; ${numbersCookie}`)).text();
+    expect(full).toContain('4915112345678');
+  });
+
+  test('a call not (yet) stored: 404 with a way back', async () => {
+    await start();
+    const cookie = await logIn();
+    const res = await get('/dashboard/calls/no-such-call', cookie);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toContain('href="../calls"');
+  });
+});
+
+describe('live', () => {
+  test('the event stream: a snapshot, then the call as it starts, speaks and ends, its number masked', async () => {
+    await start();
+    const cookie = await logIn();
+    const controller = new AbortController();
+    const res = await fetch(`${env!.hotline.url}/dashboard/live`, { headers: { cookie, accept: 'text/event-stream' }, signal: controller.signal });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const events = eventsOf(res.body!);
+    expect(await events.next('snapshot')).toEqual([]);
+
+    const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
+    services.push(service);
+    service.start({ from_phone_number: '4915112345678' });
+    const started = (await events.nextWith('update', (u) => updateOf(u).calls.length > 0)) as Update;
+    expect(started.calls[0]).toMatchObject({ sessionId: service.sessionId, number: '4915•••••••78', direction: 'inbound' });
+    expect(JSON.stringify(started)).not.toContain('4915112345678');
+    await service.nextOfType('speak');
+    service.say('bye');
+    await events.nextWith('update', (u) => updateOf(u).calls.some((c) => c.callerSaid === 'bye'));
+    await service.nextOfType('hangup');
+    service.end('hangup');
+    const ended = await events.nextWith('update', (u) => updateOf(u).ended.length > 0);
+    expect(updateOf(ended).ended).toEqual([service.sessionId]);
+    controller.abort();
+  });
+});
+
+interface Update {
+  calls: { sessionId: string; number: string; phase: string; callerSaid: string }[];
+  ended: string[];
+}
+const updateOf = (value: unknown): Update => value as Update;
+
+/** Server-sent events as they arrive, by name. */
+function eventsOf(body: ReadableStream<Uint8Array>) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  const queue: { event: string; data: unknown }[] = [];
+  async function pull(): Promise<void> {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('the stream ended');
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (event && data) queue.push({ event, data: JSON.parse(data) as unknown });
+    }
+  }
+  return {
+    async nextWith(name: string, predicate: (data: unknown) => boolean): Promise<unknown> {
+      for (;;) {
+        const at = queue.findIndex((e) => e.event === name && predicate(e.data));
+        if (at >= 0) return queue.splice(0, at + 1).at(-1)!.data;
+        await pull();
+      }
+    },
+    next(name: string): Promise<unknown> {
+      return this.nextWith(name, () => true);
+    },
+  };
+}
