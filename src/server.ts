@@ -6,9 +6,9 @@ import { combineObservers } from './campaigns/combined-observer.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
 import { CampaignRepository } from './store/campaign-repository.js';
-import { CallSearch } from './store/call-search.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
+import { inProcessReads, ThreadReads } from './dashboard/reads.js';
 import type { AddressInfo } from 'node:net';
 import type { ToolBox } from './call/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
@@ -165,6 +165,8 @@ export async function startHotline(
       ? { ...config.transfer, defaultTarget: 'demo-operator' }
       : config.transfer;
   const live = new LiveCalls();
+  // A database in a file is read by the dashboard on a thread of its own; one in memory only here.
+  const dashboardReads = config.databaseFile === ':memory:' ? inProcessReads(db) : new ThreadReads(db.file, logger);
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
   const registry: CallRegistry = new CallRegistry({
@@ -239,8 +241,7 @@ export async function startHotline(
       dashboardRouter({
         adminToken: config.adminToken,
         live,
-        search: new CallSearch(db),
-        call: (sessionId) => reports.getCall(sessionId),
+        reads: dashboardReads,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,
       }),
@@ -276,6 +277,7 @@ export async function startHotline(
   async function close(): Promise<void> {
     campaigns.close();
     live.close();
+    await dashboardReads.close();
     registry.stopAccepting();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');

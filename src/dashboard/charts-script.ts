@@ -32,6 +32,7 @@ export const CHARTS_SCRIPT = String.raw`(function () {
     var options = {
       animation: false,
       responsive: true,
+      maintainAspectRatio: false,
       plugins: { legend: { display: false } },
     };
     return Object.assign(options, extra);

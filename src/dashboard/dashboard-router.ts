@@ -1,15 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { setImmediate as yieldToCalls } from 'node:timers/promises';
 import { stringify } from 'csv-stringify/sync';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallActivity } from '../call/call-activity.js';
-import type { CallSummary } from '../call/call-summary.js';
 import type { Logger } from '../logger.js';
 import { secretMatches } from '../transport/auth.js';
-import type { CallListing, CallSearch } from '../store/call-search.js';
-import type { StoredReport } from '../store/report-repository.js';
+import type { CallListing } from '../store/call-search.js';
 import { parseFilter } from './filter-form.js';
 import { html, type Html } from './html.js';
 import { layout, showNumber } from './layout.js';
@@ -17,6 +14,7 @@ import type { LiveCalls } from './live-calls.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
 import { storyPage } from './pages/story.js';
+import type { DashboardReads } from './reads.js';
 import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
 import { readTranscript } from './transcript-lines.js';
@@ -26,8 +24,8 @@ export interface DashboardDeps {
   /** Without it the dashboard is off: every page says how to turn it on. */
   adminToken: string | undefined;
   live: LiveCalls;
-  search: CallSearch;
-  call(sessionId: string): { call: CallSummary; report: StoredReport | undefined } | undefined;
+  /** The database's calls and reports, read off the call path (see ThreadReads). */
+  reads: DashboardReads;
   /** Extra pages (charts, prompts): path below /dashboard/ → page. */
   pages?: Readonly<Record<string, (view: { numbersShown: boolean }) => Html | Promise<Html>>>;
   /** Extra scripts served under assets/. */
@@ -144,14 +142,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     });
   });
 
-  const history = (req: Request, res: Response) => {
+  const history = async (req: Request, res: Response) => {
     const input = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
     const parsed = parseFilter(input);
-    const { calls, total } = deps.search.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE);
-    sendPage(
-      res,
-      historyPage({ parsed, calls, total, fieldNames: deps.search.fieldNames(), campaigns: deps.search.campaigns(), numbersShown: numbersShown(req) }),
-    );
+    const { reads } = deps;
+    const [{ calls, total }, fieldNames, campaigns] = await Promise.all([
+      reads.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE),
+      reads.fieldNames(),
+      reads.campaigns(),
+    ]);
+    sendPage(res, historyPage({ parsed, calls, total, fieldNames, campaigns, numbersShown: numbersShown(req) }));
   };
   router.get('/dashboard/calls', history);
   router.post('/dashboard/calls', form, history);
@@ -161,17 +161,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const shown = numbersShown(req);
     res.type('text/csv; charset=utf-8').attachment('hotline-calls.csv');
     res.write(stringify([CSV_COLUMNS]));
-    // A batch at a time, yielding between them: a long export never holds up a call.
-    for (const batch of deps.search.batches(filter)) {
-      if (res.destroyed) return;
+    // A batch at a time: a long export is never held in memory whole.
+    for (let after: CallListing | undefined; ; ) {
+      const batch = await deps.reads.batch(filter, after, 500);
+      if (batch.length === 0 || res.destroyed) break;
       res.write(stringify(batch.map((call) => csvRow(call, shown))));
-      await yieldToCalls();
+      after = batch.at(-1);
     }
     res.end();
   });
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
-    const found = deps.call(String(req.params.sessionId));
+    const found = await deps.reads.call(String(req.params.sessionId));
     if (!found) {
       res.status(404);
       return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body: html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1><p class="muted">It may still be in progress: its story is written when it ends.</p>` }));

@@ -19,6 +19,12 @@ export interface CallFilter {
   readonly field?: { readonly name: string; readonly value: string } | undefined;
 }
 
+/** Where the previous batch of an export ended. */
+export interface BatchCursor {
+  readonly endedAt: string;
+  readonly sessionId: string;
+}
+
 /** One call as the history lists it. */
 export interface CallListing {
   readonly sessionId: string;
@@ -97,24 +103,16 @@ export class CallSearch {
     return { calls: rows.map((row) => ListingRow.parse(row)), total };
   }
 
-  /**
-   * Every matching call, newest first, `batch` at a time: the caller yields
-   * between batches, so a large export never holds the event loop long.
-   */
-  *batches(filter: CallFilter, batch = 500): Generator<CallListing[]> {
+  /** The next `size` matching calls after `after` (the last of the previous batch), newest first: an export, a batch at a time. */
+  batch(filter: CallFilter, after: BatchCursor | undefined, size: number): CallListing[] {
     const { where, params } = whereOf(filter);
-    const statement = this.db.sql.prepare(
-      `${SELECT} ${where} ${where ? 'AND' : 'WHERE'} (@afterEnd IS NULL OR (c.ended_at, c.session_id) < (@afterEnd, @afterId))
-       ORDER BY c.ended_at DESC, c.session_id DESC LIMIT @batch`,
-    );
-    let after: { afterEnd: string | null; afterId: string | null } = { afterEnd: null, afterId: null };
-    for (;;) {
-      const calls = statement.all({ ...params, ...after, batch }).map((row) => ListingRow.parse(row));
-      if (calls.length === 0) return;
-      yield calls;
-      const last = calls.at(-1)!;
-      after = { afterEnd: last.endedAt, afterId: last.sessionId };
-    }
+    const rows = this.db.sql
+      .prepare(
+        `${SELECT} ${where} ${where ? 'AND' : 'WHERE'} (@afterEnd IS NULL OR (c.ended_at, c.session_id) < (@afterEnd, @afterId))
+         ORDER BY c.ended_at DESC, c.session_id DESC LIMIT @size`,
+      )
+      .all({ ...params, afterEnd: after?.endedAt ?? null, afterId: after?.sessionId ?? null, size });
+    return rows.map((row) => ListingRow.parse(row));
   }
 
   /** The report field names seen in the latest reports, for the history's filter. */

@@ -77,49 +77,49 @@ export function chartsPage(data: ChartData, options: { numbersShown: boolean }):
 
 <figure>
   <figcaption>Calls per hour, last 48 hours</figcaption>
-  <canvas id="chart-hours">${fallback(
+  <div class="chart"><canvas id="chart-hours">${fallback(
     `${sum(data.hours.map((h) => h.calls))} calls in the last 48 hours.`,
     ['Hour', 'Calls'],
     data.hours.map((h) => [h.label, String(h.calls)]),
-  )}</canvas>
+  )}</canvas></div>
 </figure>
 
 <figure>
   <figcaption>Calls per day, last 30 days</figcaption>
-  <canvas id="chart-days">${fallback(
+  <div class="chart"><canvas id="chart-days">${fallback(
     `${totalDays} calls in the last 30 days.`,
     ['Day', 'Calls'],
     data.days.map((d) => [d.label, String(d.calls)]),
-  )}</canvas>
+  )}</canvas></div>
 </figure>
 
 <figure>
   <figcaption>How calls ended, last 30 days</figcaption>
   ${totalOutcomes === 0 ? html`<p class="muted">No calls ended in the last 30 days.</p>` : ''}
-  <canvas id="chart-outcomes">${fallback(
+  <div class="chart"><canvas id="chart-outcomes">${fallback(
     `${totalOutcomes} calls in the last 30 days.`,
     ['How the call ended', 'Calls'],
     data.outcomes.map((o) => [outcomeLabel(o.reason), String(o.calls)]),
-  )}</canvas>
+  )}</canvas></div>
 </figure>
 
 <figure>
   <figcaption>Waiting times per day, in milliseconds: until the agent starts to speak, and until the language model's first word</figcaption>
   <p class="muted">The median (p50) is a typical turn; p95 is the slow end: 95 of 100 turns were faster.</p>
-  <canvas id="chart-latency">${fallback(
+  <div class="chart"><canvas id="chart-latency">${fallback(
     'Waiting times per day in milliseconds; a dash is a day without measured turns.',
     ['Day', 'First speak p50', 'First speak p95', 'LLM first token p50', 'LLM first token p95'],
     data.days.map((d) => [d.label, ms(d.firstSpeakMs.p50), ms(d.firstSpeakMs.p95), ms(d.llmFirstTokenMs.p50), ms(d.llmFirstTokenMs.p95)]),
-  )}</canvas>
+  )}</canvas></div>
 </figure>
 
 <figure>
   <figcaption>Barge-ins per day: how often callers cut the agent short, per turn</figcaption>
-  <canvas id="chart-barge-ins">${fallback(
+  <div class="chart"><canvas id="chart-barge-ins">${fallback(
     'Barge-ins per turn by day; a dash is a day without turns.',
     ['Day', 'Barge-in rate', 'Barge-ins', 'Turns'],
     data.days.map((d) => [d.label, percent(d.bargeInRate), String(d.bargeIns), String(d.turns)]),
-  )}</canvas>
+  )}</canvas></div>
 </figure>
 <script type="application/json" id="chart-data">${scriptJson(chartsView(data))}</script>`,
   });

@@ -1,0 +1,126 @@
+import type { Worker } from 'node:worker_threads';
+import type { CallSummary } from '../call/call-summary.js';
+import type { Logger } from '../logger.js';
+import { CallRepository } from '../store/call-repository.js';
+import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
+import type { Database } from '../store/database.js';
+import { ReportRepository, type StoredReport } from '../store/report-repository.js';
+import { spawnModule } from '../worker-module.js';
+
+/** Everything the dashboard reads from the database, answered as promises wherever the queries run. */
+export interface DashboardReads {
+  page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number }>;
+  batch(filter: CallFilter, after: BatchCursor | undefined, size: number): Promise<CallListing[]>;
+  fieldNames(): Promise<string[]>;
+  campaigns(): Promise<string[]>;
+  call(sessionId: string): Promise<{ call: CallSummary; report: StoredReport | undefined } | undefined>;
+  close(): Promise<void>;
+}
+
+type Queries = { [K in Exclude<keyof DashboardReads, 'close'>]: (...args: Parameters<DashboardReads[K]>) => Awaited<ReturnType<DashboardReads[K]>> };
+
+/** The queries themselves, synchronous, on one connection. */
+export function queriesOn(db: Database): Queries {
+  const search = new CallSearch(db);
+  const calls = new CallRepository(db);
+  const reports = new ReportRepository(db);
+  return {
+    page: (filter, limit, offset) => search.page(filter, limit, offset),
+    batch: (filter, after, size) => search.batch(filter, after, size),
+    fieldNames: () => search.fieldNames(),
+    campaigns: () => search.campaigns(),
+    call: (sessionId) => {
+      const call = calls.get(sessionId);
+      return call && { call, report: reports.get(sessionId) };
+    },
+  };
+}
+
+/** The queries on the caller's own connection: for a database only this process can see (':memory:'). */
+export function inProcessReads(db: Database): DashboardReads {
+  const q = queriesOn(db);
+  return {
+    page: async (...args) => q.page(...args),
+    batch: async (...args) => q.batch(...args),
+    fieldNames: async () => q.fieldNames(),
+    campaigns: async () => q.campaigns(),
+    call: async (...args) => q.call(...args),
+    close: async () => undefined,
+  };
+}
+
+export type ReadRequest = { id: number; name: keyof Queries; args: unknown[] };
+export type ReadResponse = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+/**
+ * The queries on a thread of their own, with a read-only connection of their
+ * own: a history page over ten thousand calls costs milliseconds of SQLite,
+ * and none of them is spent on the event loop the calls run on.
+ */
+export class ThreadReads implements DashboardReads {
+  private worker: Worker | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+
+  constructor(
+    private readonly file: string,
+    private readonly logger: Logger,
+  ) {}
+
+  page(filter: CallFilter, limit: number, offset: number) {
+    return this.ask<{ calls: CallListing[]; total: number }>('page', [filter, limit, offset]);
+  }
+  batch(filter: CallFilter, after: BatchCursor | undefined, size: number) {
+    return this.ask<CallListing[]>('batch', [filter, after, size]);
+  }
+  fieldNames() {
+    return this.ask<string[]>('fieldNames', []);
+  }
+  campaigns() {
+    return this.ask<string[]>('campaigns', []);
+  }
+  call(sessionId: string) {
+    return this.ask<{ call: CallSummary; report: StoredReport | undefined } | undefined>('call', [sessionId]);
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private ask<T>(name: keyof Queries, args: unknown[]): Promise<T> {
+    const worker = this.started();
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: (value) => resolve(value as T), reject });
+      worker.postMessage({ id, name, args } satisfies ReadRequest);
+    });
+  }
+
+  /** The thread, started at the first question and again after it died. */
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = spawnModule(import.meta.url, 'reads-worker', { file: this.file });
+    worker.unref();
+    worker.on('message', (response: ReadResponse) => {
+      const waiter = this.pending.get(response.id);
+      if (!waiter) return;
+      this.pending.delete(response.id);
+      if (response.ok) waiter.resolve(response.value);
+      else waiter.reject(new Error(response.message));
+    });
+    const fail = (error: Error): void => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiter of this.pending.values()) waiter.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', (error) => {
+      this.logger.error({ err: error }, 'the dashboard reader thread failed');
+      fail(error);
+    });
+    worker.on('exit', () => fail(new Error('the dashboard reader thread stopped')));
+    this.worker = worker;
+    return worker;
+  }
+}
