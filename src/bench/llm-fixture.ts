@@ -14,6 +14,7 @@ import { HotlineThread } from './hotline-thread.js';
 import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
 import { yieldCpuToHotline } from './priority.js';
+import { DASHBOARD_TOKEN, seedCalls } from './dashboard-load.js';
 import { spawnWorker } from './spawn-worker.js';
 
 /** A reply the bench asked for, and what happened to it. */
@@ -47,6 +48,8 @@ export interface FixtureOptions {
   llmThread: boolean;
   /** The callers' and the LLM server's threads drop to the lowest CPU priority once Hotline runs (see priority.ts). */
   yieldCpu: boolean;
+  /** Ended calls written to Hotline's database before it starts, and the dashboard turned on (0: neither). */
+  storedCalls?: number;
 }
 
 interface LlmSide {
@@ -71,7 +74,10 @@ export class BenchFixture {
     const fixture = new BenchFixture();
     fixture.llm = options.llmThread ? await fixture.startWorkerLlm(options) : await fixture.startLocalLlm(options);
     fixture.transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-'));
+    const storedCalls = options.storedCalls ?? 0;
+    if (storedCalls > 0) seedCalls(path.join(fixture.transcriptsDir, 'hotline.db'), storedCalls);
     fixture.hotlineRef = await HotlineThread.start({
+      ...(storedCalls > 0 ? { ADMIN_TOKEN: DASHBOARD_TOKEN } : {}),
       NODE_ENV: 'bench',
       HOST: '127.0.0.1',
       PORT: '0',

@@ -4,6 +4,7 @@ import type { BargeInResult } from './barge-in.js';
 import type { CapacityResult } from './capacity.js';
 import type { FirstSpeakLevel } from './first-speak.js';
 import { formatMs, type Summary } from './stats.js';
+import type { DashboardResult } from './dashboard-load.js';
 import type { WebhookResult } from './webhook.js';
 
 export interface Machine {
@@ -57,6 +58,8 @@ export interface BenchResults {
   bargeInLowLoad?: BargeInResult;
   capacity?: CapacityResult;
   webhook?: WebhookResult;
+  /** With --dashboard-calls: the history page's time, alone and while the calls above ran, and the live stream. */
+  dashboard?: { idle: DashboardResult; underLoad: DashboardResult };
   targets: Target[];
 }
 
@@ -283,6 +286,21 @@ export function render(results: BenchResults): string {
         ],
       ),
     );
+  }
+
+  const d = results.dashboard;
+  if (d) {
+    out.push('', `6. Dashboard: history page with ${d.idle.storedCalls} stored calls, request sent → last byte (ms)`);
+    out.push(
+      ...table(
+        ['', 'requests', 'p50', 'p90', 'p99', 'max'],
+        [
+          ['no calls running', d.idle.historyRequests, formatMs(d.idle.historyMs.p50), formatMs(d.idle.historyMs.p90), formatMs(d.idle.historyMs.p99), formatMs(d.idle.historyMs.max)],
+          ['while the phases above ran', d.underLoad.historyRequests, formatMs(d.underLoad.historyMs.p50), formatMs(d.underLoad.historyMs.p90), formatMs(d.underLoad.historyMs.p99), formatMs(d.underLoad.historyMs.max)],
+        ],
+      ),
+    );
+    out.push(`   the live view stayed open throughout and received ${d.underLoad.liveMessages} messages; the pages ask plain, filtered, paged and number searches in turn.`);
   }
 
   if (results.targets.length > 0) {

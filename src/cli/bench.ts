@@ -26,6 +26,7 @@ import { BenchFixture } from '../bench/llm-fixture.js';
 import { evaluateTargets, firstSpeakNote, machine, render, type BenchResults } from '../bench/report.js';
 import { parseCounts } from '../bench/stats.js';
 import { warmUp } from '../bench/warm-up.js';
+import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
 import { command, commandLineOrExit, numberOption, UsageError, type CommandLine } from './args.js';
 
@@ -64,6 +65,8 @@ Phases:
   --event-loop-calls <n>    capacity: calls talking while the event-loop delay is measured (default 500 [100])
   --ladder-budget-s <s>     capacity: time for the ladder of talking calls (default 90 [6])
   --webhook-seconds <s>     webhook: how long to drive it (default 5 [1])
+  --dashboard-calls <n>     store this many ended calls first and keep the dashboard busy while the phases
+                            run: its live view open, a history page every 250 ms (default 0: no dashboard)
 
 Example:
   npm run bench -- --quick --only first-speak,barge-in --out bench.json`;
@@ -91,6 +94,7 @@ const BENCH = command({
     'event-loop-calls': { type: 'string' },
     'ladder-budget-s': { type: 'string' },
     'webhook-seconds': { type: 'string' },
+    'dashboard-calls': { type: 'string' },
     seed: { type: 'string' },
   },
 });
@@ -125,6 +129,7 @@ function benchSettings(values: BenchValues) {
     eventLoopCalls: count('event-loop-calls', 500, 100),
     ladderBudgetS: number('ladder-budget-s', 90, 6),
     webhookSeconds: number('webhook-seconds', 5, 1),
+    dashboardCalls: count('dashboard-calls', 0),
     llmThread: values['llm-thread'],
     samePriority: values['same-priority'],
     out: values.out,
@@ -167,6 +172,7 @@ const {
   eventLoopCalls,
   ladderBudgetS,
   webhookSeconds,
+  dashboardCalls,
   llmThread,
   samePriority,
   out,
@@ -186,7 +192,8 @@ const progress = (message: string): void => {
 
 const startedAt = now();
 const startedIso = new Date().toISOString();
-const fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority });
+if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
+const fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority, storedCalls: dashboardCalls });
 const talk = { openPerSecond, thinkMs, msPerChar, seed, turnTimeoutMs };
 
 let firstSpeak: FirstSpeakLevel[] | undefined;
@@ -194,6 +201,8 @@ let bargeIn: BargeInResult | undefined;
 let bargeInLowLoad: BargeInResult | undefined;
 let capacity: CapacityResult | undefined;
 let webhook: WebhookResult | undefined;
+let dashboard: BenchResults['dashboard'];
+let viewer: DashboardViewer | undefined;
 
 try {
   const capacityOptions: CapacityOptions = {
@@ -223,6 +232,14 @@ try {
   } else {
     progress('warming up');
     await warmUp(fixture, { calls: quick ? 20 : 50, turns: quick ? 5 : 10, seed });
+  }
+
+  let idleDashboard: DashboardResult | undefined;
+  if (dashboardCalls > 0) {
+    progress('dashboard: history pages with no call running');
+    idleDashboard = await DashboardViewer.measureIdle(fixture.hotline.url, dashboardCalls, 40);
+    progress('dashboard: the live view open and a history page every 250 ms from now on');
+    viewer = await DashboardViewer.start(fixture.hotline.url, dashboardCalls);
   }
 
   if (phases.has('first-speak')) {
@@ -261,6 +278,11 @@ try {
     });
   }
 
+  if (viewer && idleDashboard) {
+    dashboard = { idle: idleDashboard, underLoad: await viewer.stop() };
+    viewer = undefined;
+  }
+
   if (capacity) {
     progress(`capacity: event-loop delay with ${eventLoopCalls} calls talking`);
     capacity.eventLoop = await measureEventLoop(fixture, capacityOptions);
@@ -281,6 +303,7 @@ try {
     });
   }
 } finally {
+  await viewer?.stop();
   await fixture.close();
 }
 
@@ -306,6 +329,7 @@ const partial: Omit<BenchResults, 'targets'> = {
     eventLoopCalls,
     ladderBudgetS,
     webhookSeconds,
+    dashboardCalls,
   },
   startedAt: startedIso,
   durationS: (now() - startedAt) / 1000,
@@ -314,6 +338,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(bargeInLowLoad ? { bargeInLowLoad } : {}),
   ...(capacity ? { capacity } : {}),
   ...(webhook ? { webhook } : {}),
+  ...(dashboard ? { dashboard } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 console.log(render(results));

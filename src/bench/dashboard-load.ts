@@ -1,0 +1,180 @@
+/**
+ * The dashboard under load, for the bench: a database seeded with ended calls
+ * and their reports, and a viewer that keeps the live stream open and asks
+ * for the history page again and again while the calls of the other phases
+ * run — so the first-speak figures show whether the dashboard slows a call.
+ */
+import { pino } from 'pino';
+import type { CallEndReason, CallSummary } from '../call/call-summary.js';
+import { CallRepository } from '../store/call-repository.js';
+import { Database } from '../store/database.js';
+import { ReportRepository } from '../store/report-repository.js';
+import { now } from './clock.js';
+import { seededRandom, summarize, type Summary } from './stats.js';
+
+export const DASHBOARD_TOKEN = 'bench-dashboard-token';
+
+/** The history pages a viewer asks for in turn: plain, by outcome, by a report field, far back, by number. */
+const PAGES: readonly Record<string, string>[] = [{}, { outcome: 'agent_hung_up' }, { field: 'callback_wanted', value: 'true' }, { page: '20' }, { number: '151123' }];
+
+const REASONS: readonly CallEndReason[] = ['caller_hung_up', 'caller_hung_up', 'caller_hung_up', 'agent_hung_up', 'agent_hung_up', 'transferred', 'silence', 'voicemail'];
+const SENTIMENTS = ['positive', 'neutral', 'negative'] as const;
+
+/** `count` calls over the last 30 days, with turns, tool runs and a report each, written in one transaction. */
+export function seedCalls(file: string, count: number, seed = 1): void {
+  const db = Database.open(file, pino({ level: 'silent' }));
+  try {
+    const calls = new CallRepository(db);
+    const reports = new ReportRepository(db);
+    const random = seededRandom(seed);
+    const end = Date.now();
+    db.transaction(() => {
+      for (let i = 0; i < count; i++) {
+        const endedAt = end - Math.floor(random() * 30 * 86_400_000);
+        const durationMs = 20_000 + Math.floor(random() * 240_000);
+        const turns = Array.from({ length: 2 + Math.floor(random() * 6) }, (_, t) => {
+          const llmRequestMs = 0.2 + random();
+          const llmFirstTokenMs = llmRequestMs + 250 + random() * 500;
+          const firstSpeakMs = llmFirstTokenMs + 80 + random() * 200;
+          return {
+            at: new Date(endedAt - durationMs + t * 15_000).toISOString(),
+            llmRequestMs,
+            llmFirstTokenMs,
+            firstSpeakMs,
+            playbackStartedMs: firstSpeakMs + 60,
+            playbackEndedMs: firstSpeakMs + 2_000 + random() * 4_000,
+            interrupted: random() < 0.15,
+            failed: false,
+          };
+        });
+        const outbound = random() < 0.3;
+        const number = `49151${String(10_000_000 + Math.floor(random() * 89_999_999))}`;
+        const summary: CallSummary = {
+          sessionId: `seed-${i}`,
+          direction: outbound ? 'outbound' : 'inbound',
+          from: outbound ? '4930000000' : number,
+          to: outbound ? number : '4930000000',
+          startedAt: new Date(endedAt - durationMs).toISOString(),
+          endedAt: new Date(endedAt).toISOString(),
+          durationMs,
+          endReason: REASONS[Math.floor(random() * REASONS.length)]!,
+          serviceReason: undefined,
+          turns,
+          bargeIns: turns.filter((t) => t.interrupted).length,
+          toolRuns: random() < 0.3 ? [{ name: 'order_status', arguments: '{"order_number":"4711"}', outcome: 'ok', durationMs: 120, reused: false }] : [],
+          variables: outbound ? { name: `Person ${i}` } : undefined,
+          tags: undefined,
+          transcriptFile: `/nonexistent/seed-${i}.jsonl`,
+        };
+        calls.save(summary);
+        const fields = { callback_wanted: random() < 0.2, sentiment: SENTIMENTS[Math.floor(random() * 3)]!, resolved: random() < 0.7 };
+        reports.save({
+          sessionId: summary.sessionId,
+          createdAt: summary.endedAt,
+          summary: `The caller asked about order ${4000 + (i % 1000)} and was told it has shipped.`,
+          fields,
+          fieldsStatus: 'ok',
+          fieldsError: null,
+          body: '{}',
+        });
+      }
+    });
+  } finally {
+    db.close();
+  }
+}
+
+export interface DashboardResult {
+  /** Calls in the database the pages were drawn from. */
+  storedCalls: number;
+  /** From sending the history request to its last byte, per request. */
+  historyMs: Summary;
+  historyRequests: number;
+  /** Messages the live stream delivered while the calls ran. */
+  liveMessages: number;
+}
+
+/** Logs in, keeps the live stream open and asks for history pages (plain, filtered, paged) until stopped. */
+export class DashboardViewer {
+  private readonly times: number[] = [];
+  private liveMessages = 0;
+  private running = true;
+  private readonly live = new AbortController();
+  private loop: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly url: string,
+    private readonly cookie: string,
+    private readonly storedCalls: number,
+  ) {}
+
+  static async start(url: string, storedCalls: number, intervalMs = 250, busy = true): Promise<DashboardViewer> {
+    const login = await fetch(`${url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: DASHBOARD_TOKEN }).toString(),
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    if (login.status !== 303 || !cookie) throw new Error(`dashboard login failed: HTTP ${login.status}`);
+    const viewer = new DashboardViewer(url, cookie, storedCalls);
+    if (busy) {
+      await viewer.openLive();
+      viewer.loop = viewer.askForPages(intervalMs);
+    }
+    return viewer;
+  }
+
+  /** `requests` history pages one after another, nothing else running: the page's own time. */
+  static async measureIdle(url: string, storedCalls: number, requests: number): Promise<DashboardResult> {
+    const viewer = await DashboardViewer.start(url, storedCalls, 0, false);
+    // The first page starts the reader thread: a one-off, not the page's time.
+    await viewer.historyOnce();
+    for (let i = 0; i < requests; i++) viewer.times.push(await viewer.historyOnce(PAGES[i % PAGES.length]));
+    return viewer.stop();
+  }
+
+  /** One history page request as a browser sends it; its time to the last byte. */
+  async historyOnce(form: Record<string, string> = {}): Promise<number> {
+    const started = now();
+    const res = await fetch(`${this.url}/dashboard/calls`, {
+      method: 'POST',
+      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+    await res.text();
+    if (res.status !== 200) throw new Error(`history page: HTTP ${res.status}`);
+    return now() - started;
+  }
+
+  async stop(): Promise<DashboardResult> {
+    this.running = false;
+    await this.loop;
+    this.live.abort();
+    return { storedCalls: this.storedCalls, historyMs: summarize(this.times), historyRequests: this.times.length, liveMessages: this.liveMessages };
+  }
+
+  private async openLive(): Promise<void> {
+    const res = await fetch(`${this.url}/dashboard/live`, { headers: { cookie: this.cookie, accept: 'text/event-stream' }, signal: this.live.signal });
+    if (!res.body) throw new Error('no live stream');
+    const reader = res.body.getReader();
+    void (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          this.liveMessages += new TextDecoder().decode(value).split('\n\n').length - 1;
+        }
+      } catch {
+        // Aborted at stop().
+      }
+    })();
+  }
+
+  private async askForPages(intervalMs: number): Promise<void> {
+    for (let i = 0; this.running; i++) {
+      this.times.push(await this.historyOnce(PAGES[i % PAGES.length]));
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
+}
