@@ -242,6 +242,7 @@ export async function startHotline(
         adminToken: config.adminToken,
         live,
         reads: dashboardReads,
+        promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,
       }),

@@ -161,6 +161,21 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     expect(lines[1]).toContain('agent_hung_up');
     expect(lines[1]).toContain('4915•••••••78');
     expect(csv).not.toContain('4915112345678');
+
+    // The charts draw with Chart.js, served by Hotline itself (the page may load nothing from elsewhere).
+    const failed: string[] = [];
+    page.on('pageerror', (error) => failed.push(error.message));
+    page.on('requestfailed', (request) => failed.push(request.url()));
+    await page.click('nav >> text=Charts');
+    await page.waitForFunction('window.hotlineChartsDrawn !== undefined');
+    expect(await page.evaluate('window.hotlineChartsDrawn')).toBe(true);
+    expect(await page.locator('canvas').count()).toBe(5);
+    await page.screenshot({ path: screenshotPath('charts'), fullPage: true });
+    await page.click('nav >> text=Prompts');
+    await page.waitForURL(/\/dashboard\/prompts$/);
+    expect(await page.locator('#prompt-files li').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: screenshotPath('prompts'), fullPage: true });
+    expect(failed).toEqual([]);
     await page.close();
   }, 60_000);
 });

@@ -301,6 +301,12 @@ export function render(results: BenchResults): string {
       ),
     );
     out.push(`   the live view stayed open throughout and received ${d.underLoad.liveMessages} messages; the pages ask plain, filtered, paged and number searches in turn.`);
+    const paint = d.idle.firstPaintMs;
+    out.push(
+      paint
+        ? `   first contentful paint of the history page in headless Chromium: p50 ${formatMs(paint.p50)} ms, max ${formatMs(paint.max)} ms (${d.idle.storedCalls} calls stored)`
+        : '   first paint: not measured (no Chromium installed)',
+    );
   }
 
   if (results.targets.length > 0) {

@@ -32,6 +32,8 @@ export const CHARTS_SCRIPT = String.raw`(function () {
     var options = {
       animation: false,
       responsive: true,
+      // The height is the CSS's (.chart): a height that follows the width changes whenever the
+      // viewport does, and a full-page screenshot resizes it mid-capture.
       maintainAspectRatio: false,
       plugins: { legend: { display: false } },
     };
@@ -75,7 +77,7 @@ export const CHARTS_SCRIPT = String.raw`(function () {
             return OUTCOME_COLOURS[i % OUTCOME_COLOURS.length];
           }) }],
         },
-        options: base({ aspectRatio: 2, plugins: { legend: { display: true, position: 'right' } } }),
+        options: base({ plugins: { legend: { display: true, position: 'right' } } }),
       };
     },
     'chart-latency': function () {

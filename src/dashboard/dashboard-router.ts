@@ -14,6 +14,10 @@ import type { LiveCalls } from './live-calls.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
 import { storyPage } from './pages/story.js';
+import { chartsPage } from './pages/charts.js';
+import { promptsPage } from './pages/prompts.js';
+import { CHARTS_SCRIPT } from './charts-script.js';
+import type { PromptsStatus } from '../prompts/prompt-store.js';
 import type { DashboardReads } from './reads.js';
 import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
@@ -26,10 +30,8 @@ export interface DashboardDeps {
   live: LiveCalls;
   /** The database's calls and reports, read off the call path (see ThreadReads). */
   reads: DashboardReads;
-  /** Extra pages (charts, prompts): path below /dashboard/ → page. */
-  pages?: Readonly<Record<string, (view: { numbersShown: boolean }) => Html | Promise<Html>>>;
-  /** Extra scripts served under assets/. */
-  scripts?: Readonly<Record<string, string>>;
+  /** The prompts folder's version in use and its last check. */
+  promptsStatus(): PromptsStatus;
   /** Whether a failed login from this address may be tried again now. */
   allowLoginAttempt(address: string): Promise<boolean>;
   logger: Logger;
@@ -62,7 +64,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   }
   const sessions = new SessionCookies(token);
   const chartJs = chartJsSource();
-  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}), ...deps.scripts };
+  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
 
   // Nothing of the dashboard is cached or framed, and its pages load nothing from elsewhere.
@@ -181,9 +183,8 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     sendPage(res, storyPage({ ...found, lines: transcript.lines, transcriptProblem: transcript.problem, numbersShown: numbersShown(req) }));
   });
 
-  for (const [page, render] of Object.entries(deps.pages ?? {})) {
-    router.get(`/dashboard/${page}`, async (req, res) => sendPage(res, await render({ numbersShown: numbersShown(req) })));
-  }
+  router.get('/dashboard/charts', async (req, res) => sendPage(res, chartsPage(await deps.reads.charts(new Date()), { numbersShown: numbersShown(req) })));
+  router.get('/dashboard/prompts', (req, res) => sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) })));
   return router;
 }
 

@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { CallSummary } from '../call/call-summary.js';
 import type { Logger } from '../logger.js';
 import { CallRepository } from '../store/call-repository.js';
+import { CallStats, type ChartData } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
 import type { Database } from '../store/database.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
@@ -14,6 +15,7 @@ export interface DashboardReads {
   fieldNames(): Promise<string[]>;
   campaigns(): Promise<string[]>;
   call(sessionId: string): Promise<{ call: CallSummary; report: StoredReport | undefined } | undefined>;
+  charts(now: Date): Promise<ChartData>;
   close(): Promise<void>;
 }
 
@@ -24,7 +26,10 @@ export function queriesOn(db: Database): Queries {
   const search = new CallSearch(db);
   const calls = new CallRepository(db);
   const reports = new ReportRepository(db);
+  // One for the connection's life: it keeps the figures of days that have ended.
+  const stats = new CallStats(db);
   return {
+    charts: (now) => stats.charts(now),
     page: (filter, limit, offset) => search.page(filter, limit, offset),
     batch: (filter, after, size) => search.batch(filter, after, size),
     fieldNames: () => search.fieldNames(),
@@ -45,6 +50,7 @@ export function inProcessReads(db: Database): DashboardReads {
     fieldNames: async () => q.fieldNames(),
     campaigns: async () => q.campaigns(),
     call: async (...args) => q.call(...args),
+    charts: async (...args) => q.charts(...args),
     close: async () => undefined,
   };
 }
@@ -81,6 +87,9 @@ export class ThreadReads implements DashboardReads {
   }
   call(sessionId: string) {
     return this.ask<{ call: CallSummary; report: StoredReport | undefined } | undefined>('call', [sessionId]);
+  }
+  charts(now: Date) {
+    return this.ask<ChartData>('charts', [now]);
   }
 
   async close(): Promise<void> {

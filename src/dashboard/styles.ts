@@ -72,4 +72,5 @@ ol.waterfall li.interrupted .figure { color: var(--bad); }
 .login button { width: 100%; background: var(--accent); color: #fff; border-color: var(--accent); }
 figure { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem; margin: 0 0 1rem; }
 figcaption { font-weight: 600; margin-bottom: .4rem; }
+.chart { position: relative; height: 300px; }
 `;

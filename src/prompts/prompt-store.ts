@@ -51,10 +51,25 @@ export interface ReloadResult {
   problems: PromptProblem[];
 }
 
+/** What the dashboard shows of the prompts: the version in use and how the last look at the folder went. */
+export interface PromptsStatus {
+  readonly dir: string;
+  /** A short hex of the version in use's fingerprint: it changes with any edit that was taken into use. */
+  readonly version: string;
+  /** ISO time the version in use was taken into use. */
+  readonly loadedAt: string;
+  /** The last look at the folder: the start, or the latest reload by hand or by the watch. */
+  readonly lastCheck: { readonly at: string; readonly ok: boolean; readonly problems: readonly PromptProblem[] } | undefined;
+  /** The prompt files found on disk for the version in use; the others are built-in defaults. */
+  readonly files: readonly string[];
+}
+
 const RELOAD_DEBOUNCE_MS = 100;
 const DEFAULT_CHECK_INTERVAL_MS = 2000;
 /** The fingerprint of "no folder": whatever is found when it is back counts as new. */
 const FOLDER_GONE = 'gone';
+/** Enough of a sha256 to tell versions apart by eye. */
+const VERSION_HEX_LENGTH = 8;
 
 /**
  * The prompts folder, loaded and kept current: edits apply from the next
@@ -66,6 +81,9 @@ export class PromptStore {
   private inUse: string;
   /** Fingerprint of the folder at the last look, good or bad: only news is logged. */
   private lastSeen: string;
+  private inUseSince: string;
+  private inUseFiles: readonly string[];
+  private lastCheck: PromptsStatus['lastCheck'];
   private folderWatch: FolderWatch | undefined;
   // Reloads run one after another, so an older read can never overwrite a newer one.
   private queue: Promise<unknown> = Promise.resolve();
@@ -75,10 +93,13 @@ export class PromptStore {
     private readonly logger: Logger,
     initial: PromptSet,
     fingerprint: string,
+    files: readonly string[],
   ) {
     this.set = initial;
     this.inUse = fingerprint;
     this.lastSeen = fingerprint;
+    this.inUseSince = new Date().toISOString();
+    this.inUseFiles = files;
   }
 
   /**
@@ -90,8 +111,11 @@ export class PromptStore {
     const errors = load.problems.filter((p) => p.severity === 'error');
     const fatal = errors.filter((p) => !PROMPT_FILES.some((spec) => spec.file === p.file && spec.fallback !== undefined));
     if (fatal.length > 0) throw new ConfigError(startupErrorLines(dir, load, fatal).join('\n'));
-    const store = new PromptStore(dir, logger, buildPromptSet(load, logger), load.fingerprint);
+    const store = new PromptStore(dir, logger, buildPromptSet(load, logger), load.fingerprint, filesFromDisk(load));
     logger.info({ dir, files: filesFromDisk(load) }, 'prompts loaded');
+    // The start is the first look, and it was taken into use: its problems (an optional file replaced by
+    // its default) show until the next.
+    store.checked(true, load.problems);
     if (errors.length > 0) logger.error({ dir, problems: errors }, 'prompt files with errors replaced by built-in defaults');
     const warnings = load.problems.filter((p) => p.severity === 'warning');
     if (warnings.length > 0) logger.warn({ dir, problems: warnings }, 'prompt problems');
@@ -105,6 +129,16 @@ export class PromptStore {
   /** The last good version; take it once per call so one call never mixes two versions. */
   get current(): PromptSet {
     return this.set;
+  }
+
+  get status(): PromptsStatus {
+    return {
+      dir: this.dir,
+      version: this.inUse.slice(0, VERSION_HEX_LENGTH),
+      loadedAt: this.inUseSince,
+      lastCheck: this.lastCheck,
+      files: [...this.inUseFiles],
+    };
   }
 
   /** Re-reads the folder; on errors the last good version stays. Logs only what is new since the last look. */
@@ -127,6 +161,7 @@ export class PromptStore {
     } catch (error) {
       const problems: PromptProblem[] = [{ file: this.dir, severity: 'error', message: `cannot be loaded: ${describe(error)}` }];
       if (this.see(fingerprint([], {}, problems))) this.logNotReloaded(problems);
+      this.checked(false, problems);
       return { ok: false, problems };
     }
     const news = this.see(load.fingerprint);
@@ -135,17 +170,26 @@ export class PromptStore {
     const problems = [...load.problems];
     if (problems.some((p) => p.severity === 'error')) {
       if (news) this.logNotReloaded(problems);
+      this.checked(false, problems);
       return { ok: false, problems };
     }
     if (load.fingerprint !== this.inUse) {
       this.set = buildPromptSet(load, this.logger);
       this.inUse = load.fingerprint;
+      this.inUseSince = new Date().toISOString();
+      this.inUseFiles = filesFromDisk(load);
     }
+    this.checked(true, problems);
     if (news) {
       this.logger.info({ dir: this.dir, files: filesFromDisk(load) }, 'prompts reloaded');
       if (problems.length > 0) this.logger.warn({ dir: this.dir, problems }, 'prompt problems');
     }
     return { ok: true, problems };
+  }
+
+  private checked(ok: boolean, problems: readonly PromptProblem[]): void {
+    // A copy: the caller's ReloadResult is its own to change.
+    this.lastCheck = { at: new Date().toISOString(), ok, problems: problems.map((p) => ({ ...p })) };
   }
 
   /** Records what the folder looks like now; true if that differs from the last look. */
@@ -180,6 +224,8 @@ export class PromptStore {
 
   private onFolderGone(): void {
     this.see(FOLDER_GONE);
+    // No reload follows until it is back, so without this the status would still show the last good look.
+    this.checked(false, [{ file: this.dir, severity: 'error', message: 'the folder is gone (moved or deleted)' }]);
     this.logger.warn({ dir: this.dir }, 'prompts folder is gone; keeping the last good version until it is back');
   }
 }

@@ -1,35 +1,8 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import { repoRoot } from './child-process.js';
 
-/** Where Debian (and most Linux) put Chromium; the first that runs is used. Never downloaded. */
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
-
-/** The browser binary on this machine, if any. */
-export function chromiumPath(): string | undefined {
-  for (const candidate of CANDIDATES) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here: the next one.
-    }
-  }
-  return undefined;
-}
-
-/**
- * Headless Chromium as the environment notes say it runs here: no sandbox (CI is root),
- * and no background networking, which this machine's closed network refuses.
- */
-export function launchChromium(executablePath: string): Promise<Browser> {
-  return chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
+export { chromiumPath, launchChromium } from '../../src/testing/chromium.js';
 
 /** Screenshots for review: test-results/screenshots (ignored by git). */
 export function screenshotPath(name: string): string {

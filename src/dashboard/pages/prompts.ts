@@ -53,7 +53,7 @@ function problems(check: NonNullable<PromptsStatus['lastCheck']>): Html {
   <tbody>${check.problems.map(
     (p) => html`<tr>
     <td><code>${p.file}</code></td>
-    <td>${p.severity === 'error' ? html`<span class="warning">error: stops the change being used</span>` : 'warning'}</td>
+    <td>${p.severity === 'error' ? html`<span class="warning">error: stops the change being used</span>` : 'warning: in use, worth a look'}</td>
     <td>${p.message}</td>
   </tr>`,
   )}</tbody>

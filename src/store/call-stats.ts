@@ -1,0 +1,261 @@
+import { z } from 'zod';
+import { CALL_END_REASONS } from '../call/call-summary.js';
+import type { Database } from './database.js';
+
+/** Nearest-rank percentiles of one measure; null where nothing was measured. */
+export interface Percentiles {
+  readonly p50: number | null;
+  readonly p95: number | null;
+}
+
+export interface HourStats {
+  /** "2026-11-23 05:00", UTC. */
+  readonly label: string;
+  readonly calls: number;
+}
+
+export interface DayStats {
+  /** "2026-11-23", UTC. */
+  readonly label: string;
+  readonly calls: number;
+  /** Over every turn of the calls that ended that day. */
+  readonly firstSpeakMs: Percentiles;
+  readonly llmFirstTokenMs: Percentiles;
+  readonly turns: number;
+  readonly bargeIns: number;
+  /** Barge-ins per turn; null on a day without turns. */
+  readonly bargeInRate: number | null;
+}
+
+export interface OutcomeStats {
+  /** A CALL_END_REASONS value, or whatever else a row holds (shown as it is rather than hidden). */
+  readonly reason: string;
+  readonly calls: number;
+}
+
+/** What the dashboard's charts show. Plain JSON: the page inlines it for the browser. */
+export interface ChartData {
+  /** ISO time the numbers were taken. */
+  readonly at: string;
+  /** The rolling 24 hours up to `at`. */
+  readonly last24h: {
+    readonly calls: number;
+    readonly firstSpeakP95Ms: number | null;
+    readonly bargeInRate: number | null;
+  };
+  /** The last 48 hours, the current one last; every hour present. */
+  readonly hours: readonly HourStats[];
+  /** The last 30 days, today last; every day present. */
+  readonly days: readonly DayStats[];
+  /** Calls per end reason over the same 30 days, most first; reasons without calls left out. */
+  readonly outcomes: readonly OutcomeStats[];
+}
+
+const HOURS = 48;
+const DAYS = 30;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+// Every query below selects rows by a range of ended_at, so it reads the calls_by_end index
+// and then only the calls of the window: the cost follows the window, not the table.
+// Buckets are prefixes of ended_at: the core writes it with toISOString (UTC, "Z"), so
+// the first 13 characters are the hour and the first 10 the day, and text order is time order.
+
+const COUNT_BY_HOUR = `SELECT substr(ended_at, 1, 13) AS bucket, COUNT(*) AS calls
+  FROM calls WHERE ended_at >= @since AND ended_at < @until GROUP BY bucket`;
+
+const TOTALS_BY_DAY = `SELECT substr(ended_at, 1, 10) AS bucket, COUNT(*) AS calls,
+  SUM(barge_ins) AS barge_ins, SUM(json_array_length(turns)) AS turns
+  FROM calls WHERE ended_at >= @since AND ended_at < @until GROUP BY bucket`;
+
+const TOTALS = `SELECT COUNT(*) AS calls, COALESCE(SUM(barge_ins), 0) AS barge_ins,
+  COALESCE(SUM(json_array_length(turns)), 0) AS turns
+  FROM calls WHERE ended_at >= @since AND ended_at < @until`;
+
+const OUTCOMES_BY_DAY = `SELECT substr(ended_at, 1, 10) AS bucket, end_reason AS reason, COUNT(*) AS calls
+  FROM calls WHERE ended_at >= @since AND ended_at < @until GROUP BY bucket, end_reason`;
+
+/**
+ * p50 and p95 of both turn measures per bucket, by nearest rank: the value at rank ceil(p·n/100)
+ * of the bucket's sorted values, written (p·n + 99) / 100 in integer arithmetic because SQLite's
+ * ceil() exists only in builds with the math functions. `@length` is the bucket's prefix length.
+ * MATERIALIZED: both measures come from one read of the window's turns, not one each.
+ */
+const PERCENTILES = `WITH turn AS MATERIALIZED (
+    SELECT substr(c.ended_at, 1, @length) AS bucket, t.value AS value
+    FROM calls c, json_each(c.turns) t
+    WHERE c.ended_at >= @since AND c.ended_at < @until
+  ), measured AS (
+    SELECT bucket, 'firstSpeakMs' AS measure, json_extract(value, '$.firstSpeakMs') AS ms FROM turn
+    UNION ALL
+    SELECT bucket, 'llmFirstTokenMs', json_extract(value, '$.llmFirstTokenMs') FROM turn
+  ), ranked AS (
+    SELECT bucket, measure, ms,
+      ROW_NUMBER() OVER (PARTITION BY bucket, measure ORDER BY ms) AS rank,
+      COUNT(*) OVER (PARTITION BY bucket, measure) AS n
+    FROM measured WHERE ms IS NOT NULL
+  )
+  SELECT bucket, measure,
+    MAX(CASE WHEN rank = (50 * n + 99) / 100 THEN ms END) AS p50,
+    MAX(CASE WHEN rank = (95 * n + 99) / 100 THEN ms END) AS p95
+  FROM ranked GROUP BY bucket, measure`;
+
+const BucketCount = z.object({ bucket: z.string(), calls: z.number() });
+const DayTotals = z.object({ bucket: z.string(), calls: z.number(), barge_ins: z.number(), turns: z.number() });
+const Totals = z.object({ calls: z.number(), barge_ins: z.number(), turns: z.number() });
+const DayOutcome = z.object({ bucket: z.string(), reason: z.string(), calls: z.number() });
+const PercentileRow = z.object({
+  bucket: z.string(),
+  measure: z.enum(['firstSpeakMs', 'llmFirstTokenMs']),
+  p50: z.number(),
+  p95: z.number(),
+});
+type PercentileRow = z.infer<typeof PercentileRow>;
+
+interface Range {
+  since: string;
+  until: string;
+}
+
+const NO_VALUES: Percentiles = { p50: null, p95: null };
+
+/** One day as counted: its numbers, and its calls per end reason (the 30 days' outcomes are their sum). */
+interface CountedDay {
+  readonly stats: DayStats;
+  readonly outcomes: ReadonlyMap<string, number>;
+}
+
+/**
+ * The numbers behind the dashboard's charts, counted by SQLite over bounded
+ * windows of ended calls.
+ *
+ * A day that has ended is counted once and kept: a call is recorded when it
+ * ends, so no later call lands in a past day (but for a session the voice
+ * service redelivers and that ends again, counted on its first day too until
+ * a restart: one call, rarely). Counting 30 days of turns
+ * through json_each takes most of a second at a thousand calls a day, and
+ * better-sqlite3 holds the event loop (and every live call) meanwhile; kept,
+ * a page view counts only today and the last 24 hours.
+ */
+export class CallStats {
+  private readonly countByHour;
+  private readonly totalsByDay;
+  private readonly totals;
+  private readonly outcomesByDay;
+  private readonly percentiles;
+  private readonly endedDays = new Map<string, CountedDay>();
+
+  constructor(db: Database) {
+    this.countByHour = db.sql.prepare<[Range]>(COUNT_BY_HOUR);
+    this.totalsByDay = db.sql.prepare<[Range]>(TOTALS_BY_DAY);
+    this.totals = db.sql.prepare<[Range]>(TOTALS);
+    this.outcomesByDay = db.sql.prepare<[Range]>(OUTCOMES_BY_DAY);
+    this.percentiles = db.sql.prepare<[Range & { length: number }]>(PERCENTILES);
+  }
+
+  charts(now: Date): ChartData {
+    const nowMs = now.getTime();
+    const hourStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+    const dayStart = Math.floor(nowMs / DAY_MS) * DAY_MS;
+    const hourWindow = range(hourStart - (HOURS - 1) * HOUR_MS, hourStart + HOUR_MS);
+    const dayWindow = range(dayStart - (DAYS - 1) * DAY_MS, dayStart + DAY_MS);
+    // Up to and including `now`: the window's end is exclusive.
+    const lastDay = range(nowMs - DAY_MS, nowMs + 1);
+
+    const perHour = new Map(this.countByHour.all(hourWindow).map((row) => BucketCount.parse(row)).map((r) => [r.bucket, r.calls]));
+    const hours = buckets(hourWindow, HOUR_MS, 13).map((bucket) => ({ label: `${bucket.replace('T', ' ')}:00`, calls: perHour.get(bucket) ?? 0 }));
+
+    const counted = this.days(buckets(dayWindow, DAY_MS, 10), dayWindow.until);
+    const days = counted.map((day) => day.stats);
+    const outcomeCounts = new Map<string, number>();
+    for (const day of counted) for (const [reason, calls] of day.outcomes) outcomeCounts.set(reason, (outcomeCounts.get(reason) ?? 0) + calls);
+    const order = (reason: string): number => {
+      const index = (CALL_END_REASONS as readonly string[]).indexOf(reason);
+      return index === -1 ? CALL_END_REASONS.length : index;
+    };
+    const outcomes = [...outcomeCounts]
+      .map(([reason, calls]) => ({ reason, calls }))
+      .sort((a, b) => b.calls - a.calls || order(a.reason) - order(b.reason) || a.reason.localeCompare(b.reason));
+
+    const recent = Totals.parse(this.totals.get(lastDay));
+    // Prefix length 0: every call of the window falls in the one bucket ''.
+    const recentPercentiles = this.percentileRows(lastDay, 0);
+
+    return {
+      at: now.toISOString(),
+      last24h: {
+        calls: recent.calls,
+        firstSpeakP95Ms: pick(recentPercentiles, '', 'firstSpeakMs').p95,
+        bargeInRate: rate(recent.barge_ins, recent.turns),
+      },
+      hours,
+      days,
+      outcomes,
+    };
+  }
+
+  /** The days `labels` names (oldest first, the last one today), counting only those not kept from before. */
+  private days(labels: readonly string[], until: string): CountedDay[] {
+    const today = labels.at(-1)!;
+    for (const label of this.endedDays.keys()) if (label < labels[0]! || label >= today) this.endedDays.delete(label);
+    const firstToCount = labels.find((label) => !this.endedDays.has(label))!;
+    const span: Range = { since: `${firstToCount}T00:00:00.000Z`, until };
+
+    const totals = new Map(this.totalsByDay.all(span).map((row) => DayTotals.parse(row)).map((r) => [r.bucket, r]));
+    const outcomes = new Map<string, Map<string, number>>();
+    for (const row of this.outcomesByDay.all(span).map((r) => DayOutcome.parse(r))) {
+      const day = outcomes.get(row.bucket) ?? new Map<string, number>();
+      day.set(row.reason, row.calls);
+      outcomes.set(row.bucket, day);
+    }
+    const percentiles = this.percentileRows(span, 10);
+
+    return labels.map((label) => {
+      const kept = this.endedDays.get(label);
+      if (kept !== undefined) return kept;
+      const day = totals.get(label);
+      const turns = day?.turns ?? 0;
+      const bargeIns = day?.barge_ins ?? 0;
+      const counted: CountedDay = {
+        stats: {
+          label,
+          calls: day?.calls ?? 0,
+          firstSpeakMs: pick(percentiles, label, 'firstSpeakMs'),
+          llmFirstTokenMs: pick(percentiles, label, 'llmFirstTokenMs'),
+          turns,
+          bargeIns,
+          bargeInRate: rate(bargeIns, turns),
+        },
+        outcomes: outcomes.get(label) ?? new Map<string, number>(),
+      };
+      if (label < today) this.endedDays.set(label, counted);
+      return counted;
+    });
+  }
+
+  /** Keyed by bucket and measure. */
+  private percentileRows(span: Range, length: number): Map<string, PercentileRow> {
+    const rows = this.percentiles.all({ ...span, length }).map((row) => PercentileRow.parse(row));
+    return new Map(rows.map((row) => [`${row.bucket}|${row.measure}`, row]));
+  }
+}
+
+function rate(bargeIns: number, turns: number): number | null {
+  return turns === 0 ? null : bargeIns / turns;
+}
+
+function pick(rows: Map<string, PercentileRow>, bucket: string, measure: PercentileRow['measure']): Percentiles {
+  const row = rows.get(`${bucket}|${measure}`);
+  return row === undefined ? NO_VALUES : { p50: row.p50, p95: row.p95 };
+}
+
+function range(sinceMs: number, untilMs: number): Range {
+  return { since: new Date(sinceMs).toISOString(), until: new Date(untilMs).toISOString() };
+}
+
+/** Every bucket of the window, oldest first, as the prefix of ended_at that names it. */
+function buckets(span: Range, stepMs: number, length: number): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(span.since); t < Date.parse(span.until); t += stepMs) out.push(new Date(t).toISOString().slice(0, length));
+  return out;
+}

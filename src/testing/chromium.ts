@@ -1,0 +1,31 @@
+/** The system's Chromium for the browser tests and the bench (playwright-core, a devDependency). */
+import { accessSync, constants } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Where Debian (and most Linux) put Chromium; the first that runs is used. Never downloaded. */
+const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+
+/** The browser binary on this machine, if any. */
+export function chromiumPath(): string | undefined {
+  for (const candidate of CANDIDATES) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here: the next one.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Headless Chromium as the environment notes say it runs here: no sandbox (CI is root),
+ * and no background networking, which this machine's closed network refuses.
+ */
+export function launchChromium(executablePath: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
