@@ -9,6 +9,7 @@ import { CampaignRepository } from './store/campaign-repository.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
 import { inProcessReads, ThreadReads } from './dashboard/reads.js';
+import { checkPrompts } from './prompts-check.js';
 import type { AddressInfo } from 'node:net';
 import type { ToolBox } from './call/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
@@ -243,6 +244,7 @@ export async function startHotline(
         live,
         reads: dashboardReads,
         promptsStatus: () => prompts.status,
+        checkPrompts: () => checkPrompts(config.promptsDir, toolEnv),
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,
       }),

@@ -174,6 +174,8 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     await page.click('nav >> text=Prompts');
     await page.waitForURL(/\/dashboard\/prompts$/);
     expect(await page.locator('#prompt-files li').count()).toBeGreaterThan(0);
+    expect(await page.locator('#prompts-check tbody tr').count()).toBeGreaterThan(5);
+    expect(await page.textContent('#check-problems')).toBe('0');
     await page.screenshot({ path: screenshotPath('prompts'), fullPage: true });
     expect(failed).toEqual([]);
     await page.close();

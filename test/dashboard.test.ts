@@ -3,6 +3,9 @@
  * cookie, what is off without a token, relative links (a reverse proxy's
  * prefix), posted filters, escaping, CSV, and the live stream of a real call.
  */
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
@@ -173,6 +176,24 @@ describe('pages', () => {
     const numbersCookie = (shown.headers.get('set-cookie') ?? '').split(';')[0]!;
     const full = await (await get('/dashboard/calls', `${cookie}; ${numbersCookie}`)).text();
     expect(full).toContain('4915112345678');
+  });
+
+  test('the prompts page shows every file as prompts:check sees it, a broken tool file with its line', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'hotline-dashboard-prompts-'));
+    try {
+      const dir = path.join(root, 'prompts');
+      await cp(path.resolve('prompts'), dir, { recursive: true });
+      await writeFile(path.join(dir, 'tools', 'broken.yaml'), 'name: broken\nrequest:\n  method: TELEPORT\n');
+      await start({ ADMIN_TOKEN: ADMIN, PROMPTS_DIR: dir });
+      const cookie = await logIn();
+      const page = await (await get('/dashboard/prompts', cookie)).text();
+      expect(page).toContain('<code>system.md</code>');
+      expect(page).toContain('<code>tools/order_status.yaml</code>');
+      expect(page).toMatch(/<code>tools\/broken\.yaml<\/code>[\s\S]*?error: /);
+      expect(page).toMatch(/id="check-problems">[1-9]/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   test('a call not (yet) stored: 404 with a way back', async () => {

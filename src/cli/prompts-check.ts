@@ -10,10 +10,7 @@
  * that would make a call speak a gap.
  */
 import path from 'node:path';
-import { checkPromptsFolder } from '../prompts/prompt-store.js';
-import { checkReportPrompt } from '../reports/report-prompt.js';
-import { checkToolsFolder } from '../tools/tool-store.js';
-import { checkVoicemailFile } from '../voicemail/phrases-file.js';
+import { checkPrompts, type CheckedFile } from '../prompts-check.js';
 import { command, commandLineOrExit, UsageError } from './args.js';
 
 const USAGE = `Usage: npm run prompts:check -- [folder]
@@ -43,42 +40,22 @@ function plural(count: number, word: string): string {
 async function main(): Promise<number> {
   // Before the folder is read: --help and bad usage end the process here.
   const dir = commandLineOrExit(PROMPTS_CHECK, process.argv.slice(2), ({ positionals }) => folderFrom(positionals, process.env));
-  const { files, clips } = await checkPromptsFolder(dir);
+  const check = await checkPrompts(dir, process.env);
   const lines = [`prompts in ${dir}`];
-  let problems = 0;
-  for (const file of files) {
-    const placeholders = file.placeholders.length > 0 ? file.placeholders.map((p) => `{{${p}}}`).join(' ') : '(no placeholders)';
-    lines.push(`${file.file}: ${placeholders}`);
-    for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
-    problems += file.problems.length;
-  }
-  for (const clip of clips) lines.push(`audio.${clip.name}: ${clip.file} (${(clip.durationMs / 1000).toFixed(1)} s)`);
-  // report.md is optional: without it nothing is printed, and the counts stay as they always were.
-  const report = await checkReportPrompt(dir);
-  if (report) {
-    lines.push(`${report.file}: ${report.summary}`);
-    for (const problem of report.problems) lines.push(`  error: ${problem}`);
-    problems += report.problems.length;
-  }
-  // ${…} a tool needs are listed, never counted as problems: CI has none of the secrets.
-  const tools = await checkToolsFolder(dir, process.env);
-  for (const file of tools.files) {
+  const show = (file: CheckedFile) => {
     lines.push(`${file.file}: ${file.summary}`);
     for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
-    problems += file.problems.length;
-  }
-  // Only when there is one: the built-in phrases need no file.
-  const voicemail = await checkVoicemailFile(dir);
-  if (voicemail !== undefined) {
-    lines.push(`${voicemail.file}: ${voicemail.summary}`);
-    for (const problem of voicemail.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
-    problems += voicemail.problems.length;
-  }
-  // Without a tools folder the summary stays as it always was.
-  const toolFiles = tools.files.length > 0 ? `${plural(tools.files.length, 'tool file')}, ` : '';
-  lines.push(`${plural(files.length + (report ? 1 : 0), 'file')}, ${toolFiles}${plural(problems, 'problem')}`);
+  };
+  // The prompt files and their clips first, then report.md, the tools folder and voicemail.yaml.
+  check.files.filter((f) => f.kind === 'prompt').forEach(show);
+  for (const clip of check.clips) lines.push(`audio.${clip.name}: ${clip.file} (${(clip.durationMs / 1000).toFixed(1)} s)`);
+  check.files.filter((f) => f.kind !== 'prompt').forEach(show);
+  const count = (kind: CheckedFile['kind']) => check.files.filter((f) => f.kind === kind).length;
+  // Without a tools folder the summary stays as it always was; ${…} a tool needs are never problems.
+  const toolFiles = count('tool') > 0 ? `${plural(count('tool'), 'tool file')}, ` : '';
+  lines.push(`${plural(count('prompt') + count('report'), 'file')}, ${toolFiles}${plural(check.problems, 'problem')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
-  return problems > 0 ? 1 : 0;
+  return check.problems > 0 ? 1 : 0;
 }
 
 main().then(

@@ -1,3 +1,4 @@
+import type { PromptsCheck } from '../../prompts-check.js';
 import type { PromptsStatus } from '../../prompts/prompt-store.js';
 import { html, type Html } from '../html.js';
 import { formatTime, layout } from '../layout.js';
@@ -7,7 +8,7 @@ import { formatTime, layout } from '../layout.js';
  * ConfigMap), and Hotline takes them by itself. Worded for whoever owns the
  * business's texts, not only for whoever runs Hotline.
  */
-export function promptsPage(status: PromptsStatus, options: { numbersShown: boolean }): Html {
+export function promptsPage(status: PromptsStatus, options: { numbersShown: boolean }, checked?: PromptsCheck): Html {
   const check = status.lastCheck;
   return layout({
     title: 'Prompts',
@@ -30,8 +31,25 @@ ${
     ? html`<p class="muted">No prompt file was found in the folder.</p>`
     : html`<ul id="prompt-files">${status.files.map((file) => html`<li><code>${file}</code></li>`)}</ul>`
 }
-<p class="muted">Any prompt not listed here is spoken from Hotline's built-in wording.</p>`,
+<p class="muted">Any prompt not listed here is spoken from Hotline's built-in wording.</p>
+${checked ? everyFile(checked) : ''}`,
   });
+}
+
+/** The folder as `npm run prompts:check` sees it now: prompts, report.md, tools and voicemail.yaml. */
+function everyFile(checked: PromptsCheck): Html {
+  return html`<h2>Every file, as <code>npm run prompts:check</code> sees it <span class="count" id="check-problems">${checked.problems}</span></h2>
+<p class="muted">${checked.problems === 0 ? 'No problem in any file.' : `${checked.problems} problem${checked.problems === 1 ? '' : 's'} to look at.`}</p>
+<table class="calls" id="prompts-check">
+  <thead><tr><th>File</th><th>Holds</th><th>Problems</th></tr></thead>
+  <tbody>${checked.files.map(
+    (file) => html`<tr>
+    <td><code>${file.file}</code></td>
+    <td>${file.summary}</td>
+    <td>${file.problems.length === 0 ? html`<span class="muted">none</span>` : file.problems.map((p) => html`<div class="${p.severity === 'error' ? 'warning' : ''}">${p.severity}: ${p.message}</div>`)}</td>
+  </tr>`,
+  )}</tbody>
+</table>`;
 }
 
 function lastCheck(check: PromptsStatus['lastCheck']): Html {
