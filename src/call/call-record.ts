@@ -58,6 +58,12 @@ export class CallRecord {
     return stats;
   }
 
+  /** The latest turn failed: the caller heard the apology. */
+  turnFailed(): void {
+    const stats = this.turns.at(-1);
+    if (stats) stats.failed = true;
+  }
+
   /** Marks a moment of the latest turn, the first time it happens. */
   mark(mark: TimelineMark): void {
     const stats = this.turns.at(-1);

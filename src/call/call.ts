@@ -17,7 +17,7 @@ import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import type { BusinessTool, CallerContextSource, ToolBox } from './business-tools.js';
 import { CallEnding } from './call-ending.js';
 import { CallActivityTracker, type CallActivityObserver } from './call-activity.js';
-import { CallRecord, type TurnStats } from './call-record.js';
+import { CallRecord } from './call-record.js';
 import type { CallSummary, VoicemailDetector } from './call-summary.js';
 import { CallPrompts } from './call-prompts.js';
 import { lookUpCaller } from './caller-context.js';
@@ -33,6 +33,7 @@ import { hasSsml, stripSsml } from './ssml.js';
 import { ToolLoop, transcriptEntryOf } from './tool-loop.js';
 import { defaultDestination, resolveTransfer, type CallParties, type TransferSetup } from './transfer.js';
 import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
+import { turnRequest } from './turn-request.js';
 import { Voice } from './voice.js';
 import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
 
@@ -128,8 +129,6 @@ export class Call {
   private readonly redelivery = new RedeliveryFilter();
   private readonly replies: ReplyLog;
   private turn: Turn | undefined;
-  /** The figures of the turn in flight, for the call's summary. */
-  private turnStats: TurnStats | undefined;
   private readonly record: CallRecord;
   private turnCount = 0;
   private readonly ending: CallEnding;
@@ -536,38 +535,18 @@ export class Call {
 
   private startTurn(wordsAt: number): void {
     const id = ++this.turnCount;
-    const { settings } = this.deps;
-    const prompt = this.prompts.settings;
-    const streaming = this.deps.pacing === 'stream';
     // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
     this.fillerText ??= this.prompts.render('thinking');
     const turn = new Turn({
       id,
-      llm: this.deps.llm,
-      request: {
-        messages: this.messages(),
-        tools: this.deps.tools,
-        model: prompt.model,
-        temperature: prompt.temperature,
-        maxTokens: settings.llmMaxTokens,
-      },
-      limits: {
-        firstTokenTimeoutMs: settings.llmTimeoutMs,
-        thinkingTimeoutMs: settings.llmThinkingTimeoutMs,
-        totalTimeoutMs: settings.llmTotalTimeoutMs,
-        maxChars: settings.replyMaxChars,
-        maxRounds: settings.llmMaxToolRounds,
-        fillerMs: streaming ? settings.thinkingFillerMs : 0,
-      },
+      ...turnRequest(this.deps, this.prompts.settings, this.messages()),
       businessTools: () => this.offeredTools(),
       runTools: (calls, signal, say) => this.activity.duringTools(this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip())),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
-      ssml: prompt.ssml,
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
       onFirstToken: (t) => {
-        const ms = performance.now() - t.startedAt;
-        this.deps.metrics.llmFirstTokenArrived(ms);
-        if (t === this.turn && this.turnStats) this.record.mark('llmFirstTokenMs');
+        this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt);
+        if (t === this.turn) this.record.mark('llmFirstTokenMs');
       },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
@@ -578,7 +557,7 @@ export class Call {
     this.deps.metrics.turnStarted();
     this.input.silence.spoke();
     this.turn = turn;
-    this.turnStats = this.record.turn(turn.reply, wordsAt);
+    this.record.turn(turn.reply, wordsAt);
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
     turn
@@ -599,7 +578,7 @@ export class Call {
     if (turn.reply.chunkCount === 1) {
       const ms = performance.now() - turn.startedAt;
       this.deps.metrics.firstSpeakSent(ms);
-      if (this.turnStats) this.record.mark('firstSpeakMs');
+      this.record.mark('firstSpeakMs');
     }
     if (extra.filler) return this.voice.deliver();
     // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
@@ -647,7 +626,7 @@ export class Call {
 
   private onTurnDone(turn: Turn, outcome: TurnOutcome): void {
     if (turn !== this.turn) return; // superseded: already settled by interrupt()
-    if (outcome.status === 'failed' && this.turnStats) this.turnStats.failed = true;
+    if (outcome.status === 'failed') this.record.turnFailed();
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
@@ -691,7 +670,6 @@ export class Call {
   private settleTurn(): void {
     if (!this.turn) return;
     this.turn = undefined;
-    this.turnStats = undefined;
     this.settleIfPlayed();
   }
 

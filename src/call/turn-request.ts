@@ -1,0 +1,30 @@
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { PromptSettings } from '../prompts/system-settings.js';
+import type { CallDeps } from './call.js';
+import type { TurnOptions } from './turn.js';
+
+/**
+ * What a turn asks the LLM for, and within which limits: the call's settings
+ * and its prompt version's model, temperature and SSML, for `messages`.
+ */
+export function turnRequest(
+  deps: Pick<CallDeps, 'llm' | 'tools' | 'settings' | 'pacing'>,
+  prompt: PromptSettings,
+  messages: ChatCompletionMessageParam[],
+): Pick<TurnOptions, 'llm' | 'request' | 'limits' | 'ssml'> {
+  const { settings } = deps;
+  return {
+    llm: deps.llm,
+    request: { messages, tools: deps.tools, model: prompt.model, temperature: prompt.temperature, maxTokens: settings.llmMaxTokens },
+    limits: {
+      firstTokenTimeoutMs: settings.llmTimeoutMs,
+      thinkingTimeoutMs: settings.llmThinkingTimeoutMs,
+      totalTimeoutMs: settings.llmTotalTimeoutMs,
+      maxChars: settings.replyMaxChars,
+      maxRounds: settings.llmMaxToolRounds,
+      // The "let me think" line only where it can reach the caller while the model still thinks.
+      fillerMs: deps.pacing === 'stream' ? settings.thinkingFillerMs : 0,
+    },
+    ssml: prompt.ssml,
+  };
+}
