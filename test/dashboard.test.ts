@@ -158,6 +158,8 @@ describe('pages', () => {
     expect(byNumber).toContain(`calls/${first.sessionId}`);
     const byField = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'true' }, cookie)).text();
     expect(byField).toContain('id="total">2<');
+    const byText = await (await post('/dashboard/calls', { field: 'customer_number', value: '4711' }, cookie)).text();
+    expect(byText).toContain('id="total">2<');
     const none = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'false', direction: 'outbound' }, cookie)).text();
     expect(none).toContain('id="total">0<');
     const odd = await (await post('/dashboard/calls', { since: 'yesterday', direction: 'sideways' }, cookie)).text();

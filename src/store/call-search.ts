@@ -135,28 +135,23 @@ export class CallSearch {
   }
 }
 
+/** The filter's parts that are one bound value each, and the clause that tests it. */
+const EQUALS: readonly [key: 'since' | 'until' | 'direction' | 'endReason' | 'campaign', clause: string][] = [
+  ['since', 'c.ended_at >= @since'],
+  ['until', 'c.ended_at < @until'],
+  ['direction', 'c.direction = @direction'],
+  ['endReason', 'c.end_reason = @endReason'],
+  ['campaign', `json_extract(c.tags, '$.campaign') = @campaign`],
+];
+
 function whereOf(filter: CallFilter): { where: string; params: Record<string, string | number> } {
   const clauses: string[] = [];
   const params: Record<string, string | number> = {};
-  if (filter.since) {
-    clauses.push('c.ended_at >= @since');
-    params.since = filter.since;
-  }
-  if (filter.until) {
-    clauses.push('c.ended_at < @until');
-    params.until = filter.until;
-  }
-  if (filter.direction) {
-    clauses.push('c.direction = @direction');
-    params.direction = filter.direction;
-  }
-  if (filter.endReason) {
-    clauses.push('c.end_reason = @endReason');
-    params.endReason = filter.endReason;
-  }
-  if (filter.campaign) {
-    clauses.push(`json_extract(c.tags, '$.campaign') = @campaign`);
-    params.campaign = filter.campaign;
+  for (const [key, clause] of EQUALS) {
+    const value = filter[key];
+    if (!value) continue;
+    clauses.push(clause);
+    params[key] = value;
   }
   const digits = filter.number?.replace(/\D/g, '');
   if (digits) {
@@ -165,10 +160,12 @@ function whereOf(filter: CallFilter): { where: string; params: Record<string, st
   }
   if (filter.field && FIELD_NAME.test(filter.field.name)) {
     const { name, value } = filter.field;
-    // JSON booleans come out of json_extract as 1 and 0; numbers as numbers.
-    const wanted: string | number = value === 'true' ? 1 : value === 'false' ? 0 : value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
-    clauses.push(`json_extract(r.fields, '$.${name}') = @fieldValue`);
-    params.fieldValue = wanted;
+    // JSON booleans come out of json_extract as 1 and 0, numbers as numbers, strings as text: "4711"
+    // is the number 4711 or the text "4711", whichever the field holds.
+    const typed: string | number = value === 'true' ? 1 : value === 'false' ? 0 : value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    clauses.push(`json_extract(r.fields, '$.${name}') IN (@fieldTyped, @fieldText)`);
+    params.fieldTyped = typed;
+    params.fieldText = value;
   }
   return { where: clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }
