@@ -174,7 +174,12 @@ describe('pages', () => {
     expect(lines[1]).toContain(`"'=HYPERLINK(""x"")`);
 
     // Numbers shown on request, by a cookie of the viewer's: still never in a URL.
-    const shown = await post('/dashboard/numbers', { show: 'yes' }, cookie);
+    const shown = await post('/dashboard/numbers', { show: 'yes', back: 'calls' }, cookie);
+    // Back to the page the button was on, and never anywhere else.
+    expect(shown.headers.get('location')).toBe('./calls');
+    for (const back of ['//evil.example', '../../x', '%2e%2e/%2E%2E/x', 'https://evil.example/', 'a'.repeat(5000) + '!']) {
+      expect((await post('/dashboard/numbers', { show: 'no', back }, cookie)).headers.get('location')).toBe('./');
+    }
     const numbersCookie = (shown.headers.get('set-cookie') ?? '').split(';')[0]!;
     const full = await (await get('/dashboard/calls', `${cookie}; ${numbersCookie}`)).text();
     expect(full).toContain('4915112345678');

@@ -124,8 +124,11 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post('/dashboard/numbers', form, (req, res) => {
     const show = req.body?.show === 'yes';
     res.cookie(NUMBERS_COOKIE, show ? 'shown' : 'masked', { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
-    // Back where the button was pressed; the Referer is our own page or nothing.
-    res.redirect(303, sameSiteBack(req) ?? './');
+    // Back where the button was pressed: a path of ours below the root, never anywhere else.
+    const back = typeof req.body?.back === 'string' ? (req.body.back as string) : '';
+    // %2e%2e is ".." to a browser resolving the URL.
+    const ours = /^(?:[\w%.-]+\/)*[\w%.-]*$/.test(back) && !back.split('/').includes('..') && !/%2e/i.test(back);
+    res.redirect(303, ours ? `./${back}` : './');
   });
 
   router.get('/dashboard/', (req, res) => void sendPage(res, livePage({ numbersShown: numbersShown(req) })));
@@ -263,20 +266,6 @@ function pathOf(req: Request): string {
 function rootOf(req: Request): string {
   const depth = pathOf(req).replace(/^\/dashboard\/?/, '').split('/').length - 1;
   return '../'.repeat(Math.max(0, depth));
-}
-
-/** The path of the dashboard page the request came from, relative to /dashboard/, if it came from one. */
-function sameSiteBack(req: Request): string | undefined {
-  const referer = req.get('referer');
-  if (!referer) return undefined;
-  try {
-    const url = new URL(referer);
-    if (url.host !== req.get('host')) return undefined;
-    const at = url.pathname.lastIndexOf('/dashboard/');
-    return at < 0 ? undefined : `./${url.pathname.slice(at + '/dashboard/'.length)}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Chart.js's UMD build, from the installed package: served as a file of our own, nothing from a CDN. */

@@ -22,6 +22,8 @@ export interface Page {
   scripts?: readonly string[];
   /** Whether numbers are shown in full (the toggle in the header). */
   numbersShown?: boolean;
+  /** This page's path below the root ('calls', 'calls/<id>'): where the numbers toggle comes back to. */
+  here?: string;
 }
 
 export function layout(page: Page): Html {
@@ -45,6 +47,7 @@ export function layout(page: Page): Html {
           ([id, label, href]) => html`<a href="${root}${href || './'}"${id === page.section ? html` aria-current="page"` : ''}>${label}</a>`,
         )}</nav>
   <form method="post" action="${root}numbers" class="numbers">
+    <input type="hidden" name="back" value="${page.here ?? ''}">
     <button name="show" value="${page.numbersShown ? 'no' : 'yes'}" type="submit">${page.numbersShown ? 'Mask numbers' : 'Show numbers'}</button>
   </form>
   <form method="post" action="${root}logout"><button type="submit">Log out</button></form>`

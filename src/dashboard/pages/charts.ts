@@ -65,6 +65,7 @@ export function chartsPage(data: ChartData, options: { numbersShown: boolean }):
     title: 'Charts',
     section: 'charts',
     root: '',
+    here: 'charts',
     numbersShown: options.numbersShown,
     scripts: ['chart.umd.min.js', 'charts.js'],
     body: html`<h1>Charts</h1>

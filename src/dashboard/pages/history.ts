@@ -32,6 +32,7 @@ export function historyPage(view: HistoryView): Html {
     title: 'Calls',
     section: 'calls',
     root: '',
+    here: 'calls',
     numbersShown: view.numbersShown,
     body: html`<h1>Calls <span class="count" id="total">${total}</span></h1>
 <form method="post" action="calls" class="filters" id="filters">

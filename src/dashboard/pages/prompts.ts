@@ -14,6 +14,7 @@ export function promptsPage(status: PromptsStatus, options: { numbersShown: bool
     title: 'Prompts',
     section: 'prompts',
     root: '',
+    here: 'prompts',
     numbersShown: options.numbersShown,
     body: html`<h1>Prompts</h1>
 <p class="muted">What the agent says is written in the files of the prompts folder. A change there is used from the next call on,

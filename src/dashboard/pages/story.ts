@@ -30,6 +30,7 @@ export function storyPage(view: StoryView): Html {
     title: `Call ${formatTime(call.startedAt)}`,
     section: 'calls',
     root: '../',
+    here: `calls/${encodeURIComponent(call.sessionId)}`,
     numbersShown: view.numbersShown,
     body: html`<p><a href="../calls">← All calls</a></p>
 <h1>${call.direction === 'inbound' ? 'Call from' : 'Call to'} ${showNumber(party, view.numbersShown)}</h1>
