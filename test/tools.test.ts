@@ -168,6 +168,11 @@ describe('a tool in a voice turn (WebSocket)', () => {
     // The hold line is what the caller heard, not what the model said: its next request does not show it as its own words.
     const second = await env.llm.nextRequest(1);
     expect(JSON.stringify(second.body.messages)).not.toContain('looking up your order');
+    // The record keeps what the caller heard while the tool ran (the dashboard shows it beside the run).
+    await service.whenQuiet();
+    await endCall(env, service);
+    const lines = await transcript(env, service.sessionId);
+    expect(lines.find((l) => l.role === 'tool')).toMatchObject({ name: 'order_status', hold_lines: ["One moment, I'm looking up your order."] });
   });
 
   test("system.md's hold clip plays after the hold line; a barge-in aborts a lookup in flight", async () => {

@@ -21,6 +21,8 @@ export interface ToolRunRecord {
   readonly sideEffect: boolean;
   /** The model asked again for a change already made: it got the earlier result, nothing ran. */
   readonly reused: boolean;
+  /** The hold lines the caller was given while it ran. */
+  readonly holdLines: readonly string[];
 }
 
 export interface ToolLoopHost {
@@ -65,11 +67,18 @@ export class ToolLoop {
       calls.map((c) => c.tool.holdLines),
       this.host.generalLines(),
     );
-    const hold = new ToolHold(lines, { say, playbackRemainingMs: () => this.host.playbackRemainingMs() }, this.timing);
+    // What the caller was told while waiting goes into each run's record.
+    const said: string[] = [];
+    const sayAndNote = (line: string): boolean => {
+      const spoken = say(line);
+      if (spoken) said.push(line);
+      return spoken;
+    };
+    const hold = new ToolHold(lines, { say: sayAndNote, playbackRemainingMs: () => this.host.playbackRemainingMs() }, this.timing);
     this.hold = hold;
     hold.start();
     try {
-      await untilAborted(Promise.all(calls.map((call) => this.runOne(call, signal))), signal);
+      await untilAborted(Promise.all(calls.map((call) => this.runOne(call, signal, said))), signal);
     } finally {
       hold.stop();
       if (this.hold === hold) this.hold = undefined;
@@ -81,7 +90,7 @@ export class ToolLoop {
     return this.hold?.now() ?? false;
   }
 
-  private async runOne({ record, tool }: ToolCallRequest, signal: AbortSignal): Promise<void> {
+  private async runOne({ record, tool }: ToolCallRequest, signal: AbortSignal, said: readonly string[]): Promise<void> {
     const key = tool.sideEffect ? `${tool.name}\u0000${canonical(record.arguments)}` : undefined;
     const earlier = key === undefined ? undefined : this.once.get(key);
     record.written = true;
@@ -89,7 +98,7 @@ export class ToolLoop {
       record.result = STILL_RUNNING;
       const result = await earlier;
       record.result = result.content;
-      this.host.ran({ ...runOf(record, tool, result, 0), reused: true });
+      this.host.ran({ ...runOf(record, tool, result, 0, said), reused: true });
       return;
     }
     if (tool.sideEffect) record.result = STILL_RUNNING;
@@ -106,7 +115,7 @@ export class ToolLoop {
     record.result = result.content;
     // Nothing was done, so asking again may: the arguments were wrong, or the system could not be reached.
     if (key !== undefined && (result.outcome === 'invalid' || result.outcome === 'unavailable')) this.once.delete(key);
-    this.host.ran(runOf(record, tool, result, performance.now() - startedAt));
+    this.host.ran(runOf(record, tool, result, performance.now() - startedAt, said));
   }
 }
 
@@ -121,10 +130,11 @@ export function transcriptEntryOf(run: ToolRunRecord): TranscriptEntry {
     duration_ms: run.durationMs,
     ...(run.sideEffect ? { side_effect: true } : {}),
     ...(run.reused ? { reused: true } : {}),
+    ...(run.holdLines.length > 0 ? { hold_lines: run.holdLines } : {}),
   };
 }
 
-function runOf(record: ToolCallRecord, tool: BusinessTool, result: ToolResult, durationMs: number): ToolRunRecord {
+function runOf(record: ToolCallRecord, tool: BusinessTool, result: ToolResult, durationMs: number, said: readonly string[]): ToolRunRecord {
   return {
     name: tool.name,
     arguments: record.arguments,
@@ -133,6 +143,7 @@ function runOf(record: ToolCallRecord, tool: BusinessTool, result: ToolResult, d
     durationMs: Math.round(durationMs),
     sideEffect: tool.sideEffect,
     reused: false,
+    holdLines: [...said],
   };
 }
 

@@ -16,6 +16,7 @@ const Line = z.object({
   duration_ms: z.number().optional(),
   reason: z.string().optional(),
   reused: z.boolean().optional(),
+  hold_lines: z.array(z.string()).optional(),
   side_effect: z.boolean().optional(),
 });
 export type TranscriptLine = z.infer<typeof Line>;

@@ -84,7 +84,8 @@ function lineItem(line: TranscriptLine): Html {
         <span>${line.arguments ?? ''}</span> → <span>${line.text}</span>
         ${line.outcome ? html`<span class="badge outcome-${line.outcome}">${line.outcome}</span>` : ''}
         ${line.duration_ms !== undefined ? html`<span class="badge">${Math.round(line.duration_ms)} ms</span>` : ''}
-        ${line.reused ? html`<span class="badge">reused</span>` : ''}</li>`;
+        ${line.reused ? html`<span class="badge">reused</span>` : ''}
+        ${line.hold_lines?.length ? html`<div class="muted hold">While it ran the caller heard: ${line.hold_lines.map((l, i) => html`${i > 0 ? ' · ' : ''}“${l}”`)}</div>` : ''}</li>`;
     case 'event':
       return html`<li class="event">${at}<span>${line.text.replaceAll('_', ' ')}${line.reason ? html` (${line.reason})` : ''}</span></li>`;
   }
