@@ -8,6 +8,7 @@ const COMMANDS = [
   { name: 'soak', file: 'src/cli/soak.ts' },
   { name: 'prompts:check', file: 'src/cli/prompts-check.ts' },
   { name: 'call', file: 'src/cli/call.ts' },
+  { name: 'campaign', file: 'src/cli/campaign.ts' },
   { name: 'simulate', file: 'src/cli/simulate.ts' },
   { name: 'scenarios', file: 'src/cli/scenarios.ts' },
   { name: 'start', file: 'src/main.ts' },

@@ -98,6 +98,8 @@ describe('access', () => {
     expect(setCookie).toContain('SameSite=Strict');
     expect(setCookie).not.toContain(ADMIN);
     const cookie = setCookie.split(';')[0]!;
+    expect((await get('/dashboard/assets/constructor', cookie)).status).toBe(404);
+    expect((await get('/dashboard/assets/live.js')).headers.get('content-type')).toContain('javascript');
     const calls = await get('/dashboard/calls', cookie);
     expect(calls.status).toBe(200);
     expect(calls.headers.get('cache-control')).toBe('no-store');

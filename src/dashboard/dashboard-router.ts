@@ -38,8 +38,6 @@ export interface DashboardDeps {
   /** Whether a failed login from this address may be tried again now. */
   allowLoginAttempt(address: string): Promise<boolean>;
   logger: Logger;
-  /** For tests: the time sessions are issued and checked at. */
-  now?: () => number;
 }
 
 const NUMBERS_COOKIE = 'hotline_numbers';
@@ -55,7 +53,6 @@ const KEEPALIVE_MS = 25_000;
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
   const router = express.Router();
-  const now = deps.now ?? Date.now;
   const token = deps.adminToken;
   if (token === undefined) {
     router.use('/dashboard', (_req, res) => {
@@ -84,8 +81,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 
   router.get('/dashboard/assets/dashboard.css', (_req, res) => void res.type('css').send(DASHBOARD_CSS));
   router.get('/dashboard/assets/:name', (req, res, next) => {
-    const script = scripts[String(req.params.name)];
-    if (script === undefined) return next();
+    const name = String(req.params.name);
+    // Own names only: "constructor" is not a script.
+    if (!Object.hasOwn(scripts, name)) return next();
+    const script = scripts[name]!;
     res.type('js').send(script);
   });
 
@@ -100,7 +99,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       res.status(allowed ? 401 : 429);
       return sendPage(res, loginPage('', allowed ? 'That is not the admin token.' : 'Too many wrong tokens from this address; wait a minute.'));
     }
-    res.cookie(COOKIE_NAME, sessions.issue(now()), { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
+    res.cookie(COOKIE_NAME, sessions.issue(Date.now()), { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
     res.redirect(303, './');
   });
 
@@ -112,7 +111,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 
   // Every page below needs the cookie; without it the browser goes to the login form.
   router.use('/dashboard', (req: Request, res: Response, next: NextFunction) => {
-    if (sessions.valid(cookieOf(req.headers.cookie, COOKIE_NAME), now())) return next();
+    if (sessions.valid(cookieOf(req.headers.cookie, COOKIE_NAME), Date.now())) return next();
     if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);
     res.status(401).json({ error: 'log in to the dashboard first' });
   });
