@@ -123,7 +123,11 @@ describe('the startup announcement', () => {
       websocket: 'wss://hotline.example.com/ws',
       webhook: undefined,
       health: 'https://hotline.example.com/healthz',
+      dashboard: undefined,
     });
+    // With the admin token the dashboard is on: its URL is printed last.
+    const admin = loadConfig({ ADMIN_TOKEN: 'secret' });
+    expect(listeningMessage(admin, 3000, startupUrls(admin, 3000)).split('\n').at(-1)).toBe('  Dashboard: http://localhost:3000/dashboard/');
     expect(exposureAdvice(published, 3000)).toBeUndefined();
     expect(startupUrls(loadConfig({ HOST: '::1' }), 3000).health).toBe('http://[::1]:3000/healthz');
   });

@@ -16,6 +16,8 @@ export interface StartupUrls {
   websocket: string | undefined;
   webhook: string | undefined;
   health: string;
+  /** Where people log in to see the calls; undefined without ADMIN_TOKEN (the dashboard is off). */
+  dashboard: string | undefined;
 }
 
 const isAllInterfaces = (host: string): boolean => host === '0.0.0.0' || host === '::';
@@ -33,6 +35,7 @@ export function startupUrls(config: Config, port: number): StartupUrls {
     websocket: config.transports.has('websocket') ? `${base.replace(/^http/, 'ws')}/ws${token}` : undefined,
     webhook: config.transports.has('webhook') ? `${base}/webhook` : undefined,
     health: `${base}/healthz`,
+    dashboard: config.adminToken ? `${base}/dashboard/` : undefined,
   };
 }
 
@@ -43,6 +46,7 @@ export function listeningMessage(config: Config, port: number, urls: StartupUrls
     urls.websocket && `  WebSocket URL for the AI flow: ${urls.websocket}`,
     urls.webhook && `  Webhook URL: ${urls.webhook}`,
     `  Health: ${urls.health}`,
+    urls.dashboard && `  Dashboard: ${urls.dashboard}`,
   ]
     .filter(Boolean)
     .join('\n');
@@ -79,6 +83,7 @@ export function announceStartup(logger: Logger, config: Config, listening: Liste
       websocketUrl: urls.websocket,
       webhookUrl: urls.webhook,
       healthUrl: urls.health,
+      dashboardUrl: urls.dashboard,
       llmEndpoint: redactUrlCredentials(listening.llmEndpoint),
       model: config.llm.model,
       promptsDir: config.promptsDir,
