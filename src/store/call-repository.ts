@@ -35,16 +35,21 @@ const ToolRunJson = z.object({
   reused: z.boolean(),
 });
 
+/** The columns every read of a call row shares (the history's listing reads these too). */
+export const CALL_ROW_BASICS = {
+  session_id: z.string(),
+  direction: z.enum(['inbound', 'outbound']),
+  from_number: z.string().nullable(),
+  to_number: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string(),
+  duration_ms: z.number(),
+  end_reason: z.enum(END_REASONS),
+};
+
 const CallRow = z
   .object({
-    session_id: z.string(),
-    direction: z.enum(['inbound', 'outbound']),
-    from_number: z.string().nullable(),
-    to_number: z.string().nullable(),
-    started_at: z.string(),
-    ended_at: z.string(),
-    duration_ms: z.number(),
-    end_reason: z.enum(END_REASONS),
+    ...CALL_ROW_BASICS,
     service_reason: z.string().nullable(),
     turns: json(z.array(TurnJson)),
     barge_ins: z.number(),

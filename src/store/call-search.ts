@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CALL_END_REASONS, type CallEndReason } from '../call/call-summary.js';
+import type { CallEndReason } from '../call/call-summary.js';
+import { CALL_ROW_BASICS } from './call-repository.js';
 import type { Database } from './database.js';
 import { FieldValuesSchema, type FieldValues } from './report-repository.js';
 
@@ -46,14 +47,7 @@ export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 const ListingRow = z
   .object({
-    session_id: z.string(),
-    direction: z.enum(['inbound', 'outbound']),
-    from_number: z.string().nullable(),
-    to_number: z.string().nullable(),
-    started_at: z.string(),
-    ended_at: z.string(),
-    duration_ms: z.number(),
-    end_reason: z.enum(CALL_END_REASONS),
+    ...CALL_ROW_BASICS,
     turn_count: z.number(),
     barge_ins: z.number(),
     campaign: z.string().nullable(),
