@@ -160,6 +160,11 @@ describe('pages', () => {
     expect(byNumber).toContain(`calls/${first.sessionId}`);
     const byField = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'true' }, cookie)).text();
     expect(byField).toContain('id="total">2<');
+    const bySummary = await (await post('/dashboard/calls', { text: 'hyperlink("x")' }, cookie)).text();
+    expect(bySummary).toContain('id="total">2<');
+    // % and _ are the caller's characters, not wildcards: unescaped, '%' would match every call.
+    const noSummary = await (await post('/dashboard/calls', { text: '%' }, cookie)).text();
+    expect(noSummary).toContain('id="total">0<');
     const byText = await (await post('/dashboard/calls', { field: 'customer_number', value: '4711' }, cookie)).text();
     expect(byText).toContain('id="total">2<');
     const none = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'false', direction: 'outbound' }, cookie)).text();

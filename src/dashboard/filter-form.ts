@@ -17,6 +17,7 @@ const FilterForm = z.object({
   outcome: optional(z.enum(CALL_END_REASONS)),
   campaign: optional(z.string().max(100)),
   number: optional(z.string().max(40)),
+  text: optional(z.string().max(200)),
   field: optional(z.string().regex(FIELD_NAME)),
   value: optional(z.string().max(200)),
   page: optional(z.coerce.number().int().min(1).max(1_000_000)),
@@ -50,6 +51,7 @@ export function parseFilter(input: Record<string, unknown>): ParsedFilter {
     endReason: v.outcome,
     campaign: v.campaign,
     number: v.number,
+    text: v.text,
     field: v.field !== undefined && v.value !== undefined ? { name: v.field, value: v.value } : undefined,
   };
   return { values: v, filter, page: v.page ?? 1, ignored };

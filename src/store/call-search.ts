@@ -16,6 +16,8 @@ export interface CallFilter {
   readonly campaign?: string | undefined;
   /** Digits found in the caller's or the called number. */
   readonly number?: string | undefined;
+  /** Words found in the report's summary (case-insensitive for ASCII letters). */
+  readonly text?: string | undefined;
   /** A structured field of the call's report equals this value ("true"/"false" match booleans). */
   readonly field?: { readonly name: string; readonly value: string } | undefined;
 }
@@ -151,6 +153,12 @@ function whereOf(filter: CallFilter): { where: string; params: Record<string, st
   if (digits) {
     clauses.push(`(instr(c.from_number, @digits) > 0 OR instr(c.to_number, @digits) > 0)`);
     params.digits = digits;
+  }
+  const text = filter.text?.trim();
+  if (text) {
+    // The words as they are: % and _ in them are not wildcards.
+    clauses.push(`r.summary LIKE @text ESCAPE '\\'`);
+    params.text = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   }
   if (filter.field && FIELD_NAME.test(filter.field.name)) {
     const { name, value } = filter.field;

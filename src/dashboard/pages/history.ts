@@ -42,6 +42,7 @@ export function historyPage(view: HistoryView): Html {
   <label>Ended <select name="outcome">${option('', v.outcome, 'any way')}${CALL_END_REASONS.map((r) => option(r, v.outcome, r.replaceAll('_', ' ')))}</select></label>
   <label>Campaign <select name="campaign">${option('', v.campaign, 'any')}${view.campaigns.map((c) => option(c, v.campaign, c.slice(0, 8)))}</select></label>
   <label>Number <input type="search" name="number" inputmode="tel" autocomplete="off" value="${v.number ?? ''}"></label>
+  <label>Summary says <input type="search" name="text" autocomplete="off" value="${v.text ?? ''}" placeholder="invoice"></label>
   <label>Field <select name="field">${option('', v.field, '—')}${view.fieldNames.map((f) => option(f, v.field))}</select></label>
   <label>is <input type="text" name="value" value="${v.value ?? ''}" placeholder="true"></label>
   <button type="submit">Filter</button>
