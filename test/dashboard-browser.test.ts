@@ -172,6 +172,9 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     expect(await page.evaluate('window.hotlineChartsDrawn')).toBe(true);
     expect(await page.locator('canvas').count()).toBe(5);
     await page.screenshot({ path: screenshotPath('charts'), fullPage: true });
+    await page.click('nav >> text=Campaigns');
+    await page.waitForURL(/\/dashboard\/campaigns$/);
+    await page.screenshot({ path: screenshotPath('campaigns'), fullPage: true });
     await page.click('nav >> text=Prompts');
     await page.waitForURL(/\/dashboard\/prompts$/);
     expect(await page.locator('#prompt-files li').count()).toBeGreaterThan(0);

@@ -210,6 +210,27 @@ describe('pages', () => {
     }
   });
 
+  test('the campaigns page: each campaign with its progress, a way to its calls; the history filters by its name', async () => {
+    await start();
+    const cookie = await logIn();
+    expect(await (await get('/dashboard/campaigns', cookie)).text()).toContain('No campaign yet.');
+    const created = await fetch(`${env!.hotline.url}/api/campaigns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Spring <check-in>', contacts: [{ phone: '+49 151 1234567', name: 'Anna' }] }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    // Outbound calls are not configured here: the one contact fails at once, and the campaign is done.
+    await expect.poll(() => env!.hotline.campaigns.require(id).state).toBe('done');
+    const page = await (await get('/dashboard/campaigns', cookie)).text();
+    expect(page).toContain(`data-campaign="${id}"`);
+    expect(page).toContain('<strong>Spring &lt;check-in&gt;</strong>');
+    expect(page).toContain('failed: 1');
+    expect(page).toContain(`<input type="hidden" name="campaign" value="${id}">`);
+    const history = await (await get('/dashboard/calls', cookie)).text();
+    expect(history).toContain(`<option value="${id}">Spring &lt;check-in&gt;</option>`);
+  });
+
   test('a call not (yet) stored: 404 with a way back', async () => {
     await start();
     const cookie = await logIn();

@@ -14,6 +14,7 @@ import type { LiveCalls } from './live-calls.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
 import { storyPage } from './pages/story.js';
+import { campaignsPage } from './pages/campaigns.js';
 import { chartsPage } from './pages/charts.js';
 import { promptsPage } from './pages/prompts.js';
 import { CHARTS_SCRIPT } from './charts-script.js';
@@ -188,6 +189,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     sendPage(res, storyPage({ ...found, lines: transcript.lines, transcriptProblem: transcript.problem, numbersShown: numbersShown(req) }));
   });
 
+  router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/charts', async (req, res) => sendPage(res, chartsPage(await deps.reads.charts(new Date()), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/prompts', async (req, res) =>
     sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.checkPrompts())),

@@ -1,10 +1,11 @@
 import { html, type Html } from './html.js';
 
-export type Section = 'live' | 'calls' | 'charts' | 'prompts';
+export type Section = 'live' | 'calls' | 'campaigns' | 'charts' | 'prompts';
 
 const SECTIONS: readonly [Section, string, string][] = [
   ['live', 'Live', ''],
   ['calls', 'Calls', 'calls'],
+  ['campaigns', 'Campaigns', 'campaigns'],
   ['charts', 'Charts', 'charts'],
   ['prompts', 'Prompts', 'prompts'],
 ];

@@ -1,7 +1,9 @@
 import type { Worker } from 'node:worker_threads';
 import type { CallSummary } from '../call/call-summary.js';
 import type { Logger } from '../logger.js';
+import { progressOf, type CampaignProgress } from '../campaigns/progress.js';
 import { CallRepository } from '../store/call-repository.js';
+import { CampaignRepository } from '../store/campaign-repository.js';
 import { CallStats, type ChartData } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
 import type { Database } from '../store/database.js';
@@ -13,7 +15,8 @@ export interface DashboardReads {
   page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number }>;
   batch(filter: CallFilter, after: BatchCursor | undefined, size: number): Promise<CallListing[]>;
   fieldNames(): Promise<string[]>;
-  campaigns(): Promise<string[]>;
+  /** Every campaign with its progress, newest first. */
+  campaigns(): Promise<CampaignProgress[]>;
   call(sessionId: string): Promise<{ call: CallSummary; report: StoredReport | undefined } | undefined>;
   charts(now: Date): Promise<ChartData>;
   close(): Promise<void>;
@@ -26,6 +29,7 @@ export function queriesOn(db: Database): Queries {
   const search = new CallSearch(db);
   const calls = new CallRepository(db);
   const reports = new ReportRepository(db);
+  const campaigns = new CampaignRepository(db);
   // One for the connection's life: it keeps the figures of days that have ended.
   const stats = new CallStats(db);
   return {
@@ -33,7 +37,11 @@ export function queriesOn(db: Database): Queries {
     page: (filter, limit, offset) => search.page(filter, limit, offset),
     batch: (filter, after, size) => search.batch(filter, after, size),
     fieldNames: () => search.fieldNames(),
-    campaigns: () => search.campaigns(),
+    campaigns: () =>
+      campaigns
+        .campaigns()
+        .reverse()
+        .map((campaign) => progressOf(campaign, campaigns.tally(campaign.id))),
     call: (sessionId) => {
       const call = calls.get(sessionId);
       return call && { call, report: reports.get(sessionId) };
@@ -83,7 +91,7 @@ export class ThreadReads implements DashboardReads {
     return this.ask<string[]>('fieldNames', []);
   }
   campaigns() {
-    return this.ask<string[]>('campaigns', []);
+    return this.ask<CampaignProgress[]>('campaigns', []);
   }
   call(sessionId: string) {
     return this.ask<{ call: CallSummary; report: StoredReport | undefined } | undefined>('call', [sessionId]);

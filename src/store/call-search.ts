@@ -122,13 +122,6 @@ export class CallSearch {
     return rows.map((row) => z.object({ name: z.string() }).parse(row).name).filter((name) => FIELD_NAME.test(name));
   }
 
-  /** The campaign ids calls were placed for, newest first. */
-  campaigns(): string[] {
-    const rows = this.db.sql
-      .prepare(`SELECT id FROM campaigns ORDER BY created_at DESC LIMIT 100`)
-      .all();
-    return rows.map((row) => z.object({ id: z.string() }).parse(row).id);
-  }
 }
 
 /** The filter's parts that are one bound value each, and the clause that tests it. */

@@ -1,4 +1,5 @@
 import { CALL_END_REASONS } from '../../call/call-summary.js';
+import type { CampaignProgress } from '../../campaigns/progress.js';
 import type { CallListing } from '../../store/call-search.js';
 import { filterEntries, type ParsedFilter } from '../filter-form.js';
 import { html, type Html } from '../html.js';
@@ -11,7 +12,7 @@ export interface HistoryView {
   calls: readonly CallListing[];
   total: number;
   fieldNames: readonly string[];
-  campaigns: readonly string[];
+  campaigns: readonly CampaignProgress[];
   numbersShown: boolean;
 }
 
@@ -40,7 +41,7 @@ export function historyPage(view: HistoryView): Html {
   <label>To <input type="date" name="until" value="${v.until ?? ''}"></label>
   <label>Direction <select name="direction">${option('', v.direction, 'any')}${option('inbound', v.direction)}${option('outbound', v.direction)}</select></label>
   <label>Ended <select name="outcome">${option('', v.outcome, 'any way')}${CALL_END_REASONS.map((r) => option(r, v.outcome, r.replaceAll('_', ' ')))}</select></label>
-  <label>Campaign <select name="campaign">${option('', v.campaign, 'any')}${view.campaigns.map((c) => option(c, v.campaign, c.slice(0, 8)))}</select></label>
+  <label>Campaign <select name="campaign">${option('', v.campaign, 'any')}${view.campaigns.map((c) => option(c.id, v.campaign, c.name))}</select></label>
   <label>Number <input type="search" name="number" inputmode="tel" autocomplete="off" value="${v.number ?? ''}"></label>
   <label>Summary says <input type="search" name="text" autocomplete="off" value="${v.text ?? ''}" placeholder="invoice"></label>
   <label>Field <select name="field">${option('', v.field, '—')}${view.fieldNames.map((f) => option(f, v.field))}</select></label>

@@ -1,0 +1,34 @@
+import type { CampaignProgress } from '../../campaigns/progress.js';
+import { html, type Html } from '../html.js';
+import { formatTime, layout } from '../layout.js';
+
+/** Every campaign's progress, read-only (start, pause and resume are the CLI's and the API's), and a way to its calls. */
+export function campaignsPage(campaigns: readonly CampaignProgress[], options: { numbersShown: boolean }): Html {
+  return layout({
+    title: 'Campaigns',
+    section: 'campaigns',
+    root: '',
+    here: 'campaigns',
+    numbersShown: options.numbersShown,
+    body: html`<h1>Campaigns <span class="count">${campaigns.length}</span></h1>
+${
+  campaigns.length === 0
+    ? html`<p class="muted">No campaign yet. Start one with <code>npm run campaign -- start campaign.yaml</code> or <code>POST /api/campaigns</code> (README, "Campaigns").</p>`
+    : html`<table class="calls" id="campaigns">
+  <thead><tr><th>Campaign</th><th>State</th><th>Contacts</th><th>Called</th><th>Reached</th><th>Voicemail</th><th>Pending</th><th>In a call</th><th>Next retry</th><th>Outcomes</th><th></th></tr></thead>
+  <tbody>${campaigns.map(
+    (c) => html`<tr data-campaign="${c.id}">
+    <td><strong>${c.name}</strong><br><span class="muted">started ${formatTime(c.createdAt)}</span></td>
+    <td><span class="reason">${c.state}</span></td>
+    <td>${c.contacts}</td><td>${c.called}</td><td>${c.reached}</td><td>${c.voicemail}</td><td>${c.pending}</td><td>${c.inCall}</td>
+    <td>${c.nextRetry ? formatTime(c.nextRetry) : '—'}</td>
+    <td>${Object.entries(c.outcomes)
+      .filter(([, n]) => n > 0)
+      .map(([outcome, n]) => html`<span class="field">${outcome.replaceAll('_', ' ')}: ${n}</span>`)}</td>
+    <td><form method="post" action="calls" class="inline"><input type="hidden" name="campaign" value="${c.id}"><button type="submit">Its calls</button></form></td>
+  </tr>`,
+  )}</tbody>
+</table>`
+}`,
+  });
+}
