@@ -9,7 +9,6 @@ import { CampaignRepository } from './store/campaign-repository.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
 import { inProcessReads, ThreadReads } from './dashboard/reads.js';
-import { checkPrompts } from './prompts-check.js';
 import type { AddressInfo } from 'node:net';
 import type { ToolBox } from './call/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
@@ -167,7 +166,9 @@ export async function startHotline(
       : config.transfer;
   const live = new LiveCalls();
   // A database in a file is read by the dashboard on a thread of its own; one in memory only here.
-  const dashboardReads = config.databaseFile === ':memory:' ? inProcessReads(db) : new ThreadReads(db.file, logger);
+  const promptsToCheck = { dir: config.promptsDir, env: toolEnv };
+  const dashboardReads =
+    config.databaseFile === ':memory:' ? inProcessReads(db, promptsToCheck) : new ThreadReads(db.file, promptsToCheck, logger);
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
   const registry: CallRegistry = new CallRegistry({
@@ -244,7 +245,6 @@ export async function startHotline(
         live,
         reads: dashboardReads,
         promptsStatus: () => prompts.status,
-        checkPrompts: () => checkPrompts(config.promptsDir, toolEnv),
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,
       }),

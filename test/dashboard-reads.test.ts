@@ -13,6 +13,7 @@ import { Database } from '../src/store/database.js';
 import { callSummary } from './helpers/reports.js';
 
 const logger = pino({ level: 'silent' });
+const PROMPTS = { dir: path.resolve('prompts'), env: {} };
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -25,10 +26,12 @@ test('a thread answers as the queries in process do, and sees calls written afte
   cleanups.push(() => db.close());
   const calls = new CallRepository(db);
   calls.save(callSummary({ sessionId: 'first', endedAt: '2026-11-20T10:00:00.000Z' }));
-  const thread = new ThreadReads(db.file, logger);
+  const thread = new ThreadReads(db.file, PROMPTS, logger);
   cleanups.push(() => thread.close());
 
-  expect(await thread.page({}, 10, 0)).toEqual(await inProcessReads(db).page({}, 10, 0));
+  expect(await thread.page({}, 10, 0)).toEqual(await inProcessReads(db, PROMPTS).page({}, 10, 0));
+  // The folder check runs there too, and answers as prompts:check does.
+  expect((await thread.checkPrompts()).files.map((f) => f.file)).toContain('system.md');
   calls.save(callSummary({ sessionId: 'second', endedAt: '2026-11-21T10:00:00.000Z' }));
   const { calls: listed, total } = await thread.page({}, 10, 0);
   expect(total).toBe(2);
@@ -43,7 +46,7 @@ test('a thread answers as the queries in process do, and sees calls written afte
 });
 
 test('a database the thread cannot open rejects each question with why, and nothing crashes', async () => {
-  const thread = new ThreadReads(path.join(tmpdir(), 'hotline-no-such-dir', 'none.db'), logger);
+  const thread = new ThreadReads(path.join(tmpdir(), 'hotline-no-such-dir', 'none.db'), PROMPTS, logger);
   cleanups.push(() => thread.close());
   await expect(thread.page({}, 10, 0)).rejects.toThrow();
   await expect(thread.fieldNames()).rejects.toThrow();

@@ -19,7 +19,6 @@ import { chartsPage } from './pages/charts.js';
 import { promptsPage } from './pages/prompts.js';
 import { CHARTS_SCRIPT } from './charts-script.js';
 import type { PromptsStatus } from '../prompts/prompt-store.js';
-import type { PromptsCheck } from '../prompts-check.js';
 import type { DashboardReads } from './reads.js';
 import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
@@ -34,8 +33,6 @@ export interface DashboardDeps {
   reads: DashboardReads;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
-  /** Every file of the prompts folder checked now, as `npm run prompts:check` does. */
-  checkPrompts(): Promise<PromptsCheck>;
   /** Whether a failed login from this address may be tried again now. */
   allowLoginAttempt(address: string): Promise<boolean>;
   logger: Logger;
@@ -192,7 +189,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/charts', async (req, res) => sendPage(res, chartsPage(await deps.reads.charts(new Date()), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/prompts', async (req, res) =>
-    sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.checkPrompts())),
+    sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.reads.checkPrompts())),
   );
   return router;
 }

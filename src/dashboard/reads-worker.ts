@@ -4,19 +4,21 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from '../store/database.js';
-import { queriesOn, type ReadRequest, type ReadResponse } from './reads.js';
+import { queriesOn, type PromptsToCheck, type ReadRequest, type ReadResponse } from './reads.js';
 
-const { file } = workerData as { file: string };
-const queries = queriesOn(Database.openReader(file));
+const { file, prompts } = workerData as { file: string; prompts: PromptsToCheck };
+const queries = queriesOn(Database.openReader(file), prompts);
 const port = parentPort!;
 
 port.on('message', (request: ReadRequest) => {
-  let response: ReadResponse;
+  void answer(request).then((response) => port.postMessage(response));
+});
+
+async function answer(request: ReadRequest): Promise<ReadResponse> {
   try {
     const run = queries[request.name] as (...args: unknown[]) => unknown;
-    response = { id: request.id, ok: true, value: run(...request.args) };
+    return { id: request.id, ok: true, value: await run(...request.args) };
   } catch (error) {
-    response = { id: request.id, ok: false, message: error instanceof Error ? error.message : String(error) };
+    return { id: request.id, ok: false, message: error instanceof Error ? error.message : String(error) };
   }
-  port.postMessage(response);
-});
+}

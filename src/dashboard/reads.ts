@@ -9,8 +9,12 @@ import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from 
 import type { Database } from '../store/database.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import { spawnModule } from '../worker-module.js';
+import { checkPrompts, type PromptsCheck } from '../prompts-check.js';
 
-/** Everything the dashboard reads from the database, answered as promises wherever the queries run. */
+/**
+ * Everything the dashboard reads — the database, and the prompts folder as `prompts:check` sees it —
+ * answered as promises wherever the work runs.
+ */
 export interface DashboardReads {
   page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number }>;
   batch(filter: CallFilter, after: BatchCursor | undefined, size: number): Promise<CallListing[]>;
@@ -19,13 +23,22 @@ export interface DashboardReads {
   campaigns(): Promise<CampaignProgress[]>;
   call(sessionId: string): Promise<{ call: CallSummary; report: StoredReport | undefined } | undefined>;
   charts(now: Date): Promise<ChartData>;
+  checkPrompts(): Promise<PromptsCheck>;
   close(): Promise<void>;
 }
 
-type Queries = { [K in Exclude<keyof DashboardReads, 'close'>]: (...args: Parameters<DashboardReads[K]>) => Awaited<ReturnType<DashboardReads[K]>> };
+/** The prompts folder to check, and the environment its tool files' `${NAME}` are read from. */
+export interface PromptsToCheck {
+  readonly dir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
 
-/** The queries themselves, synchronous, on one connection. */
-export function queriesOn(db: Database): Queries {
+type Queries = {
+  [K in Exclude<keyof DashboardReads, 'close'>]: (...args: Parameters<DashboardReads[K]>) => ReturnType<DashboardReads[K]> | Awaited<ReturnType<DashboardReads[K]>>;
+};
+
+/** The work itself, on one connection: the queries synchronous, the folder check reading files. */
+export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
   const search = new CallSearch(db);
   const calls = new CallRepository(db);
   const reports = new ReportRepository(db);
@@ -34,6 +47,8 @@ export function queriesOn(db: Database): Queries {
   const stats = new CallStats(db);
   return {
     charts: (now) => stats.charts(now),
+    // Parsing every prompt, tool and report file holds a thread for tens of milliseconds: this one's.
+    checkPrompts: () => checkPrompts(prompts.dir, prompts.env),
     page: (filter, limit, offset) => search.page(filter, limit, offset),
     batch: (filter, after, size) => search.batch(filter, after, size),
     fieldNames: () => search.fieldNames(),
@@ -50,8 +65,8 @@ export function queriesOn(db: Database): Queries {
 }
 
 /** The queries on the caller's own connection: for a database only this process can see (':memory:'). */
-export function inProcessReads(db: Database): DashboardReads {
-  const q = queriesOn(db);
+export function inProcessReads(db: Database, prompts: PromptsToCheck): DashboardReads {
+  const q = queriesOn(db, prompts);
   return {
     page: async (...args) => q.page(...args),
     batch: async (...args) => q.batch(...args),
@@ -59,6 +74,7 @@ export function inProcessReads(db: Database): DashboardReads {
     campaigns: async () => q.campaigns(),
     call: async (...args) => q.call(...args),
     charts: async (...args) => q.charts(...args),
+    checkPrompts: async () => q.checkPrompts(),
     close: async () => undefined,
   };
 }
@@ -78,6 +94,7 @@ export class ThreadReads implements DashboardReads {
 
   constructor(
     private readonly file: string,
+    private readonly prompts: PromptsToCheck,
     private readonly logger: Logger,
   ) {}
 
@@ -99,6 +116,9 @@ export class ThreadReads implements DashboardReads {
   charts(now: Date) {
     return this.ask<ChartData>('charts', [now]);
   }
+  checkPrompts() {
+    return this.ask<PromptsCheck>('checkPrompts', []);
+  }
 
   async close(): Promise<void> {
     const worker = this.worker;
@@ -118,7 +138,7 @@ export class ThreadReads implements DashboardReads {
   /** The thread, started at the first question and again after it died. */
   private started(): Worker {
     if (this.worker) return this.worker;
-    const worker = spawnModule(import.meta.url, 'reads-worker', { file: this.file });
+    const worker = spawnModule(import.meta.url, 'reads-worker', { file: this.file, prompts: this.prompts });
     worker.unref();
     worker.on('message', (response: ReadResponse) => {
       const waiter = this.pending.get(response.id);
