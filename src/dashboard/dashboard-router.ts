@@ -22,7 +22,6 @@ import type { PromptsStatus } from '../prompts/prompt-store.js';
 import type { DashboardReads } from './reads.js';
 import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
-import { readTranscript } from './transcript-lines.js';
 
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
 export interface DashboardDeps {
@@ -182,8 +181,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       res.status(404);
       return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body: html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1><p class="muted">It may still be in progress: its story is written when it ends.</p>` }));
     }
-    const transcript = await readTranscript(found.call.transcriptFile);
-    sendPage(res, storyPage({ ...found, lines: transcript.lines, transcriptProblem: transcript.problem, numbersShown: numbersShown(req) }));
+    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req) }));
   });
 
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));

@@ -10,6 +10,7 @@ import type { Database } from '../store/database.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import { spawnModule } from '../worker-module.js';
 import { checkPrompts, type PromptsCheck } from '../prompts-check.js';
+import { readTranscript, type TranscriptLine } from './transcript-lines.js';
 
 /**
  * Everything the dashboard reads — the database, and the prompts folder as `prompts:check` sees it —
@@ -21,10 +22,19 @@ export interface DashboardReads {
   fieldNames(): Promise<string[]>;
   /** Every campaign with its progress, newest first. */
   campaigns(): Promise<CampaignProgress[]>;
-  call(sessionId: string): Promise<{ call: CallSummary; report: StoredReport | undefined } | undefined>;
+  /** A stored call with its report and its transcript's lines (read off the calls' thread too). */
+  call(sessionId: string): Promise<CallStory | undefined>;
   charts(now: Date): Promise<ChartData>;
   checkPrompts(): Promise<PromptsCheck>;
   close(): Promise<void>;
+}
+
+export interface CallStory {
+  readonly call: CallSummary;
+  readonly report: StoredReport | undefined;
+  readonly lines: TranscriptLine[];
+  /** What could not be read of the transcript, if anything. */
+  readonly transcriptProblem: string | undefined;
 }
 
 /** The prompts folder to check, and the environment its tool files' `${NAME}` are read from. */
@@ -57,9 +67,12 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
         .campaigns()
         .reverse()
         .map((campaign) => progressOf(campaign, campaigns.tally(campaign.id))),
-    call: (sessionId) => {
+    call: async (sessionId) => {
       const call = calls.get(sessionId);
-      return call && { call, report: reports.get(sessionId) };
+      if (!call) return undefined;
+      const report = reports.get(sessionId);
+      const transcript = await readTranscript(call.transcriptFile);
+      return { call, report, lines: transcript.lines, transcriptProblem: transcript.problem };
     },
   };
 }
@@ -111,7 +124,7 @@ export class ThreadReads implements DashboardReads {
     return this.ask<CampaignProgress[]>('campaigns', []);
   }
   call(sessionId: string) {
-    return this.ask<{ call: CallSummary; report: StoredReport | undefined } | undefined>('call', [sessionId]);
+    return this.ask<CallStory | undefined>('call', [sessionId]);
   }
   charts(now: Date) {
     return this.ask<ChartData>('charts', [now]);
