@@ -41,6 +41,8 @@ const NUMBERS_COOKIE = 'hotline_numbers';
 /** At most this many live views at once: each holds a connection open. */
 const MAX_VIEWERS = 20;
 const KEEPALIVE_MS = 25_000;
+/** Calls per slice of a CSV export: formatting a slice here takes about half a millisecond. */
+const CSV_BATCH = 100;
 
 /**
  * The dashboard under /dashboard: live calls, the history, each call's story.
@@ -167,7 +169,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.write(stringify([CSV_COLUMNS]));
     // A batch at a time: a long export is never held in memory whole.
     for (let after: CallListing | undefined; ; ) {
-      const batch = await deps.reads.batch(filter, after, 500);
+      const batch = await deps.reads.batch(filter, after, CSV_BATCH);
       if (batch.length === 0 || res.destroyed) break;
       res.write(stringify(batch.map((call) => csvRow(call, shown))));
       after = batch.at(-1);
