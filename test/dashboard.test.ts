@@ -7,6 +7,7 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { seedCalls } from '../src/bench/dashboard-load.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -229,6 +230,19 @@ describe('pages', () => {
     expect(page).toContain(`<input type="hidden" name="campaign" value="${id}">`);
     const history = await (await get('/dashboard/calls', cookie)).text();
     expect(history).toContain(`<option value="${id}">Spring &lt;check-in&gt;</option>`);
+  });
+
+  test('an export longer than one slice has every call once, newest first', async () => {
+    await start();
+    const cookie = await logIn();
+    // A second connection writes beside Hotline's, as a second instance's reports would land.
+    seedCalls(path.join(env!.transcriptsDir, 'hotline.db'), 250);
+    const csv = (await (await post('/dashboard/calls.csv', {}, cookie)).text()).trim().split('\n').slice(1);
+    expect(csv).toHaveLength(250);
+    const ids = csv.map((line) => line.split(',')[0]!);
+    expect(new Set(ids).size).toBe(250);
+    const ended = csv.map((line) => line.split(',')[2]!);
+    expect([...ended].sort().reverse()).toEqual(ended);
   });
 
   test('a call not (yet) stored: 404 with a way back', async () => {
