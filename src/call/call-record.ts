@@ -6,7 +6,7 @@ import type { ToolRunRecord } from './tool-loop.js';
 export type EndingCause = 'model' | 'silence' | 'give_up' | 'idle' | 'shutdown' | 'voicemail';
 
 /** A turn's figures, each in ms from the caller's words (`wordsAt`, performance.now()). */
-export interface TurnStats {
+interface TurnStats {
   readonly at: string;
   readonly wordsAt: number;
   /** The turn's reply: whether the caller cut it is read from it at the end. */
@@ -50,12 +50,10 @@ export class CallRecord {
     if (request) this.request = { variables: request.variables, tags: request.tags };
   }
 
-  /** A turn began for words that arrived at `wordsAt` (performance.now()); the returned stats are filled in as it goes. */
-  turn(reply: Reply, wordsAt: number): TurnStats {
+  /** A turn began for words that arrived at `wordsAt` (performance.now()); `mark` and `turnFailed` fill it in as it goes. */
+  turn(reply: Reply, wordsAt: number): void {
     const now = performance.now();
-    const stats: TurnStats = { at: new Date(Date.now() - (now - wordsAt)).toISOString(), wordsAt, reply, failed: false, llmRequestMs: now - wordsAt };
-    this.turns.push(stats);
-    return stats;
+    this.turns.push({ at: new Date(Date.now() - (now - wordsAt)).toISOString(), wordsAt, reply, failed: false, llmRequestMs: now - wordsAt });
   }
 
   /** The latest turn failed: the caller heard the apology. */
