@@ -99,6 +99,8 @@ describe('a scenario that does not hold fails with a useful message', () => {
     const scenario = parseScenario(
       [
         'name: swallowed-barge-in',
+        // No playback events: the greeting's end between the two says would make the second a new utterance.
+        'call: { playback: manual }',
         'model:',
         '  - reply: { content: "One is here. Two is here. Three is here.", ttft_ms: 300, token_delay_ms: 20 }',
         'steps:',
@@ -107,7 +109,7 @@ describe('a scenario that does not hold fails with a useful message', () => {
         // The same payload again while the model is still silent, nothing else having happened, is a
         // redelivery: Hotline ignores it and keeps talking.
         '  - say: "Go on"',
-        '    after_ms: 100',
+        '    wait_for: request',
         '  - expect: { no_stale_speech: true }',
       ].join('\n'),
       'stale.yaml',

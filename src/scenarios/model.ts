@@ -24,23 +24,41 @@ export interface ModelLog {
   readonly replies: readonly RecordedReply[];
   /** Resolves once every request so far has ended, or after timeoutMs. */
   idle(timeoutMs: number): Promise<void>;
+  /** Resolves true once a request has reached the script at or after `since`, false after timeoutMs. */
+  askedSince(since: number, timeoutMs: number): Promise<boolean>;
 }
 
 export interface ScenarioModel {
   script: Script;
   replies: RecordedReply[];
+  askedSince: ModelLog['askedSince'];
 }
 
 export function scenarioModel(rules: readonly ModelRule[] | undefined): ScenarioModel {
   const replies: RecordedReply[] = [];
+  const waiting = new Set<() => void>();
   const choose = rules ? ruleScript(rules) : demoScript;
   const script: Script = (request) => {
     const heard = lastUserText(request);
     const reply = choose(request);
     replies.push({ at: performance.now(), heard, text: spokenText(reply) });
+    for (const wake of waiting) wake();
     return reply;
   };
-  return { script, replies };
+  const askedSince = (since: number, timeoutMs: number): Promise<boolean> => {
+    if (replies.some((reply) => reply.at >= since)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (asked: boolean): void => {
+        clearTimeout(timer);
+        waiting.delete(wake);
+        resolve(asked);
+      };
+      const wake = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      waiting.add(wake);
+    });
+  };
+  return { script, replies, askedSince };
 }
 
 /**

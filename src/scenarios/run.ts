@@ -105,7 +105,7 @@ interface StepDeps {
 async function playStep(step: Step, state: PlayState, deps: StepDeps): Promise<string | undefined> {
   const { service, timeoutMs } = deps;
   if ('say' in step) {
-    const problem = await waitBeforeInterrupting(step, state, timeoutMs, `to say ${JSON.stringify(step.say)} after`);
+    const problem = await waitBeforeInterrupting(step, state, deps, `to say ${JSON.stringify(step.say)} after`);
     if (problem) return problem;
     interrupted(state, 'the say');
     service.say(step.say, { bargedIn: step.barge_in ?? false });
@@ -113,7 +113,7 @@ async function playStep(step: Step, state: PlayState, deps: StepDeps): Promise<s
   }
   if ('barge_in' in step) {
     const words = step.barge_in === true ? undefined : step.barge_in;
-    const problem = await waitBeforeInterrupting(step, state, timeoutMs, 'to barge in on');
+    const problem = await waitBeforeInterrupting(step, state, deps, 'to barge in on');
     if (problem) return problem;
     interrupted(state, 'the barge_in');
     service.bargeIn(words);
@@ -175,17 +175,28 @@ async function playStep(step: Step, state: PlayState, deps: StepDeps): Promise<s
   return undefined;
 }
 
-/** A say or barge_in with `wait_for: speak` waits for a speak (and takes it); `after_ms` then waits on. */
+/**
+ * A say or barge_in with `wait_for: speak` waits for a speak (and takes it); with
+ * `wait_for: request`, until the model has been asked for a reply since the last
+ * say, so that the words reach a model that is thinking however slow the machine.
+ * `after_ms` then waits on.
+ */
 async function waitBeforeInterrupting(
-  step: { wait_for?: 'speak' | undefined; after_ms?: number | undefined },
+  step: { wait_for?: 'speak' | 'request' | undefined; after_ms?: number | undefined },
   state: PlayState,
-  timeoutMs: number,
+  deps: StepDeps,
   purpose: string,
 ): Promise<string | undefined> {
+  const { timeoutMs } = deps;
   if (step.wait_for === 'speak') {
     const speak = await state.log.until(() => state.log.unread().find((a) => a.type === 'speak'), timeoutMs);
     if (!speak) return `expected a speak ${purpose} within ${timeoutMs} ms, got ${describeActions(state.log.unread())}`;
     state.log.takeThrough(speak);
+  }
+  if (step.wait_for === 'request') {
+    if (!deps.model) return 'wait_for: request needs the scripted model: mark the scenario `requires: scripted`';
+    const asked = await deps.model.askedSince(state.lastSay?.at ?? 0, timeoutMs);
+    if (!asked) return `expected the model to be asked for a reply ${purpose} within ${timeoutMs} ms`;
   }
   if (step.after_ms) await sleep(step.after_ms);
   return undefined;

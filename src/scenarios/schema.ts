@@ -10,8 +10,8 @@
  *   tools?:  { <name>: { returns?, delay_ms?, outcome?: ok | error | timeout, description?, parameters?,
  *              hold?: [lines], side_effect? } } — stubs of business tools, offered before the tool files'
  *   call?:   { direction: inbound | outbound, from?, to?, variables? (outbound), playback: auto | manual | none, ms_per_char? }
- *   steps:   say (barge_in?, wait_for: speak?, after_ms?) | dtmf: "4711#" | silence: true
- *            | barge_in: true | "words" (wait_for: speak?, after_ms?) | expect | send | end | start
+ *   steps:   say (barge_in?, wait_for: speak | request?, after_ms?) | dtmf: "4711#" | silence: true
+ *            | barge_in: true | "words" (wait_for: speak | request?, after_ms?) | expect | send | end | start
  *            | finish_speech | wait_ms
  *   expect:  speak: true | { contains, matches, equals, ssml, barge_in, tts, vad, user_input_timeout_seconds }
  *            | reply: { equals, min_speaks? } | actions: [speak, barge_in, …]
@@ -310,14 +310,16 @@ export const ExpectationSchema = oneOf('an expectation', {
 });
 export type Expectation = z.output<typeof ExpectationSchema>;
 
+const waitFor = z.enum(['speak', 'request'], { error: 'wait_for is speak or request' }).optional();
+
 export const StepSchema = oneOf('a step', {
   say: z.strictObject({
     say: z.string(),
     barge_in: z
       .boolean({ error: 'barge_in of a say is true or false (user_barge_in with words is a step of its own: - barge_in: "words")' })
       .optional(),
-    /** Wait for the next speak first (and take it), to barge in on a reply that has begun. */
-    wait_for: z.literal('speak').optional(),
+    /** Wait for the next speak first (and take it), to barge in on a reply that has begun; or for the model to be asked. */
+    wait_for: waitFor,
     after_ms: ms.optional(),
   }),
   expect: z.strictObject({ expect: ExpectationSchema }),
@@ -328,7 +330,7 @@ export const StepSchema = oneOf('a step', {
   /** The older interruption, user_barge_in: `true`, or the caller's words. */
   barge_in: z.strictObject({
     barge_in: z.union([z.literal(true), z.string().min(1)], { error: 'barge_in is true, or the words the caller barges in with' }),
-    wait_for: z.literal('speak').optional(),
+    wait_for: waitFor,
     after_ms: ms.optional(),
   }),
   send: z.strictObject({

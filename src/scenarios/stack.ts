@@ -78,10 +78,10 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
     if (options.live) {
       for (const name of LIVE_LLM_VARIABLES) llmEnv[name] = options.env?.[name];
     } else {
-      const { script, replies } = scenarioModel(scenario.model);
+      const { script, replies, askedSince } = scenarioModel(scenario.model);
       const started = await startScriptedLlmServer({ script, host: '127.0.0.1', ...options.llmTiming });
       cleanups.push(() => started.close());
-      model = { replies, idle: (timeoutMs) => allEnded(started, timeoutMs) };
+      model = { replies, askedSince, idle: (timeoutMs) => allEnded(started, timeoutMs) };
       Object.assign(llmEnv, { OPENAI_API_KEY: 'scenario', OPENAI_BASE_URL: started.baseURL, LLM_MODEL: 'hotline-demo' });
     }
 
