@@ -11,7 +11,8 @@ import type { CallerContextSource, ToolBox } from './business-tools.js';
 import type { CallActivityObserver } from './call-activity.js';
 import type { CallObserver, CallStartedInfo, VoicemailDetector } from './call-summary.js';
 import type { VoicemailTiming } from './voicemail-watch.js';
-import { Call, type ActionSink, type CallSettings, type LeaveReason, type SpeechPacing } from './call.js';
+import { Call } from './call.js';
+import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
 import { toolDefinitions } from './tools.js';
 import type { TransferSetup } from './transfer.js';
 

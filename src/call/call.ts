@@ -1,8 +1,6 @@
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { Llm } from '../llm/llm.js';
-import type { PromptName, PromptSet, SpeakStyle } from '../prompts/prompt-store.js';
+import type { PromptName, SpeakStyle } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
 import type {
@@ -13,13 +11,14 @@ import type {
   VoiceEvent,
 } from '../protocol/events.js';
 import type { PriorCall } from '../transcripts/prior-call.js';
-import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import type { BusinessTool, CallerContextSource, ToolBox } from './business-tools.js';
+import type { CallerContextSource } from './business-tools.js';
+import type { ActionSink, CallDeps, LeaveReason } from './call-deps.js';
 import { CallEnding } from './call-ending.js';
-import { CallActivityTracker, type CallActivityObserver } from './call-activity.js';
+import { CallActivityTracker } from './call-activity.js';
 import { CallRecord } from './call-record.js';
 import type { CallSummary, VoicemailDetector } from './call-summary.js';
 import { CallPrompts } from './call-prompts.js';
+import { CallTools } from './call-tools.js';
 import { lookUpCaller } from './caller-context.js';
 import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
 import { EventGate } from './event-gate.js';
@@ -30,91 +29,11 @@ import { ReplyLog } from './reply-log.js';
 import type { SilenceStep } from './silence.js';
 import { notInterruptible } from './speak-action.js';
 import { hasSsml, stripSsml } from './ssml.js';
-import { ToolLoop, transcriptEntryOf } from './tool-loop.js';
-import { defaultDestination, resolveTransfer, type CallParties, type TransferSetup } from './transfer.js';
+import { defaultDestination, resolveTransfer, type CallParties } from './transfer.js';
 import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
 import { turnRequest } from './turn-request.js';
 import { Voice } from './voice.js';
 import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
-
-/** Limits and timings every call shares, from the configuration. */
-export interface CallSettings {
-  llmTimeoutMs: number;
-  /** A reasoning model that says nothing for this long fails the turn. */
-  llmThinkingTimeoutMs: number;
-  llmTotalTimeoutMs: number;
-  /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
-  llmMaxFailures: number;
-  /** LLM requests one turn may make while the model calls tools. */
-  llmMaxToolRounds: number;
-  /** Token cap of each LLM request; undefined sends none. */
-  llmMaxTokens: number | undefined;
-  /** The longest reply spoken, in characters. */
-  replyMaxChars: number;
-  /** A reasoning model silent this long: the caller hears the thinking line (streaming transports only); 0 never. */
-  thinkingFillerMs: number;
-  playbackGraceMs: number;
-  /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
-  historyMaxChars: number;
-  timeZone: string | undefined;
-  /** A business tool still running this long: the caller hears its hold line. */
-  toolHoldMs: number;
-  /** While it runs on, another hold line this long after the last one has played. */
-  toolHoldRepeatMs: number;
-}
-
-/** Where a call's actions go: a WebSocket, or webhook answers. */
-export interface ActionSink {
-  send(action: Action): void;
-  /** The turn is over: nothing more will be sent until the next event (or a deferred hangup/transfer). */
-  idle?(): void;
-  /** False once the connection is gone, so another one may take the call over (a reconnect). */
-  readonly open?: boolean;
-  /** Resolves once the actions sent so far have left for the service, or after `timeoutMs`. */
-  drain?(timeoutMs: number): Promise<void>;
-  /** Hotline ended the call: the connection goes too. */
-  close?(): void;
-}
-
-/**
- * How sentences reach the voice service. `stream`: each the moment it is
- * complete (WebSocket). `whole`: one speak with the whole reply. `sentences`:
- * the first at once, the rest together each time the previous speech ended
- * (webhook answers carry one action each).
- */
-export type SpeechPacing = 'stream' | 'whole' | 'sentences';
-
-/** Why Hotline itself ends a call: the caller said nothing for too long, or Hotline is shutting down. */
-export type LeaveReason = 'idle' | 'shutdown';
-
-export interface CallDeps {
-  llm: Llm;
-  /** The prompts as they were when the call began: an edit applies from the next call. */
-  prompts: PromptSet;
-  tools: ChatCompletionTool[];
-  /** The business's own tools (HTTP, MCP), asked for at each turn: the offer changes as servers come and go. */
-  toolBox?: ToolBox | undefined;
-  /** Looks the caller up as the call starts; the greeting waits for it at most its timeout. */
-  callerContext?: CallerContextSource | undefined;
-  /** Tells an outbound call's first words from a mailbox's greeting. */
-  voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
-  transfer: TransferSetup;
-  /** The outbound call Hotline requested to this number, if any. */
-  takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
-  settings: CallSettings;
-  pacing: SpeechPacing;
-  /**
-   * Hotline may stop the service's playback with a barge_in action: only where
-   * the speak that follows still reaches the service (a WebSocket, or webhook
-   * answers that carry several actions).
-   */
-  canStopPlayback: boolean;
-  logger: Logger;
-  transcript: TranscriptWriter;
-  metrics: Metrics;
-  /** Told of the call's phase and latest words as they change (a live view). */
-  activity?: CallActivityObserver | undefined;
-}
 
 /**
  * One phone call: its conversation, what the caller heard, and the turn in
@@ -142,8 +61,8 @@ export class Call {
   private readonly input: CallerInput;
   /** Listens for a mailbox on an outbound call, until a person has spoken. */
   private voicemail: VoicemailWatch | undefined;
-  /** The business tools the model calls: run, held for, and each change made once. Made at the first tool call. */
-  private tools: ToolLoop | undefined;
+  /** The business tools the model calls: offered, run, held for, and each change made once. */
+  private readonly tools: CallTools;
   /** Who is on the line, for a transfer's caller id. */
   private parties: CallParties = { party: undefined, line: undefined };
   /** The phase and latest words, for whoever shows calls live. */
@@ -179,6 +98,17 @@ export class Call {
       send: (action) => this.send(action),
       settleReply: () => this.replies.settle(),
       recordEnding: (ending) => (ending ? this.record.endingSent(ending.type, ending.cause) : this.record.endingUndone()),
+    });
+    this.tools = new CallTools({
+      log: this.log,
+      toolBox: deps.toolBox,
+      prompts: this.prompts,
+      voice: this.voice,
+      transcript: deps.transcript,
+      record: this.record,
+      metrics: deps.metrics,
+      activity: this.activity,
+      timing: { holdMs: deps.settings.toolHoldMs, repeatMs: deps.settings.toolHoldRepeatMs },
     });
   }
 
@@ -345,7 +275,7 @@ export class Call {
    */
   holdOn(): boolean {
     if (!this.turn || this.voice.holding || this.input.holdingBack) return false;
-    return this.tools?.holdNow() || this.turn.hold();
+    return this.tools.holdNow() || this.turn.hold();
   }
 
   /** The call as the business's record keeps it; asked once it has ended. */
@@ -540,8 +470,8 @@ export class Call {
     const turn = new Turn({
       id,
       ...turnRequest(this.deps, this.prompts.settings, this.messages()),
-      businessTools: () => this.offeredTools(),
-      runTools: (calls, signal, say) => this.activity.duringTools(this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip())),
+      businessTools: () => this.tools.offered(),
+      runTools: (calls, signal, say) => this.tools.run(calls, signal, say),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
       onFirstToken: (t) => {
@@ -585,38 +515,6 @@ export class Call {
     if (turn.closing) return;
     const { pacing } = this.deps;
     if (pacing === 'stream' || (pacing === 'sentences' && !this.voice.playback.pending)) this.voice.deliver();
-  }
-
-  private toolLoop(): ToolLoop {
-    this.tools ??= new ToolLoop(
-      {
-        log: this.log,
-        variables: () => this.prompts.variables,
-        generalLines: () => ({ first: this.prompts.render('toolHold'), again: this.prompts.render('toolHoldAgain') }),
-        playbackRemainingMs: () => this.voice.playback.remainingMs(),
-        ran: (run) => {
-          this.deps.transcript.append(transcriptEntryOf(run));
-          this.record.toolRan(run);
-          if (!run.reused) this.deps.metrics.toolRan(run.name, run.durationMs, run.outcome);
-        },
-      },
-      { holdMs: this.deps.settings.toolHoldMs, repeatMs: this.deps.settings.toolHoldRepeatMs },
-    );
-    return this.tools;
-  }
-
-  /** The business tools on offer now, for a call of this direction. */
-  private offeredTools(): readonly BusinessTool[] {
-    const tools = this.deps.toolBox?.tools() ?? [];
-    const direction = this.prompts.variables.direction === 'outbound' ? 'outbound' : 'inbound';
-    return tools.some((t) => t.directions) ? tools.filter((t) => !t.directions || t.directions.includes(direction)) : tools;
-  }
-
-  /** system.md's `hold` clip after each hold line while a tool runs; true whether there is one or not. */
-  private playHoldClip(): true {
-    const clip = this.prompts.audio('hold');
-    if (clip) this.voice.clip(clip);
-    return true;
   }
 
   /** True when what is delivered now ends what Hotline has to say: the caller's turn follows. */

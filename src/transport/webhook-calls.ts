@@ -1,4 +1,5 @@
-import type { Call, ActionSink, SpeechPacing } from '../call/call.js';
+import type { Call } from '../call/call.js';
+import type { ActionSink, SpeechPacing } from '../call/call-deps.js';
 import type { CallRegistry } from '../call/call-registry.js';
 import { stableStringify } from '../call/redelivery.js';
 import type { Logger } from '../logger.js';

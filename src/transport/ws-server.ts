@@ -1,7 +1,8 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { ActionSink, Call } from '../call/call.js';
+import type { Call } from '../call/call.js';
+import type { ActionSink } from '../call/call-deps.js';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import { ActionSchema, type Action } from '../protocol/actions.js';

@@ -1,0 +1,97 @@
+/**
+ * What a call is given: the settings every call shares, where its actions go,
+ * and the parts it talks to. The transports and the registry build these; the
+ * call owns the shapes.
+ */
+import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Llm } from '../llm/llm.js';
+import type { PromptSet } from '../prompts/prompt-store.js';
+import type { PendingCall } from '../outbound/pending-calls.js';
+import type { Action } from '../protocol/actions.js';
+import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import type { CallerContextSource, ToolBox } from './business-tools.js';
+import type { CallActivityObserver } from './call-activity.js';
+import type { VoicemailDetector } from './call-summary.js';
+import type { TransferSetup } from './transfer.js';
+import type { VoicemailTiming } from './voicemail-watch.js';
+
+/** Limits and timings every call shares, from the configuration. */
+export interface CallSettings {
+  llmTimeoutMs: number;
+  /** A reasoning model that says nothing for this long fails the turn. */
+  llmThinkingTimeoutMs: number;
+  llmTotalTimeoutMs: number;
+  /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
+  llmMaxFailures: number;
+  /** LLM requests one turn may make while the model calls tools. */
+  llmMaxToolRounds: number;
+  /** Token cap of each LLM request; undefined sends none. */
+  llmMaxTokens: number | undefined;
+  /** The longest reply spoken, in characters. */
+  replyMaxChars: number;
+  /** A reasoning model silent this long: the caller hears the thinking line (streaming transports only); 0 never. */
+  thinkingFillerMs: number;
+  playbackGraceMs: number;
+  /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
+  historyMaxChars: number;
+  timeZone: string | undefined;
+  /** A business tool still running this long: the caller hears its hold line. */
+  toolHoldMs: number;
+  /** While it runs on, another hold line this long after the last one has played. */
+  toolHoldRepeatMs: number;
+}
+
+/** Where a call's actions go: a WebSocket, or webhook answers. */
+export interface ActionSink {
+  send(action: Action): void;
+  /** The turn is over: nothing more will be sent until the next event (or a deferred hangup/transfer). */
+  idle?(): void;
+  /** False once the connection is gone, so another one may take the call over (a reconnect). */
+  readonly open?: boolean;
+  /** Resolves once the actions sent so far have left for the service, or after `timeoutMs`. */
+  drain?(timeoutMs: number): Promise<void>;
+  /** Hotline ended the call: the connection goes too. */
+  close?(): void;
+}
+
+/**
+ * How sentences reach the voice service. `stream`: each the moment it is
+ * complete (WebSocket). `whole`: one speak with the whole reply. `sentences`:
+ * the first at once, the rest together each time the previous speech ended
+ * (webhook answers carry one action each).
+ */
+export type SpeechPacing = 'stream' | 'whole' | 'sentences';
+
+/** Why Hotline itself ends a call: the caller said nothing for too long, or Hotline is shutting down. */
+export type LeaveReason = 'idle' | 'shutdown';
+
+export interface CallDeps {
+  llm: Llm;
+  /** The prompts as they were when the call began: an edit applies from the next call. */
+  prompts: PromptSet;
+  tools: ChatCompletionTool[];
+  /** The business's own tools (HTTP, MCP), asked for at each turn: the offer changes as servers come and go. */
+  toolBox?: ToolBox | undefined;
+  /** Looks the caller up as the call starts; the greeting waits for it at most its timeout. */
+  callerContext?: CallerContextSource | undefined;
+  /** Tells an outbound call's first words from a mailbox's greeting. */
+  voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
+  transfer: TransferSetup;
+  /** The outbound call Hotline requested to this number, if any. */
+  takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
+  settings: CallSettings;
+  pacing: SpeechPacing;
+  /**
+   * Hotline may stop the service's playback with a barge_in action: only where
+   * the speak that follows still reaches the service (a WebSocket, or webhook
+   * answers that carry several actions).
+   */
+  canStopPlayback: boolean;
+  logger: Logger;
+  transcript: TranscriptWriter;
+  metrics: Metrics;
+  /** Told of the call's phase and latest words as they change (a live view). */
+  activity?: CallActivityObserver | undefined;
+}

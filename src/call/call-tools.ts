@@ -1,0 +1,76 @@
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import type { BusinessTool, ToolBox } from './business-tools.js';
+import type { CallActivityTracker } from './call-activity.js';
+import type { CallPrompts } from './call-prompts.js';
+import type { CallRecord } from './call-record.js';
+import { ToolLoop, transcriptEntryOf, type ToolCallRequest } from './tool-loop.js';
+import type { Voice } from './voice.js';
+
+export interface CallToolsDeps {
+  log: Logger;
+  toolBox: ToolBox | undefined;
+  prompts: CallPrompts;
+  voice: Voice;
+  transcript: TranscriptWriter;
+  record: CallRecord;
+  metrics: Metrics;
+  activity: CallActivityTracker;
+  timing: { holdMs: number; repeatMs: number };
+}
+
+/**
+ * The business tools of one call: which are offered to a call of its
+ * direction, and their runs — held for with lines and the hold clip, and
+ * each written to the transcript, the call's record and the metrics.
+ */
+export class CallTools {
+  /** Made at the first tool call: most calls never need one. */
+  private loop: ToolLoop | undefined;
+
+  constructor(private readonly deps: CallToolsDeps) {}
+
+  /** The business tools on offer now, for a call of this direction. */
+  offered(): readonly BusinessTool[] {
+    const tools = this.deps.toolBox?.tools() ?? [];
+    const direction = this.deps.prompts.variables.direction === 'outbound' ? 'outbound' : 'inbound';
+    return tools.some((t) => t.directions) ? tools.filter((t) => !t.directions || t.directions.includes(direction)) : tools;
+  }
+
+  /** Runs a round of the model's tool calls; `say` speaks a hold line, and the hold clip follows each one. */
+  run(calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean): Promise<void> {
+    return this.deps.activity.duringTools(this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip()));
+  }
+
+  /** A webhook request waits on a running tool: its hold line now. False when no tool runs. */
+  holdNow(): boolean {
+    return this.loop?.holdNow() ?? false;
+  }
+
+  private toolLoop(): ToolLoop {
+    const { deps } = this;
+    this.loop ??= new ToolLoop(
+      {
+        log: deps.log,
+        variables: () => deps.prompts.variables,
+        generalLines: () => ({ first: deps.prompts.render('toolHold'), again: deps.prompts.render('toolHoldAgain') }),
+        playbackRemainingMs: () => deps.voice.playback.remainingMs(),
+        ran: (run) => {
+          deps.transcript.append(transcriptEntryOf(run));
+          deps.record.toolRan(run);
+          if (!run.reused) deps.metrics.toolRan(run.name, run.durationMs, run.outcome);
+        },
+      },
+      deps.timing,
+    );
+    return this.loop;
+  }
+
+  /** system.md's `hold` clip after each hold line while a tool runs; true whether there is one or not. */
+  private playHoldClip(): true {
+    const clip = this.deps.prompts.audio('hold');
+    if (clip) this.deps.voice.clip(clip);
+    return true;
+  }
+}
