@@ -244,6 +244,7 @@ export async function startHotline(
         adminToken: config.adminToken,
         live,
         reads: dashboardReads,
+        transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
         promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,

@@ -184,4 +184,41 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     expect(failed).toEqual([]);
     await page.close();
   }, 60_000);
+
+  test('a call in progress opens from its number: the conversation grows as it happens, and at its end the page is its story', async () => {
+    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    const failed: string[] = [];
+    page.on('pageerror', (error) => failed.push(error.message));
+    await logIn(page);
+    await page.waitForSelector('body[data-live=ready]');
+
+    const service = await call('4915112345678');
+    const row = page.locator(`tr[data-session="${service.sessionId}"]`);
+    await row.locator('td').first().locator('a').click();
+    await page.waitForURL(new RegExp(`/dashboard/calls/${service.sessionId}$`));
+    await page.waitForSelector('body[data-call-live=ready]');
+    expect(await page.textContent('h1')).toContain('4915•••••••78');
+    expect(await page.textContent('h1')).toContain('in progress');
+
+    // The greeting is written once it has played; the page shows it without a reload.
+    service.finishSpeech();
+    await expect.poll(() => page.locator('.conversation li.agent').count()).toBe(1);
+    service.say('Tell me a story');
+    await service.next((a) => a.type === 'speak' && a.text !== undefined && a.text.startsWith('Once upon a time'));
+    await expect.poll(() => page.locator('.conversation li.caller').last().textContent()).toContain('Tell me a story');
+    await expect.poll(() => page.textContent('.agent-said')).toContain('Once upon a time');
+    expect(await page.textContent('.phase')).toMatch(/thinking|speaking/);
+    await page.screenshot({ path: screenshotPath('live-call'), fullPage: true });
+
+    service.say('That is all, bye.', { bargedIn: true });
+    await service.nextOfType('hangup');
+    service.end('hangup');
+    // The call's story takes the page's place: the waterfall, and the cut story marked.
+    await page.waitForSelector('#waterfall', { timeout: 15_000 });
+    expect(await page.locator('#live-call').count()).toBe(0);
+    expect(await page.locator('li.agent.interrupted').count()).toBe(1);
+    expect(failed).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

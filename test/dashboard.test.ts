@@ -255,6 +255,41 @@ describe('pages', () => {
 });
 
 describe('live', () => {
+  test('a call in progress at its story\'s address: the conversation so far and the latest words; once ended, its story', async () => {
+    await start();
+    const cookie = await logIn();
+    const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
+    services.push(service);
+    service.start({ from_phone_number: '4915112345678' });
+    await service.nextOfType('speak');
+    service.say(`hello ${HOSTILE}`);
+    await service.next((a) => a.text === 'Sure.');
+    const address = `/dashboard/calls/${encodeURIComponent(service.sessionId)}`;
+    // The reply is written once it has played (the fake service reports its end).
+    await expect.poll(async () => (await (await get(address, cookie)).text()).includes('<p>Sure.</p>')).toBe(true);
+    const res = await get(address, cookie);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('in progress');
+    expect(page).toContain(`data-session="${service.sessionId}"`);
+    expect(page).toContain('4915•••••••78');
+    expect(page).not.toContain('4915112345678');
+    expect(page).toContain('hello &lt;img src=x onerror=alert(1)&gt;');
+    expect(page).not.toContain(HOSTILE);
+    expect(page).toContain('<q class="agent-said">Sure.</q>');
+    expect(page).toContain('src="../assets/call-live.js"');
+    expect((await get('/dashboard/assets/call-live.js', cookie, '*/*')).status).toBe(200);
+
+    service.say('bye');
+    await service.nextOfType('hangup');
+    service.end('hangup');
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env!.hotline.reports.whenIdle();
+    const story = await (await get(address, cookie)).text();
+    expect(story).not.toContain('in progress');
+    expect(story).toContain('Where the time went');
+  });
+
   test('the event stream: a snapshot, then the call as it starts, speaks and ends, its number masked', async () => {
     await start();
     const cookie = await logIn();

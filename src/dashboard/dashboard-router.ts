@@ -13,6 +13,7 @@ import { layout, showNumber } from './layout.js';
 import type { LiveCalls } from './live-calls.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
+import { CALL_LIVE_SCRIPT, liveCallPage } from './pages/live-call.js';
 import { storyPage } from './pages/story.js';
 import { campaignsPage } from './pages/campaigns.js';
 import { chartsPage } from './pages/charts.js';
@@ -30,6 +31,8 @@ export interface DashboardDeps {
   live: LiveCalls;
   /** The database's calls and reports, read off the call path (see ThreadReads). */
   reads: DashboardReads;
+  /** Where a call's transcript is being written: a call in progress is shown from it. */
+  transcriptFileOf(sessionId: string): string;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
   /** Whether a failed login from this address may be tried again now. */
@@ -63,7 +66,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   }
   const sessions = new SessionCookies(token);
   const chartJs = chartJsSource();
-  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
+  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
 
   // Nothing of the dashboard is cached or framed, and its pages load nothing from elsewhere.
@@ -178,10 +181,17 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   });
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
-    const found = await deps.reads.call(String(req.params.sessionId));
+    const sessionId = String(req.params.sessionId);
+    // In progress: the conversation so far. A call adopted after a restart may have a stored story too; now wins.
+    const inProgress = deps.live.get(sessionId);
+    if (inProgress) {
+      const transcript = await deps.reads.transcript(deps.transcriptFileOf(sessionId));
+      return sendPage(res, liveCallPage({ call: inProgress, lines: transcript.lines, transcriptProblem: transcript.problem, numbersShown: numbersShown(req) }));
+    }
+    const found = await deps.reads.call(sessionId);
     if (!found) {
       res.status(404);
-      return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body: html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1><p class="muted">It may still be in progress: its story is written when it ends.</p>` }));
+      return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body: html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1><p class="muted">No call with this id is stored or in progress. A call that has just ended is stored in a moment.</p>` }));
     }
     sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req) }));
   });

@@ -35,6 +35,11 @@ export class LiveCalls implements CallActivityObserver {
     if (this.viewers.size > 0) this.note(sessionId, null);
   }
 
+  /** The call in progress with this session id, if there is one. */
+  get(sessionId: string): CallActivity | undefined {
+    return this.calls.get(sessionId);
+  }
+
   get size(): number {
     return this.calls.size;
   }

@@ -24,6 +24,8 @@ export interface DashboardReads {
   campaigns(): Promise<CampaignProgress[]>;
   /** A stored call with its report and its transcript's lines (read off the calls' thread too). */
   call(sessionId: string): Promise<CallStory | undefined>;
+  /** A transcript as written so far: a call in progress. */
+  transcript(file: string): Promise<{ lines: TranscriptLine[]; problem?: string | undefined }>;
   charts(now: Date): Promise<ChartData>;
   checkPrompts(): Promise<PromptsCheck>;
   close(): Promise<void>;
@@ -74,6 +76,7 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
       const transcript = await readTranscript(call.transcriptFile);
       return { call, report, lines: transcript.lines, transcriptProblem: transcript.problem };
     },
+    transcript: (file) => readTranscript(file),
   };
 }
 
@@ -86,6 +89,7 @@ export function inProcessReads(db: Database, prompts: PromptsToCheck): Dashboard
     fieldNames: async () => q.fieldNames(),
     campaigns: async () => q.campaigns(),
     call: async (...args) => q.call(...args),
+    transcript: async (...args) => q.transcript(...args),
     charts: async (...args) => q.charts(...args),
     checkPrompts: async () => q.checkPrompts(),
     close: async () => undefined,
@@ -125,6 +129,9 @@ export class ThreadReads implements DashboardReads {
   }
   call(sessionId: string) {
     return this.ask<CallStory | undefined>('call', [sessionId]);
+  }
+  transcript(file: string) {
+    return this.ask<{ lines: TranscriptLine[]; problem?: string | undefined }>('transcript', [file]);
   }
   charts(now: Date) {
     return this.ask<ChartData>('charts', [now]);

@@ -32,6 +32,8 @@ td.summary { max-width: 420px; }
 .reason-transferred, .reason-voicemail { background: #fef0c7; }
 .field, .badge { display: inline-block; margin: .1rem .25rem .1rem 0; padding: 0 .4rem; border-radius: 4px; background: #eef2f6; font-size: .8rem; }
 .badge.barge { background: #fee4e2; color: var(--bad); }
+.badge.live { background: #dcfae6; color: var(--ok); vertical-align: middle; }
+.now q { font-style: italic; }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem .9rem; align-items: end; background: var(--card); padding: .8rem; border: 1px solid var(--line); border-radius: 8px; margin-bottom: .8rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); }
 input, select, button, .button { font: inherit; padding: .3rem .5rem; border: 1px solid #cfd4dc; border-radius: 6px; background: #fff; color: var(--ink); }

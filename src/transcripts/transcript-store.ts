@@ -89,11 +89,16 @@ export class TranscriptStore {
 
   /** What the transcript on disk says of a call this process never saw start; undefined if there is none. */
   readPrior(sessionId: string): Promise<PriorCall | undefined> {
-    return readPriorCall(path.join(this.dir, transcriptFileName(sessionId)));
+    return readPriorCall(this.fileOf(sessionId));
   }
 
   open(sessionId: string, logger: Logger): TranscriptWriter {
-    return new TranscriptWriter(path.join(this.dir, transcriptFileName(sessionId)), sessionId, logger);
+    return new TranscriptWriter(this.fileOf(sessionId), sessionId, logger);
+  }
+
+  /** Where a session's transcript is written. */
+  fileOf(sessionId: string): string {
+    return path.join(this.dir, transcriptFileName(sessionId));
   }
 
   /** Tracks a closing transcript so shutdown can wait for it. */

@@ -15,7 +15,8 @@ export function livePage(options: { numbersShown: boolean }): Html {
   <thead><tr><th>Number</th><th>Direction</th><th>Duration</th><th>State</th><th>Caller said</th><th>Hotline said</th></tr></thead>
   <tbody></tbody>
 </table>
-<p id="live-empty" class="muted">No call in progress. Calls appear here as they start, and stay a moment after they end.</p>`,
+<p id="live-empty" class="muted">No call in progress. Calls appear here as they start, and stay a moment after they end.</p>
+<p class="muted">A call's number opens its conversation so far.</p>`,
   });
 }
 
@@ -51,7 +52,14 @@ export const LIVE_SCRIPT = String.raw`(function () {
       rows.set(call.sessionId, row);
     }
     var cells = row.tr.children;
-    text(cells[0], call.number);
+    // The number opens the call: its conversation so far, then its story.
+    var open = cells[0].firstChild;
+    if (!open) {
+      open = document.createElement('a');
+      open.href = 'calls/' + encodeURIComponent(call.sessionId);
+      cells[0].appendChild(open);
+    }
+    text(open, call.number);
     text(cells[1], call.direction);
     text(cells[3], call.phase);
     cells[3].className = 'phase phase-' + call.phase;

@@ -3,6 +3,7 @@ import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../html.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
 import type { TranscriptLine } from '../transcript-lines.js';
+import { conversationList } from './conversation.js';
 
 export interface StoryView {
   call: CallSummary;
@@ -48,7 +49,7 @@ ${reportSection(report)}
 <section id="conversation">
   <h2>Conversation</h2>
   ${view.transcriptProblem ? html`<p class="warning">${view.transcriptProblem}</p>` : ''}
-  <ol class="conversation">${view.lines.map(lineItem)}</ol>
+  ${conversationList(view.lines)}
 </section>
 ${waterfall(call.turns, callerLines)}`,
   });
@@ -65,30 +66,6 @@ function reportSection(report: StoredReport | undefined): Html {
       : html`<p class="muted">Fields ${report.fieldsStatus}${report.fieldsError ? html`: ${report.fieldsError}` : ''}.</p>`
   }
 </section>`;
-}
-
-function lineItem(line: TranscriptLine): Html {
-  const at = line.ts ? html`<time datetime="${line.ts}">${line.ts.slice(11, 19)}</time>` : '';
-  switch (line.role) {
-    case 'user':
-      return html`<li class="turn caller${line.mailbox ? ' mailbox' : ''}">${at}<span class="who">${line.mailbox ? 'Mailbox' : 'Caller'}${line.keypad ? html` <span class="badge">keypad</span>` : ''}</span><p>${line.text}</p></li>`;
-    case 'assistant': {
-      if (!line.interrupted) return html`<li class="turn agent">${at}<span class="who">Hotline</span><p>${line.text}</p></li>`;
-      const generated = line.generated ?? line.text;
-      const unheard = generated.startsWith(line.text) ? generated.slice(line.text.length).trim() : generated;
-      return html`<li class="turn agent interrupted">${at}<span class="who">Hotline <span class="badge barge">interrupted</span></span>
-        <p>${line.text ? html`<span class="heard" title="what the caller heard">${line.text}</span>` : ''}${unheard ? html` <span class="unheard" title="generated, never spoken">${unheard}</span>` : ''}</p></li>`;
-    }
-    case 'tool':
-      return html`<li class="tool">${at}<span class="who">Tool <code>${line.name ?? '?'}</code></span>
-        <span>${line.arguments ?? ''}</span> → <span>${line.text}</span>
-        ${line.outcome ? html`<span class="badge outcome-${line.outcome}">${line.outcome}</span>` : ''}
-        ${line.duration_ms !== undefined ? html`<span class="badge">${Math.round(line.duration_ms)} ms</span>` : ''}
-        ${line.reused ? html`<span class="badge">reused</span>` : ''}
-        ${line.hold_lines?.length ? html`<div class="muted hold">While it ran the caller heard: ${line.hold_lines.map((l, i) => html`${i > 0 ? ' · ' : ''}“${l}”`)}</div>` : ''}</li>`;
-    case 'event':
-      return html`<li class="event">${at}<span>${line.text.replaceAll('_', ' ')}${line.reason ? html` (${line.reason})` : ''}</span></li>`;
-  }
 }
 
 /** Each turn as a row of bars on one scale: a slow turn is seen, not read. */

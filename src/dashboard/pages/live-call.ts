@@ -1,0 +1,115 @@
+import type { CallActivity } from '../../call/call-activity.js';
+import { html, type Html } from '../html.js';
+import { formatTime, layout, showNumber } from '../layout.js';
+import type { TranscriptLine } from '../transcript-lines.js';
+import { conversationList } from './conversation.js';
+
+export interface LiveCallView {
+  call: CallActivity;
+  /** The transcript as written so far: a reply is written once it has played, or was cut. */
+  lines: readonly TranscriptLine[];
+  transcriptProblem: string | undefined;
+  numbersShown: boolean;
+}
+
+/**
+ * A call in progress, at its story's address: the conversation so far and
+ * what is happening now. call-live.js keeps it current, and shows the story
+ * in its place once the call has ended.
+ */
+export function liveCallPage(view: LiveCallView): Html {
+  const { call } = view;
+  const party = call.direction === 'inbound' ? call.from : call.to;
+  return layout({
+    title: 'Call in progress',
+    section: 'live',
+    root: '../',
+    here: `calls/${encodeURIComponent(call.sessionId)}`,
+    numbersShown: view.numbersShown,
+    scripts: ['call-live.js'],
+    body: html`<p><a href="../">← Live calls</a></p>
+<div id="live-call" data-session="${call.sessionId}">
+<h1>${call.direction === 'inbound' ? 'Call from' : 'Call to'} ${showNumber(party, view.numbersShown)} <span class="badge live">in progress</span></h1>
+<p id="live-call-state" class="muted" role="status">This page follows the call as it happens.</p>
+<div id="live-call-now">
+<dl class="facts">
+  <dt>Started</dt><dd>${formatTime(call.startedAt)}</dd>
+  <dt>State</dt><dd><span class="phase phase-${call.phase}">${call.phase}</span></dd>
+  <dt>Session</dt><dd><code>${call.sessionId}</code></dd>
+</dl>
+<section id="conversation">
+  <h2>Conversation so far</h2>
+  ${view.transcriptProblem ? html`<p class="warning">${view.transcriptProblem}</p>` : ''}
+  ${conversationList(view.lines)}
+  <p class="muted now">Latest words — caller: <q class="caller-said">${call.callerSaid ?? '—'}</q> · Hotline: <q class="agent-said">${call.agentSaid ?? '—'}</q></p>
+</section>
+</div>
+</div>`,
+  });
+}
+
+/**
+ * The browser side: on each change of this call in the live stream, the page
+ * is fetched again and its live part swapped in (one fetch at a time); once
+ * the call has ended, the page reloads as the call's story.
+ */
+export const CALL_LIVE_SCRIPT = String.raw`(function () {
+  'use strict';
+  var root = document.getElementById('live-call');
+  if (!root) return;
+  var session = root.dataset.session;
+  var state = document.getElementById('live-call-state');
+  var fetching = false;
+  var again = false;
+  var ended = false;
+
+  function page() {
+    return fetch(location.href, { credentials: 'same-origin', cache: 'no-store' }).then(function (res) {
+      return res.text().then(function (text) { return { status: res.status, doc: new DOMParser().parseFromString(text, 'text/html') }; });
+    });
+  }
+  function refresh() {
+    if (fetching) { again = true; return; }
+    fetching = true;
+    page().then(function (got) {
+      var fresh = got.doc.getElementById('live-call-now');
+      if (fresh && !ended) document.getElementById('live-call-now').replaceWith(fresh);
+      else if (!fresh && got.status === 200) location.reload();
+    }).catch(function () {}).then(function () {
+      fetching = false;
+      if (again) { again = false; refresh(); }
+    });
+  }
+  // The story is stored as the call ends; until it is, the address answers "no such call".
+  function awaitStory(tries) {
+    page().then(function (got) {
+      if (got.status === 200 && !got.doc.getElementById('live-call')) return location.reload();
+      if (tries > 0) setTimeout(function () { awaitStory(tries - 1); }, 500);
+      else state.textContent = 'The call has ended; its story is not stored yet. Reload in a moment.';
+    }).catch(function () { state.textContent = 'The call has ended. Reload to see its story.'; });
+  }
+  function end() {
+    if (ended) return;
+    ended = true;
+    source.close();
+    state.textContent = 'The call has ended; its story follows.';
+    document.body.dataset.callLive = 'ended';
+    awaitStory(20);
+  }
+
+  var source = new EventSource('../live');
+  source.addEventListener('error', function () { if (!ended) state.textContent = 'Connection lost; reconnecting…'; });
+  source.addEventListener('snapshot', function (event) {
+    var calls = JSON.parse(event.data);
+    if (!calls.some(function (c) { return c.sessionId === session; })) return end();
+    state.textContent = 'Live: the conversation grows as it happens.';
+    document.body.dataset.callLive = 'ready';
+    refresh();
+  });
+  source.addEventListener('update', function (event) {
+    var update = JSON.parse(event.data);
+    if (update.ended.indexOf(session) >= 0) return end();
+    if (update.calls.some(function (c) { return c.sessionId === session; })) refresh();
+  });
+})();
+`;
