@@ -228,6 +228,7 @@ export async function startHotline(
     token: config.adminToken,
     client,
     pendingCalls,
+    control: registry,
     defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice, countryCode: outbound.defaultCountryCode },
     logger,
   });
@@ -245,6 +246,7 @@ export async function startHotline(
         live,
         reads: dashboardReads,
         transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
+        control: registry,
         promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,

@@ -111,6 +111,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     // The row says the call ended and links to its story.
     const storyLink = row.locator('a', { hasText: 'story' });
     await storyLink.waitFor();
+    await env.hotline.registry.whenRecorded();
     await env.hotline.reports.whenIdle();
     await storyLink.click();
     await page.waitForURL(new RegExp(`/dashboard/calls/${service.sessionId}$`));
@@ -140,6 +141,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     const other = await call('4917699887766');
     other.end('hangup');
     await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env.hotline.registry.whenRecorded();
     await env.hotline.reports.whenIdle();
 
     await page.click('nav >> text=Calls');
@@ -185,7 +187,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
-  test('a call in progress opens from its number: the conversation grows as it happens, and at its end the page is its story', async () => {
+  test('a call in progress opens from its number: the conversation grows as it happens, a person ends it, and the page is its story', async () => {
     env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN });
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const failed: string[] = [];
@@ -211,13 +213,24 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     expect(await page.textContent('.phase')).toMatch(/thinking|speaking/);
     await page.screenshot({ path: screenshotPath('live-call'), fullPage: true });
 
-    service.say('That is all, bye.', { bargedIn: true });
+    // The person watching ends the call, after saying yes to the question: the story stops, a goodbye, the hangup.
+    const asked: string[] = [];
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.click('#hang-up-call');
+    expect(asked).toEqual([expect.stringContaining('End this call now?')]);
+    await service.nextOfType('barge_in');
+    expect((await service.nextOfType('speak')).text).toContain('Goodbye');
+    service.finishSpeech();
     await service.nextOfType('hangup');
     service.end('hangup');
-    // The call's story takes the page's place: the waterfall, and the cut story marked.
+    // The call's story takes the page's place: the waterfall, the cut story marked, who ended it.
     await page.waitForSelector('#waterfall', { timeout: 15_000 });
     expect(await page.locator('#live-call').count()).toBe(0);
     expect(await page.locator('li.agent.interrupted').count()).toBe(1);
+    expect(await page.textContent('.reason')).toBe('operator hung up');
     expect(failed).toEqual([]);
     await page.close();
   }, 60_000);

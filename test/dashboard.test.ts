@@ -67,6 +67,7 @@ async function finishedCall(from: string): Promise<FakeVoiceService> {
   await service.nextOfType('hangup');
   service.end('hangup');
   await expect.poll(() => env!.hotline.registry.size).toBe(0);
+  await env!.hotline.registry.whenRecorded();
   await env!.hotline.reports.whenIdle();
   return service;
 }
@@ -284,6 +285,7 @@ describe('live', () => {
     await service.nextOfType('hangup');
     service.end('hangup');
     await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env!.hotline.registry.whenRecorded();
     await env!.hotline.reports.whenIdle();
     const story = await (await get(address, cookie)).text();
     expect(story).not.toContain('in progress');

@@ -494,6 +494,7 @@ describe('voicemail: a real Hotline tells a mailbox from a person', () => {
     expect(lines.find((l) => l.text === 'voicemail_detected')).toMatchObject({ role: 'event', by: 'phrases' });
     expect(lines.filter((l) => l.role === 'user').every((l) => l.mailbox === true)).toBe(true);
     // The call's record says how it ended.
+    await env!.hotline.registry.whenRecorded();
     await env!.hotline.reports.whenIdle();
     expect(env!.hotline.reports.getCall(call!.sessionId!)?.call.endReason).toBe('voicemail');
   });

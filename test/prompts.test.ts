@@ -55,6 +55,8 @@ const GOOD: Record<string, string> = {
   'idle-goodbye.md': 'Are you still there? Goodbye.\n',
   'shutdown-goodbye.md': 'We have to end the call for maintenance. Goodbye.\n',
   'shutdown-transfer.md': 'We have to hand you over now. One moment.\n',
+  'operator-transfer.md': 'A colleague takes over now. One moment.\n',
+  'operator-goodbye.md': 'We have to end the call now. Goodbye.\n',
   'silence-reprompt.md': 'Hello? Are you there?\n',
   'silence-goodbye.md': 'I cannot hear you. Goodbye.\n',
   'tool-hold.md': 'Let me look that up.\n',
@@ -114,6 +116,8 @@ describe('shipped prompts', () => {
       'idle-goodbye.md',
       'shutdown-goodbye.md',
       'shutdown-transfer.md',
+      'operator-transfer.md',
+      'operator-goodbye.md',
       'silence-reprompt.md',
       'silence-goodbye.md',
       'tool-hold.md',
@@ -405,6 +409,8 @@ describe('checkPromptsFolder', () => {
       ['idle-goodbye.md', []],
       ['shutdown-goodbye.md', []],
       ['shutdown-transfer.md', []],
+      ['operator-transfer.md', []],
+      ['operator-goodbye.md', []],
       ['silence-reprompt.md', []],
       ['silence-goodbye.md', []],
       ['tool-hold.md', []],
@@ -426,6 +432,8 @@ describe('checkPromptsFolder', () => {
       'idle-goodbye.md warning: is missing; the built-in default is used',
       'shutdown-goodbye.md warning: is missing; the built-in default is used',
       'shutdown-transfer.md warning: is missing; the built-in default is used',
+      'operator-transfer.md warning: is missing; the built-in default is used',
+      'operator-goodbye.md warning: is missing; the built-in default is used',
       'silence-reprompt.md warning: is missing; the built-in default is used',
       'silence-goodbye.md warning: is missing; the built-in default is used',
       'tool-hold.md warning: is missing; the built-in default is used',
@@ -443,7 +451,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('17 files, 0 problems');
+    expect(lines.at(-1)).toBe('19 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -459,6 +467,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('17 files, 2 problems');
+    expect(lines.at(-1)).toBe('19 files, 2 problems');
   }, 30_000);
 });

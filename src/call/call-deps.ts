@@ -64,8 +64,8 @@ export interface ActionSink {
  */
 export type SpeechPacing = 'stream' | 'whole' | 'sentences';
 
-/** Why Hotline itself ends a call: the caller said nothing for too long, or Hotline is shutting down. */
-export type LeaveReason = 'idle' | 'shutdown';
+/** Why Hotline itself ends a call: the caller said nothing for too long, Hotline is shutting down, or a person running it said so. */
+export type LeaveReason = 'idle' | 'shutdown' | 'operator';
 
 export interface CallDeps {
   llm: Llm;

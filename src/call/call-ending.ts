@@ -39,6 +39,8 @@ export class CallEnding {
   private transferred = false;
   /** Set while Hotline ends the call itself; resolves when the call-ending action has gone out. */
   private leaving: { done: Promise<void>; resolve: () => void } | undefined;
+  /** An operator hands the call over: the caller's words no longer call it off, until it comes back unanswered. */
+  private handingOver = false;
 
   constructor(private readonly host: CallEndingHost) {
     this.pending = new PendingEnding(
@@ -57,9 +59,9 @@ export class CallEnding {
     return this.hungUp;
   }
 
-  /** The call is on its way out: hung up, or Hotline is ending it. */
+  /** The call is on its way out: hung up, Hotline is ending it, or an operator hands it over. */
   get closing(): boolean {
-    return this.hungUp || this.leaving !== undefined;
+    return this.hungUp || this.leaving !== undefined || this.handingOver;
   }
 
   get leavingNow(): boolean {
@@ -87,8 +89,15 @@ export class CallEnding {
     if (!this.transferred) return false;
     this.transferred = false;
     this.hungUp = false;
+    this.handingOver = false;
     this.host.recordEnding(undefined);
     return true;
+  }
+
+  /** A person hands the call over: like `after`, but what the caller says meanwhile no longer calls it off. */
+  handOver(ending: Ending): void {
+    this.handingOver = true;
+    this.after(ending);
   }
 
   /** Transfer and hangup wait until the speech before them has played. */

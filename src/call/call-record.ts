@@ -3,7 +3,7 @@ import type { Reply } from './reply.js';
 import type { ToolRunRecord } from './tool-loop.js';
 
 /** Why Hotline itself ended a call (hung up or handed it over): it decides how the call is said to have ended. */
-export type EndingCause = 'model' | 'silence' | 'give_up' | 'idle' | 'shutdown' | 'voicemail';
+export type EndingCause = 'model' | 'silence' | 'give_up' | 'idle' | 'shutdown' | 'voicemail' | 'operator';
 
 /** A turn's figures, each in ms from the caller's words (`wordsAt`, performance.now()). */
 interface TurnStats {
@@ -120,6 +120,7 @@ export class CallRecord {
     // Hotline's own reasons for ending a call win over whoever closed the line after it.
     if (reason === 'idle_timeout') return 'idle';
     if (reason === 'shutdown') return 'shutdown';
+    if (reason === 'operator') return 'operator_hung_up';
     const ending = this.ending;
     if (ending) {
       switch (ending.cause) {
@@ -129,6 +130,8 @@ export class CallRecord {
           return 'error';
         case 'idle':
           return 'idle';
+        case 'operator':
+          return ending.type === 'transfer' ? 'operator_transferred' : 'operator_hung_up';
         default:
           return ending.cause;
       }

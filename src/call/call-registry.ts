@@ -9,6 +9,7 @@ import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './business-tools.js';
 import type { CallActivityObserver } from './call-activity.js';
+import type { CallControl, ControlOutcome } from './call-control.js';
 import type { CallObserver, CallStartedInfo, VoicemailDetector } from './call-summary.js';
 import type { VoicemailTiming } from './voicemail-watch.js';
 import { Call } from './call.js';
@@ -71,7 +72,7 @@ const RETIRE_DRAIN_MS = 10_000;
 const RETIRE_LEAVE_MS = 30_000;
 
 /** Every call in progress, by session id: the one core both transports drive. */
-export class CallRegistry {
+export class CallRegistry implements CallControl {
   private readonly calls = new Map<string, Call>();
   /** When each call last had an event, for the idle reaper. */
   private readonly lastEventAt = new Map<string, number>();
@@ -87,6 +88,8 @@ export class CallRegistry {
   private readonly orphans = new Map<string, NodeJS.Timeout>();
   /** Connections open without a call yet: they count against MAX_CALLS like calls do. */
   private heldSlots = 0;
+  /** Ended calls whose transcript is still being closed: the observer hears of each after. */
+  private readonly recording = new Set<Promise<void>>();
   private readonly reaper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: CallRegistryOptions) {
@@ -228,10 +231,37 @@ export class CallRegistry {
       await sink.drain?.(RETIRE_DRAIN_MS);
       // Closed first, so the connection goes as "call ended", not as one left idle.
       sink.close?.();
-      await this.end(sessionId, why === 'idle' ? 'idle_timeout' : 'shutdown');
+      await this.end(sessionId, why === 'idle' ? 'idle_timeout' : why);
     } finally {
       this.retiring.delete(sessionId);
     }
+  }
+
+  transferTargets(): { default: boolean; named: string[] } {
+    const { transfer } = this.setupFor(this.options.prompts());
+    return { default: transfer.defaultTarget !== undefined, named: Object.keys(transfer.targets) };
+  }
+
+  transfer(sessionId: string, target?: string): ControlOutcome {
+    const call = this.calls.get(sessionId);
+    if (!call) return 'not_found';
+    if (this.retiring.has(sessionId)) return 'ending';
+    return call.handOver(target);
+  }
+
+  hangUp(sessionId: string): ControlOutcome {
+    const call = this.calls.get(sessionId);
+    if (!call) return 'not_found';
+    if (this.retiring.has(sessionId)) return 'ending';
+    this.retire(sessionId, 'operator').catch((error: unknown) =>
+      this.options.logger.error({ err: error, sessionId }, 'ending a call for an operator failed'),
+    );
+    return 'done';
+  }
+
+  /** Resolves once every call ended so far has been handed to the observer (its transcript on disk first). */
+  async whenRecorded(): Promise<void> {
+    while (this.recording.size > 0) await Promise.allSettled([...this.recording]);
   }
 
   /** Retires every call in progress (shutdown). */
@@ -251,13 +281,15 @@ export class CallRegistry {
     const { observer } = this.options;
     if (observer) {
       const summary = call.summary(reason, origin);
-      void closed.then(() => {
+      const recorded = closed.then(() => {
         try {
           observer.callEnded(summary);
         } catch (error) {
           this.options.logger.error({ err: error, sessionId }, 'recording the ended call failed');
         }
       });
+      this.recording.add(recorded);
+      void recorded.finally(() => this.recording.delete(recorded));
     }
     this.ended.add(sessionId);
     if (this.ended.size > ENDED_REMEMBERED) this.ended.delete(this.ended.values().next().value!);

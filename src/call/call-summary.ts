@@ -27,6 +27,10 @@ export const CALL_END_REASONS = [
   'voicemail',
   /** The connection to the voice service broke and did not come back. */
   'connection_lost',
+  /** A person running Hotline ended the call (the dashboard, the admin API). */
+  'operator_hung_up',
+  /** A person running Hotline handed the call to a colleague. */
+  'operator_transferred',
 ] as const;
 export type CallEndReason = (typeof CALL_END_REASONS)[number];
 

@@ -12,6 +12,7 @@ import type {
 } from '../protocol/events.js';
 import type { PriorCall } from '../transcripts/prior-call.js';
 import type { CallerContextSource } from './business-tools.js';
+import type { ControlOutcome } from './call-control.js';
 import type { ActionSink, CallDeps, LeaveReason } from './call-deps.js';
 import { CallEnding } from './call-ending.js';
 import { CallActivityTracker } from './call-activity.js';
@@ -29,11 +30,14 @@ import { ReplyLog } from './reply-log.js';
 import type { SilenceStep } from './silence.js';
 import { notInterruptible } from './speak-action.js';
 import { hasSsml, stripSsml } from './ssml.js';
-import { defaultDestination, resolveTransfer, type CallParties } from './transfer.js';
+import { defaultDestination, namedDestination, resolveTransfer, type CallParties } from './transfer.js';
 import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
 import { turnRequest } from './turn-request.js';
 import { Voice } from './voice.js';
 import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
+
+/** What the caller hears as Hotline hangs up of its own accord. */
+const LEAVE_LINES = { idle: 'idleGoodbye', shutdown: 'shutdownGoodbye', operator: 'operatorGoodbye' } as const satisfies Record<LeaveReason, PromptName>;
 
 /**
  * One phone call: its conversation, what the caller heard, and the turn in
@@ -238,6 +242,11 @@ export class Call {
     const { done, fresh } = this.ending.leave();
     if (!fresh) return done;
     this.log.info({ reason }, 'Hotline is ending the call');
+    if (reason === 'operator') {
+      // A person decided: what plays now stops where the service allows it, and the goodbye follows at once.
+      this.deps.transcript.append({ role: 'event', text: 'operator_hangup' });
+      this.stopTalking();
+    }
     if (this.turn) {
       this.turn.abort('ended');
       this.settleTurn();
@@ -250,10 +259,29 @@ export class Call {
       this.speakLine('shutdownTransfer', { final: true });
       this.ending.after({ type: 'transfer', destination, cause: reason });
     } else {
-      this.speakLine(reason === 'idle' ? 'idleGoodbye' : 'shutdownGoodbye', { final: true });
+      this.speakLine(LEAVE_LINES[reason], { final: true });
       this.ending.after({ type: 'hangup', cause: reason });
     }
     return done;
+  }
+
+  /**
+   * A person running Hotline hands the call to a colleague now: generation
+   * and playback stop, the caller hears operator-transfer.md, then the
+   * transfer. The caller's words no longer call it off; a transfer nobody
+   * answers brings the call back as any transfer does. `target` names one of
+   * the call's transfer targets; without it, TRANSFER_TARGET.
+   */
+  handOver(target: string | undefined): Exclude<ControlOutcome, 'not_found'> {
+    if (this.ended || this.ending.closing) return 'ending';
+    const destination = target === undefined ? defaultDestination(this.deps.transfer) : namedDestination(target, this.deps.transfer);
+    if (!destination) return 'no_destination';
+    this.log.info({ target: destination.target }, 'an operator hands the call over');
+    this.deps.transcript.append({ role: 'event', text: 'operator_transfer' });
+    this.stopTalking();
+    this.speakLine('operatorTransfer', { final: true });
+    this.ending.handOver({ type: 'transfer', destination, cause: 'operator' });
+    return 'done';
   }
 
   /**

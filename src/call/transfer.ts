@@ -46,16 +46,19 @@ export function defaultDestination(setup: TransferSetup): TransferDestination | 
 /** A named target the model chose, if it is one of ours; otherwise the default destination. */
 export function resolveTransfer(argumentsJson: string, setup: TransferSetup): TransferDestination | undefined {
   const named = parseTransferTarget(argumentsJson);
-  if (named && Object.hasOwn(setup.targets, named)) {
-    const target = setup.targets[named]!;
-    return {
-      target: target.number,
-      callerIdName: target.callerIdName ?? setup.callerIdName,
-      callerIdNumber: target.callerIdNumber ?? setup.callerIdNumber,
-      timeoutSeconds: target.timeoutSeconds ?? setup.timeoutSeconds,
-    };
-  }
-  return defaultDestination(setup);
+  return (named ? namedDestination(named, setup) : undefined) ?? defaultDestination(setup);
+}
+
+/** One of the named targets (TRANSFER_TARGETS), with the call-wide caller id settings where it has none of its own. */
+export function namedDestination(name: string, setup: TransferSetup): TransferDestination | undefined {
+  if (!Object.hasOwn(setup.targets, name)) return undefined;
+  const target = setup.targets[name]!;
+  return {
+    target: target.number,
+    callerIdName: target.callerIdName ?? setup.callerIdName,
+    callerIdNumber: target.callerIdNumber ?? setup.callerIdNumber,
+    timeoutSeconds: target.timeoutSeconds ?? setup.timeoutSeconds,
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallActivity } from '../call/call-activity.js';
+import type { CallControl, ControlOutcome } from '../call/call-control.js';
 import type { Logger } from '../logger.js';
 import { secretMatches } from '../transport/auth.js';
 import type { CallListing } from '../store/call-search.js';
@@ -33,6 +34,8 @@ export interface DashboardDeps {
   reads: DashboardReads;
   /** Where a call's transcript is being written: a call in progress is shown from it. */
   transcriptFileOf(sessionId: string): string;
+  /** Hands a call in progress over, or ends it, for the person watching. */
+  control: CallControl;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
   /** Whether a failed login from this address may be tried again now. */
@@ -186,7 +189,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const inProgress = deps.live.get(sessionId);
     if (inProgress) {
       const transcript = await deps.reads.transcript(deps.transcriptFileOf(sessionId));
-      return sendPage(res, liveCallPage({ call: inProgress, lines: transcript.lines, transcriptProblem: transcript.problem, numbersShown: numbersShown(req) }));
+      return sendPage(
+        res,
+        liveCallPage({
+          call: inProgress,
+          lines: transcript.lines,
+          transcriptProblem: transcript.problem,
+          numbersShown: numbersShown(req),
+          transferTargets: deps.control.transferTargets(),
+        }),
+      );
     }
     const found = await deps.reads.call(sessionId);
     if (!found) {
@@ -196,12 +208,40 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req) }));
   });
 
+  // A person steps in: the call is handed to a colleague, or ended with a goodbye. Back to the call's page after.
+  router.post('/dashboard/calls/:sessionId/transfer', form, (req: Request, res: Response) => {
+    const sessionId = String(req.params.sessionId);
+    const target = typeof req.body?.target === 'string' && req.body.target !== '' ? (req.body.target as string) : undefined;
+    const outcome = deps.control.transfer(sessionId, target);
+    deps.logger.info({ sessionId, target, outcome }, 'operator transfer requested on the dashboard');
+    answerControl(res, sessionId, outcome);
+  });
+  router.post('/dashboard/calls/:sessionId/hangup', (req: Request, res: Response) => {
+    const sessionId = String(req.params.sessionId);
+    const outcome = deps.control.hangUp(sessionId);
+    deps.logger.info({ sessionId, outcome }, 'operator hangup requested on the dashboard');
+    answerControl(res, sessionId, outcome);
+  });
+
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/charts', async (req, res) => sendPage(res, chartsPage(await deps.reads.charts(new Date()), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/prompts', async (req, res) =>
     sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.reads.checkPrompts())),
   );
   return router;
+}
+
+/** Done: back to the call's page (…/calls/<id>, from …/calls/<id>/transfer). Not done: why, with the way back. */
+function answerControl(res: Response, sessionId: string, outcome: ControlOutcome): void {
+  const back = `../${encodeURIComponent(sessionId)}`;
+  if (outcome === 'done') return res.redirect(303, back);
+  const why = {
+    not_found: 'The call is no longer in progress.',
+    ending: 'The call is already ending or being handed over.',
+    no_destination: 'There is no such transfer target: set TRANSFER_TARGET, or choose one of TRANSFER_TARGETS.',
+  }[outcome];
+  res.status(outcome === 'not_found' ? 404 : 409);
+  sendPage(res, layout({ title: 'Not done', section: 'live', root: '../../', body: html`<p><a href="${back}">← The call</a></p><h1>Not done</h1><p role="alert">${why}</p>` }));
 }
 
 const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];

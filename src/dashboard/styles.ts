@@ -29,7 +29,7 @@ td.summary { max-width: 420px; }
 .phase-transferring, .phase-ending { color: var(--warn); }
 .reason { padding: .05rem .45rem; border-radius: 4px; background: var(--line); white-space: nowrap; }
 .reason-error, .reason-connection_lost { background: #fee4e2; color: var(--bad); }
-.reason-transferred, .reason-voicemail { background: #fef0c7; }
+.reason-transferred, .reason-voicemail, .reason-operator_transferred, .reason-operator_hung_up { background: #fef0c7; }
 .field, .badge { display: inline-block; margin: .1rem .25rem .1rem 0; padding: 0 .4rem; border-radius: 4px; background: #eef2f6; font-size: .8rem; }
 .badge.barge { background: #fee4e2; color: var(--bad); }
 .badge.live { background: #dcfae6; color: var(--ok); vertical-align: middle; }
@@ -39,6 +39,9 @@ form.filters label { display: flex; flex-direction: column; font-size: .8rem; co
 input, select, button, .button { font: inherit; padding: .3rem .5rem; border: 1px solid #cfd4dc; border-radius: 6px; background: #fff; color: var(--ink); }
 button, .button { cursor: pointer; text-decoration: none; }
 form.filters button[type=submit] { background: var(--accent); color: #fff; border-color: var(--accent); }
+#step-in form { display: inline-block; margin: 0 .75rem .5rem 0; }
+#step-in button { background: var(--accent); color: #fff; border-color: var(--accent); }
+#step-in button.danger { background: var(--bad); border-color: var(--bad); }
 form.export { margin: 0 0 .8rem; }
 form.inline { display: inline; }
 nav.pager { display: flex; gap: 1rem; align-items: center; justify-content: center; margin: 1rem 0; }

@@ -14,6 +14,8 @@ export type PromptName =
   | 'idleGoodbye'
   | 'shutdownGoodbye'
   | 'shutdownTransfer'
+  | 'operatorTransfer'
+  | 'operatorGoodbye'
   | 'silenceReprompt'
   | 'silenceGoodbye'
   | 'toolHold'
@@ -93,6 +95,18 @@ export const PROMPT_FILES: readonly PromptFileSpec[] = [
     name: 'shutdownTransfer',
     file: 'shutdown-transfer.md',
     fallback: "I'm sorry, I have to hand this call over now. One moment, I'll connect you with a colleague.",
+    style: NOT_INTERRUPTIBLE,
+  },
+  {
+    name: 'operatorTransfer',
+    file: 'operator-transfer.md',
+    fallback: "One moment please, I'll connect you with a colleague now.",
+    style: NOT_INTERRUPTIBLE,
+  },
+  {
+    name: 'operatorGoodbye',
+    file: 'operator-goodbye.md',
+    fallback: "I'm sorry, I have to end this call now. Thank you for calling. Goodbye.",
     style: NOT_INTERRUPTIBLE,
   },
   {

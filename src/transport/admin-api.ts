@@ -1,5 +1,6 @@
-import express, { type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
+import type { CallControl, ControlOutcome } from '../call/call-control.js';
 import type { Logger } from '../logger.js';
 import type { AiFlowClient } from '../outbound/aiflow-client.js';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
@@ -14,6 +15,8 @@ export interface AdminApiOptions {
   /** Undefined when AIFLOW_API_URL / AIFLOW_ACCESS_TOKEN are not set. */
   client: AiFlowClient | undefined;
   pendingCalls: PendingCalls;
+  /** The calls in progress, for a person to hand over or end. */
+  control: CallControl;
   defaults: { aiFlowId: string | undefined; billingDevice: string | undefined; countryCode: string | undefined };
   logger: Logger;
 }
@@ -27,19 +30,52 @@ const StartCallBodySchema = z.strictObject({
   billingDevice: z.string().trim().min(1).optional(),
 });
 
-/** Hotline's own API: POST /api/calls places an outbound call with a greeting made for the person called. */
+const TransferBodySchema = z.strictObject({
+  /** One of the named transfer targets; without it, TRANSFER_TARGET. */
+  target: z.string().trim().min(1).max(100).optional(),
+});
+
+/** A body is JSON, or there is none (a hangup needs nothing). */
+function requireJson(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers['content-length'] === '0' || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return next();
+  if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
+  next();
+}
+
+/**
+ * Hotline's own API: POST /api/calls places an outbound call with a greeting
+ * made for the person called; POST /api/calls/:sessionId/transfer and
+ * /hangup let a person hand over or end a call in progress.
+ */
 export function adminApiRouter(options: AdminApiOptions): Router {
   const router = express.Router();
   const { logger } = options;
+  const json = express.json({ limit: '16kb' });
+
+  router.post('/api/calls/:sessionId/transfer', requireAdminToken(options.token), requireJson, json, (req, res) => {
+    const parsed = TransferBodySchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
+    const sessionId = String(req.params.sessionId);
+    const outcome = options.control.transfer(sessionId, parsed.data.target);
+    logger.info({ sessionId, target: parsed.data.target, outcome }, 'operator transfer requested over the admin API');
+    answerControl(res, outcome, 'transferring');
+  });
+
+  router.post('/api/calls/:sessionId/hangup', requireAdminToken(options.token), (req, res) => {
+    const sessionId = String(req.params.sessionId);
+    const outcome = options.control.hangUp(sessionId);
+    logger.info({ sessionId, outcome }, 'operator hangup requested over the admin API');
+    answerControl(res, outcome, 'ending');
+  });
 
   router.post(
     '/api/calls',
     requireAdminToken(options.token),
-    function requireJson(req, _res, next) {
+    function requireJsonBody(req, _res, next) {
       if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
       next();
     },
-    express.json({ limit: '16kb' }),
+    json,
     async function startOutboundCall(req, res) {
       const parsed = StartCallBodySchema.safeParse(req.body);
       if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
@@ -72,6 +108,21 @@ export function adminApiRouter(options: AdminApiOptions): Router {
     },
   );
   return router;
+}
+
+/** What a request to a call in progress answers: 202 while it happens, else why not. */
+function answerControl(res: Response, outcome: ControlOutcome, status: 'transferring' | 'ending'): void {
+  switch (outcome) {
+    case 'done':
+      res.status(202).json({ status });
+      return;
+    case 'not_found':
+      throw new HttpError(404, 'no call in progress with this session id');
+    case 'ending':
+      throw new HttpError(409, 'the call is already ending or being handed over');
+    case 'no_destination':
+      throw new HttpError(409, 'no such transfer target: set TRANSFER_TARGET, or name one of TRANSFER_TARGETS');
+  }
 }
 
 /** The typed errors of the outbound client carry the status Hotline's API should answer with. */

@@ -14,6 +14,8 @@ const OUTCOME_LABELS: Record<CallEndReason, string> = {
   idle: 'Nothing happened for too long',
   voicemail: 'Left a voicemail',
   connection_lost: 'Connection lost',
+  operator_hung_up: 'Ended by an operator',
+  operator_transferred: 'Passed to a person by an operator',
 };
 
 function outcomeLabel(reason: string): string {

@@ -10,6 +10,8 @@ export interface LiveCallView {
   lines: readonly TranscriptLine[];
   transcriptProblem: string | undefined;
   numbersShown: boolean;
+  /** Where the call can be handed over: TRANSFER_TARGET, and the named targets. */
+  transferTargets: { readonly default: boolean; readonly named: readonly string[] };
 }
 
 /**
@@ -44,8 +46,29 @@ export function liveCallPage(view: LiveCallView): Html {
   <p class="muted now">Latest words — caller: <q class="caller-said">${call.callerSaid ?? '—'}</q> · Hotline: <q class="agent-said">${call.agentSaid ?? '—'}</q></p>
 </section>
 </div>
+${stepIn(call.sessionId, view.transferTargets)}
 </div>`,
   });
+}
+
+/** A person steps in: hand the call to a colleague (when there is a target), or end it. Each asks first (call-live.js). */
+function stepIn(sessionId: string, targets: LiveCallView['transferTargets']): Html {
+  const id = encodeURIComponent(sessionId);
+  const choices = [...(targets.default ? [['', 'the default target (TRANSFER_TARGET)']] : []), ...targets.named.map((name) => [name, name])];
+  return html`<section id="step-in">
+  <h2>Step in</h2>
+  ${
+    choices.length === 0
+      ? html`<p class="muted">Set <code>TRANSFER_TARGET</code> to hand calls to a colleague from here.</p>`
+      : html`<form method="post" action="${id}/transfer" data-confirm="Hand this call over now? The caller hears operator-transfer.md first.">
+    ${choices.length > 1 ? html`<label>To <select name="target">${choices.map(([value, label]) => html`<option value="${value}">${label}</option>`)}</select></label>` : html`<input type="hidden" name="target" value="${choices[0]![0]}">`}
+    <button type="submit" id="transfer-call">Transfer to a person</button>
+  </form>`
+  }
+  <form method="post" action="${id}/hangup" data-confirm="End this call now? The caller hears operator-goodbye.md first.">
+    <button type="submit" id="hang-up-call" class="danger">End the call</button>
+  </form>
+</section>`;
 }
 
 /**
@@ -58,6 +81,9 @@ export const CALL_LIVE_SCRIPT = String.raw`(function () {
   var root = document.getElementById('live-call');
   if (!root) return;
   var session = root.dataset.session;
+  document.querySelectorAll('form[data-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (event) { if (!window.confirm(form.dataset.confirm)) event.preventDefault(); });
+  });
   var state = document.getElementById('live-call-state');
   var fetching = false;
   var again = false;

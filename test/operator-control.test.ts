@@ -1,0 +1,177 @@
+/**
+ * A person running Hotline steps into a call in progress — over the admin API
+ * and on the dashboard: the call is handed to a colleague or ended, with a
+ * line the caller hears first, over a real WebSocket.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { lastUserText } from './helpers/scripts.js';
+
+const ADMIN = 'operator-admin-token';
+const STORY = 'Once upon a time there was a phone agent. It talked and talked. It never seemed to stop. On and on it went.';
+const TRANSFER_LINE = "One moment please, I'll connect you with a colleague now.";
+const GOODBYE_LINE = "I'm sorry, I have to end this call now. Thank you for calling. Goodbye.";
+
+function script(request: ChatRequestBody): ScriptedReply {
+  if (lastUserText(request) === 'Tell me a story') return { content: STORY, tokenDelayMs: 30 };
+  return { content: 'Sure.' };
+}
+
+let env: TestHotline | undefined;
+const services: FakeVoiceService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+  await env?.close();
+  env = undefined;
+});
+
+async function start(vars: Record<string, string> = {}): Promise<TestHotline> {
+  env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN, ...vars });
+  return env;
+}
+
+/** A call in the middle of a long reply: its first sentence is playing (manual playback), the model still writing. */
+async function talkingCall(): Promise<FakeVoiceService> {
+  const service = await FakeVoiceService.connect(env!.hotline.wsUrl, { playback: { kind: 'manual' } });
+  services.push(service);
+  service.start({ from_phone_number: '4915112345678' });
+  await service.nextOfType('speak');
+  service.finishSpeech();
+  service.say('Tell me a story');
+  await service.next((a) => a.type === 'speak' && a.text === 'Once upon a time there was a phone agent.');
+  return service;
+}
+
+async function api(path: string, body?: unknown, token = ADMIN): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${env!.hotline.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: (await res.json()) as unknown };
+}
+
+describe('the admin API', () => {
+  test('transfer: playback stops, the caller hears operator-transfer.md, then the transfer; their words meanwhile do not call it off', async () => {
+    await start();
+    const service = await talkingCall();
+    const seen: string[] = [];
+    service.onAction((a) => seen.push(a.type === 'speak' ? `speak ${a.text}` : a.type));
+
+    expect(await api(`/api/calls/${service.sessionId}/transfer`)).toEqual({ status: 202, json: { status: 'transferring' } });
+    await service.next((a) => a.type === 'speak' && a.text === TRANSFER_LINE);
+    // The story stops at once: the service is told to stop playing, and nothing more of it is sent.
+    expect(seen).toEqual(['barge_in', `speak ${TRANSFER_LINE}`]);
+    expect(await api(`/api/calls/${service.sessionId}/transfer`)).toMatchObject({ status: 409 });
+
+    // The caller says something while the line plays: the operator's transfer still happens.
+    service.say('Wait, what?');
+    service.finishSpeech();
+    const transfer = await service.nextOfType('transfer');
+    expect(transfer).toMatchObject({ target: '4930999999' });
+    expect(seen.filter((s) => s.startsWith('speak'))).toEqual([`speak ${TRANSFER_LINE}`]);
+
+    // Connected: the service ends the session. The record says an operator handed the call over.
+    service.end('hangup');
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env!.hotline.registry.whenRecorded();
+    await env!.hotline.reports.whenIdle();
+    expect(env!.hotline.reports.getCall(service.sessionId)?.call.endReason).toBe('operator_transferred');
+  });
+
+  test('a named target; a transfer nobody answers brings the call back, and it goes on', async () => {
+    await start();
+    const service = await talkingCall();
+    expect(await api(`/api/calls/${service.sessionId}/transfer`, { target: 'nobody' })).toMatchObject({ status: 409 });
+    expect(await api(`/api/calls/${service.sessionId}/transfer`, { target: 'support' })).toEqual({ status: 202, json: { status: 'transferring' } });
+    await service.next((a) => a.text === TRANSFER_LINE);
+    service.finishSpeech();
+    expect(await service.nextOfType('transfer')).toMatchObject({ target: '4930222222' });
+
+    service.start();
+    expect((await service.nextOfType('speak')).text).toMatch(/nobody is available/i);
+    service.finishSpeech();
+    service.say('Thanks anyway');
+    expect((await service.nextOfType('speak')).text).toBe('Sure.');
+  });
+
+  test('hangup: playback stops, the caller hears operator-goodbye.md, then the hangup and the line closes', async () => {
+    await start();
+    const service = await talkingCall();
+    expect(await api(`/api/calls/${service.sessionId}/hangup`)).toEqual({ status: 202, json: { status: 'ending' } });
+    expect(await service.nextOfType('barge_in')).toBeDefined();
+    expect((await service.nextOfType('speak')).text).toBe(GOODBYE_LINE);
+    service.finishSpeech();
+    await service.nextOfType('hangup');
+    await service.closed;
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env!.hotline.registry.whenRecorded();
+    await env!.hotline.reports.whenIdle();
+    expect(env!.hotline.reports.getCall(service.sessionId)?.call.endReason).toBe('operator_hung_up');
+    expect(await api(`/api/calls/${service.sessionId}/hangup`)).toMatchObject({ status: 404 });
+  });
+
+  test('wrong token 401, no such call 404, a body that is not the schema 400, no TRANSFER_TARGET 409', async () => {
+    await start({ TRANSFER_TARGET: '', TRANSFER_TARGETS: '' });
+    expect((await api('/api/calls/x/hangup', undefined, 'wrong')).status).toBe(401);
+    expect(await api('/api/calls/no-such-call/hangup')).toMatchObject({ status: 404, json: { error: 'no call in progress with this session id' } });
+    const service = await talkingCall();
+    expect((await api(`/api/calls/${service.sessionId}/transfer`, { target: 5 })).status).toBe(400);
+    expect((await api(`/api/calls/${service.sessionId}/transfer`, { where: 'x' })).status).toBe(400);
+    expect(await api(`/api/calls/${service.sessionId}/transfer`)).toMatchObject({ status: 409 });
+    // Nothing happened to the call: the story goes on.
+    service.finishSpeech();
+    await service.next((a) => a.text === 'It talked and talked.');
+  });
+});
+
+describe('the dashboard', () => {
+  test('a call in progress can be handed over or ended from its page; the forms post to relative addresses', async () => {
+    await start();
+    const login = await fetch(`${env!.hotline.url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: ADMIN }).toString(),
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const post = (path: string, form: Record<string, string> = {}) =>
+      fetch(`${env!.hotline.url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      });
+
+    const service = await talkingCall();
+    const address = `/dashboard/calls/${encodeURIComponent(service.sessionId)}`;
+    const page = await (await fetch(`${env!.hotline.url}${address}`, { headers: { cookie } })).text();
+    expect(page).toContain(`action="${service.sessionId}/transfer"`);
+    expect(page).toContain(`action="${service.sessionId}/hangup"`);
+    // The default target and the named ones to choose from.
+    expect(page).toContain('<option value="sales">sales</option>');
+
+    // Without the cookie nothing happens to the call.
+    const anonymous = await fetch(`${env!.hotline.url}${address}/hangup`, { method: 'POST', redirect: 'manual' });
+    expect(anonymous.status).toBe(401);
+
+    const handed = await post(`${address}/transfer`, { target: 'sales' });
+    expect(handed.status).toBe(303);
+    expect(handed.headers.get('location')).toBe(`../${encodeURIComponent(service.sessionId)}`);
+    await service.next((a) => a.text === TRANSFER_LINE);
+    const again = await post(`${address}/hangup`);
+    // A hangup while the call is handed over is still a hangup: it was asked for.
+    expect(again.status).toBe(303);
+    await service.next((a) => a.text === GOODBYE_LINE);
+    // The transfer's announcement cannot be cut; the goodbye plays after it, whole, then the hangup.
+    service.finishSpeech();
+    service.finishSpeech();
+    await service.nextOfType('hangup');
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    const gone = await post(`${address}/transfer`);
+    expect(gone.status).toBe(404);
+    expect(await gone.text()).toContain('no longer in progress');
+  });
+});
