@@ -120,7 +120,6 @@ export class CallRecord {
     // Hotline's own reasons for ending a call win over whoever closed the line after it.
     if (reason === 'idle_timeout') return 'idle';
     if (reason === 'shutdown') return 'shutdown';
-    if (reason === 'operator') return 'operator_hung_up';
     const ending = this.ending;
     if (ending) {
       switch (ending.cause) {
@@ -136,6 +135,8 @@ export class CallRecord {
           return ending.cause;
       }
     }
+    // An operator's hangup whose goodbye outlasted its time limit: the call was still theirs to end.
+    if (reason === 'operator') return 'operator_hung_up';
     return origin === 'service' ? 'caller_hung_up' : 'connection_lost';
   }
 }

@@ -37,7 +37,11 @@ import { Voice } from './voice.js';
 import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
 
 /** What the caller hears as Hotline hangs up of its own accord. */
-const LEAVE_LINES = { idle: 'idleGoodbye', shutdown: 'shutdownGoodbye', operator: 'operatorGoodbye' } as const satisfies Record<LeaveReason, PromptName>;
+const LEAVE_LINES = {
+  idle: 'idleGoodbye',
+  shutdown: 'shutdownGoodbye',
+  operator: 'operatorGoodbye',
+} as const satisfies Record<LeaveReason, PromptName>;
 
 /**
  * One phone call: its conversation, what the caller heard, and the turn in

@@ -203,7 +203,9 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const found = await deps.reads.call(sessionId);
     if (!found) {
       res.status(404);
-      return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body: html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1><p class="muted">No call with this id is stored or in progress. A call that has just ended is stored in a moment.</p>` }));
+      const body = html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1>
+<p class="muted">No call with this id is stored or in progress. A call that has just ended is stored in a moment.</p>`;
+      return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body }));
     }
     sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req) }));
   });
@@ -241,7 +243,8 @@ function answerControl(res: Response, sessionId: string, outcome: ControlOutcome
     no_destination: 'There is no such transfer target: set TRANSFER_TARGET, or choose one of TRANSFER_TARGETS.',
   }[outcome];
   res.status(outcome === 'not_found' ? 404 : 409);
-  sendPage(res, layout({ title: 'Not done', section: 'live', root: '../../', body: html`<p><a href="${back}">← The call</a></p><h1>Not done</h1><p role="alert">${why}</p>` }));
+  const body = html`<p><a href="${back}">← The call</a></p><h1>Not done</h1><p role="alert">${why}</p>`;
+  sendPage(res, layout({ title: 'Not done', section: 'live', root: '../../', body }));
 }
 
 const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
