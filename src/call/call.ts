@@ -30,8 +30,9 @@ import { ReplyLog } from './reply-log.js';
 import type { SilenceStep } from './silence.js';
 import { notInterruptible } from './speak-action.js';
 import { hasSsml, stripSsml } from './ssml.js';
-import { defaultDestination, namedDestination, resolveTransfer, type CallParties } from './transfer.js';
-import { Turn, type FinalAction, type SpeakExtra, type TurnOutcome } from './turn.js';
+import { defaultDestination, namedDestination, type CallParties } from './transfer.js';
+import { Turn, type SpeakExtra, type TurnOutcome } from './turn.js';
+import { TurnConsequences } from './turn-consequences.js';
 import { turnRequest } from './turn-request.js';
 import { Voice } from './voice.js';
 import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
@@ -59,8 +60,8 @@ export class Call {
   private readonly record: CallRecord;
   private turnCount = 0;
   private readonly ending: CallEnding;
-  /** LLM turns that failed in a row; too many and the call goes to a person, or ends politely. */
-  private failures = 0;
+  /** A failed turn's apology or giving up, and the model's hangup or transfer. */
+  private readonly consequences: TurnConsequences;
   private started = false;
   private readonly prompts: CallPrompts;
   private fillerText: string | undefined;
@@ -106,6 +107,14 @@ export class Call {
       send: (action) => this.send(action),
       settleReply: () => this.replies.settle(),
       recordEnding: (ending) => (ending ? this.record.endingSent(ending.type, ending.cause) : this.record.endingUndone()),
+    });
+    this.consequences = new TurnConsequences({
+      log: this.log,
+      metrics: deps.metrics,
+      transfer: deps.transfer,
+      maxFailures: deps.settings.llmMaxFailures,
+      speakLine: (name, options) => this.speakLine(name, options),
+      endAfter: (ending, record) => this.ending.after(ending, record),
     });
     this.tools = new CallTools({
       log: this.log,
@@ -560,9 +569,9 @@ export class Call {
     this.settleTurn();
     if (this.ended) return;
     if (outcome.status === 'failed') {
-      this.onTurnFailed(turn, outcome.error);
+      this.consequences.failed(turn.id, outcome.error);
     } else {
-      this.failures = 0;
+      this.consequences.succeeded();
       if (outcome.status === 'completed' && outcome.capped) {
         this.log.warn({ turn: turn.id, maxChars: this.deps.settings.replyMaxChars }, 'reply cut at REPLY_MAX_CHARS');
       }
@@ -570,7 +579,7 @@ export class Call {
       // Words before a hangup or transfer are its goodbye or announcement: said whole.
       if (final) this.voice.restyle(notInterruptible);
       if (this.deps.pacing !== 'sentences' || !this.voice.playback.pending) this.voice.deliver(!final && this.awaitsCaller());
-      if (final) this.scheduleFinal(final);
+      if (final) this.consequences.final(final);
       // The last sentence had left before Hotline knew it was the last: Hotline times the silence itself.
       else if (!this.voice.holding && !this.input.silence.awaiting) {
         this.input.startClock(this.voice.playback.remainingMs() + this.deps.settings.playbackGraceMs);
@@ -578,22 +587,6 @@ export class Call {
     }
     this.awaitPlayed();
     this.sink.idle?.();
-  }
-
-  /** The caller always hears something: an apology, or after repeated failures a person or a polite goodbye. */
-  private onTurnFailed(turn: Turn, error: unknown): void {
-    this.failures += 1;
-    this.deps.metrics.llmFailed(error);
-    this.log.error({ err: error, turn: turn.id, failures: this.failures }, 'LLM turn failed');
-    if (this.failures < this.deps.settings.llmMaxFailures) {
-      // Delivered together with any sentences still held, so the apology follows what was said.
-      this.speakLine('error');
-      return;
-    }
-    const destination = defaultDestination(this.deps.transfer);
-    // A human beats a broken bot.
-    this.speakLine(destination ? 'giveUpTransfer' : 'giveUp', { final: true });
-    this.ending.after(destination ? { type: 'transfer', destination, cause: 'give_up' } : { type: 'hangup', cause: 'give_up' });
   }
 
   /** Forgets the finished turn; its reply stays in history and is written once it has played. */
@@ -634,24 +627,6 @@ export class Call {
     this.replies.track(reply);
     this.voice.deliver(!options.final && this.awaitsCaller());
     this.awaitPlayed();
-  }
-
-  /** The model's transfer or hangup. */
-  private scheduleFinal(action: FinalAction): void {
-    const { record } = action;
-    if (action.name === 'hangup') {
-      record.result = 'the call is ending';
-      return this.ending.after({ type: 'hangup', cause: 'model' }, record);
-    }
-    const destination = resolveTransfer(record.arguments, this.deps.transfer);
-    if (!destination) {
-      record.result = 'not done: no transfer destination is configured';
-      this.log.warn('model asked for a transfer, but TRANSFER_TARGET is not set');
-      this.speakLine('transferFailed');
-      return;
-    }
-    record.result = `transferring the call to ${destination.target}`;
-    this.ending.after({ type: 'transfer', destination, cause: 'model' }, record);
   }
 
   private send(action: Action): void {
