@@ -160,6 +160,7 @@ const EnvSchema = z.object({
   DATABASE_FILE: text.min(1).optional(),
   REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
   REPORT_WEBHOOK_SECRET: text.optional(),
+  REPORT_WEBHOOK_GIVE_UP_MS: int('REPORT_WEBHOOK_GIVE_UP_MS', 1, 24 * 60 * 60 * 1000, ' of milliseconds'),
   REPORT_MODEL: text.min(1).optional(),
   REPORT_FIELDS: boolean('REPORT_FIELDS', true),
   VOICEMAIL_DETECTION: boolean('VOICEMAIL_DETECTION', true),
@@ -274,6 +275,8 @@ export interface Config {
     /** Where each call's report is POSTed, signed with `webhookSecret`; unset keeps reports in the database only. */
     webhookUrl: string | undefined;
     webhookSecret: string | undefined;
+    /** How long a delivery is retried before it is given up (it can be sent again from the dashboard or the API). */
+    giveUpAfterMs: number;
     /** The model that writes the summary and fields; default LLM_MODEL. */
     model: string | undefined;
     /** Ask the LLM for report.md's summary and fields after each call. */
@@ -442,7 +445,13 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
         : e.DATABASE_FILE === ':memory:'
           ? e.DATABASE_FILE
           : path.resolve(e.DATABASE_FILE),
-    reports: { webhookUrl: e.REPORT_WEBHOOK_URL, webhookSecret: e.REPORT_WEBHOOK_SECRET, model: e.REPORT_MODEL, fields: e.REPORT_FIELDS },
+    reports: {
+      webhookUrl: e.REPORT_WEBHOOK_URL,
+      webhookSecret: e.REPORT_WEBHOOK_SECRET,
+      giveUpAfterMs: e.REPORT_WEBHOOK_GIVE_UP_MS,
+      model: e.REPORT_MODEL,
+      fields: e.REPORT_FIELDS,
+    },
     voicemail: { enabled: e.VOICEMAIL_DETECTION, judgeMs: e.VOICEMAIL_JUDGE_MS, quietMs: e.VOICEMAIL_QUIET_MS, model: e.VOICEMAIL_MODEL },
     transfer: {
       defaultTarget: e.TRANSFER_TARGET,

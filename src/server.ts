@@ -134,6 +134,7 @@ export async function startHotline(
     ...(config.reports.webhookUrl && config.reports.webhookSecret
       ? { webhook: { url: config.reports.webhookUrl, secret: config.reports.webhookSecret } }
       : {}),
+    retry: { giveUpAfterMs: config.reports.giveUpAfterMs },
     logger,
   });
 
@@ -229,6 +230,7 @@ export async function startHotline(
     client,
     pendingCalls,
     control: registry,
+    redeliver: (sessionId) => reports.redeliver(sessionId),
     defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice, countryCode: outbound.defaultCountryCode },
     logger,
   });
@@ -247,6 +249,7 @@ export async function startHotline(
         reads: dashboardReads,
         transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
         control: registry,
+        redeliver: (sessionId) => reports.redeliver(sessionId),
         promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,

@@ -12,6 +12,7 @@ import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { closedPort, startReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
 
 const ADMIN = 'dashboard-admin-token';
@@ -244,6 +245,39 @@ describe('pages', () => {
     expect(new Set(ids).size).toBe(250);
     const ended = csv.map((line) => line.split(',')[2]!);
     expect([...ended].sort().reverse()).toEqual(ended);
+  });
+
+  test('reports given up: counted on the history, told on the story, and sent again once the receiver is back', async () => {
+    const port = await closedPort();
+    await start({ ADMIN_TOKEN: ADMIN, REPORT_WEBHOOK_URL: `http://127.0.0.1:${port}/hooks`, REPORT_WEBHOOK_SECRET: 'whsec-dash', REPORT_WEBHOOK_GIVE_UP_MS: '150' });
+    const cookie = await logIn();
+    const service = await finishedCall('4915112345678');
+    const history = async () => (await get('/dashboard/calls', cookie)).text();
+    await expect.poll(history).toContain('id="failed-deliveries"');
+    expect(await history()).toContain('1 report could not be delivered');
+    const address = `/dashboard/calls/${encodeURIComponent(service.sessionId)}`;
+    const story = await (await get(address, cookie)).text();
+    expect(story).toContain('Delivery given up after');
+    expect(story).toContain('ECONNREFUSED');
+    expect(story).toContain(`action="${service.sessionId}/redeliver"`);
+
+    const receiver = await startReportReceiver('whsec-dash', port);
+    try {
+      const again = await post('/dashboard/redeliver', {}, cookie);
+      expect(again.status).toBe(303);
+      expect(again.headers.get('location')).toBe('calls');
+      const report = await receiver.request(0);
+      expect(report.verified).toBe(true);
+      expect(JSON.parse(report.body)).toMatchObject({ session_id: service.sessionId });
+      await expect.poll(async () => (await (await get(address, cookie)).text()).includes('Delivered to the webhook')).toBe(true);
+      expect(await history()).not.toContain('id="failed-deliveries"');
+      // Nothing left to send: the API says so, and the receiver got the report once.
+      const api = await fetch(`${env!.hotline.url}/api/reports/redeliver`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(await api.json()).toEqual({ requeued: 0 });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   test('a call not (yet) stored: 404 with a way back', async () => {

@@ -115,6 +115,8 @@ describe('the admin API', () => {
 
   test('wrong token 401, no such call 404, a body that is not the schema 400, no TRANSFER_TARGET 409', async () => {
     await start({ TRANSFER_TARGET: '', TRANSFER_TARGETS: '' });
+    // Reports sent again need somewhere to go.
+    expect(await api('/api/reports/redeliver')).toMatchObject({ status: 409, json: { error: 'reports are not delivered anywhere: set REPORT_WEBHOOK_URL' } });
     expect((await api('/api/calls/x/hangup', undefined, 'wrong')).status).toBe(401);
     expect(await api('/api/calls/no-such-call/hangup')).toMatchObject({ status: 404, json: { error: 'no call in progress with this session id' } });
     const service = await talkingCall();

@@ -178,6 +178,30 @@ describe('delivery', () => {
     expect(hook.received).toHaveLength(gaveUp.attempt);
   });
 
+  test('given up, then sent again by hand once the receiver is back: delivered once, with a new time limit', async () => {
+    const env = await environment();
+    const hook = await receiver();
+    hook.status = 500;
+    const { service, attempts } = env.start(hook.url, { retry: { initialMs: 10, maxMs: 20, giveUpAfterMs: 60 } });
+    service.callEnded(env.call);
+    const gaveUp = await attempts.until((a) => a.status === 'failed');
+    expect(service.redeliver('another-call')).toBe(0);
+
+    // Still failing when sent again: retried from the new start, not given up at once for being old.
+    const before = attempts.attempts.length;
+    expect(service.redeliver('call-1')).toBe(1);
+    const gaveUpAgain = await attempts.until((a) => a.status === 'failed' && a.attempt > gaveUp.attempt);
+    expect(attempts.attempts.slice(before).filter((a) => a.status === 'retrying').length).toBeGreaterThan(0);
+
+    hook.status = 204;
+    expect(service.redeliver()).toBe(1);
+    const delivered = await attempts.until((a) => a.status === 'delivered');
+    expect(delivered).toMatchObject({ id: gaveUp.id, attempt: gaveUpAgain.attempt + 1 });
+    expect(hook.accepted(gaveUp.id)).toBe(1);
+    expect(service.redeliver()).toBe(0);
+    expect(service.getCall('call-1')?.deliveries).toEqual([expect.objectContaining({ status: 'delivered', lastError: null })]);
+  });
+
   test('without a webhook, reports are stored and nothing is queued', async () => {
     const env = await environment();
     const db = Database.open(env.dbFile, logger);
@@ -193,6 +217,8 @@ describe('delivery', () => {
     await service.whenIdle();
     expect(service.getCall('call-1')?.report?.fieldsStatus).toBe('skipped');
     expect(new DeliveryRepository(db).forSession('call-1')).toEqual([]);
+    // Nothing to send again, and nowhere to send it: the admin API answers 409 for this.
+    expect(service.redeliver()).toBeUndefined();
   });
 });
 

@@ -36,6 +36,8 @@ export interface DashboardDeps {
   transcriptFileOf(sessionId: string): string;
   /** Hands a call in progress over, or ends it, for the person watching. */
   control: CallControl;
+  /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
+  redeliver(sessionId?: string): number | undefined;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
   /** Whether a failed login from this address may be tried again now. */
@@ -158,12 +160,13 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const input = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
     const parsed = parseFilter(input);
     const { reads } = deps;
-    const [{ calls, total }, fieldNames, campaigns] = await Promise.all([
+    const [{ calls, total }, fieldNames, campaigns, failedDeliveries] = await Promise.all([
       reads.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE),
       reads.fieldNames(),
       reads.campaigns(),
+      reads.failedDeliveries(),
     ]);
-    sendPage(res, historyPage({ parsed, calls, total, fieldNames, campaigns, numbersShown: numbersShown(req) }));
+    sendPage(res, historyPage({ parsed, calls, total, fieldNames, campaigns, failedDeliveries, numbersShown: numbersShown(req) }));
   };
   router.get('/dashboard/calls', history);
   router.post('/dashboard/calls', form, history);
@@ -223,6 +226,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const outcome = deps.control.hangUp(sessionId);
     deps.logger.info({ sessionId, outcome }, 'operator hangup requested on the dashboard');
     answerControl(res, sessionId, outcome);
+  });
+
+  // Reports whose delivery was given up go out again: all of them from the history, one call's from its story.
+  router.post('/dashboard/redeliver', (_req: Request, res: Response) => {
+    const requeued = deps.redeliver();
+    deps.logger.info({ requeued }, 'report deliveries queued again on the dashboard');
+    res.redirect(303, 'calls');
+  });
+  router.post('/dashboard/calls/:sessionId/redeliver', (req: Request, res: Response) => {
+    const sessionId = String(req.params.sessionId);
+    deps.redeliver(sessionId);
+    res.redirect(303, `../${encodeURIComponent(sessionId)}`);
   });
 
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));

@@ -7,6 +7,7 @@ import { CampaignRepository } from '../store/campaign-repository.js';
 import { CallStats, type ChartData } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
 import type { Database } from '../store/database.js';
+import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import { spawnModule } from '../worker-module.js';
 import { checkPrompts, type PromptsCheck } from '../prompts-check.js';
@@ -27,6 +28,8 @@ export interface DashboardReads {
   /** A transcript as written so far: a call in progress. */
   transcript(file: string): Promise<{ lines: TranscriptLine[]; problem?: string | undefined }>;
   charts(now: Date): Promise<ChartData>;
+  /** How many report deliveries were given up and not sent again. */
+  failedDeliveries(): Promise<number>;
   checkPrompts(): Promise<PromptsCheck>;
   close(): Promise<void>;
 }
@@ -37,7 +40,12 @@ export interface CallStory {
   readonly lines: TranscriptLine[];
   /** What could not be read of the transcript, if anything. */
   readonly transcriptProblem: string | undefined;
+  /** The report's deliveries to the webhook, oldest first. */
+  readonly deliveries: DeliveryState[];
 }
+
+/** A delivery as the story shows it: never its body, nor its URL (which may hold credentials). */
+export type DeliveryState = Pick<Delivery, 'status' | 'attempts' | 'lastError' | 'deliveredAt' | 'nextAttemptAt' | 'createdAt'>;
 
 /** The prompts folder to check, and the environment its tool files' `${NAME}` are read from. */
 export interface PromptsToCheck {
@@ -55,6 +63,7 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
   const calls = new CallRepository(db);
   const reports = new ReportRepository(db);
   const campaigns = new CampaignRepository(db);
+  const deliveries = new DeliveryRepository(db);
   // One for the connection's life: it keeps the figures of days that have ended.
   const stats = new CallStats(db);
   return {
@@ -74,9 +83,13 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
       if (!call) return undefined;
       const report = reports.get(sessionId);
       const transcript = await readTranscript(call.transcriptFile);
-      return { call, report, lines: transcript.lines, transcriptProblem: transcript.problem };
+      const sent = deliveries
+        .forSession(sessionId)
+        .map(({ status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt }) => ({ status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt }));
+      return { call, report, lines: transcript.lines, transcriptProblem: transcript.problem, deliveries: sent };
     },
     transcript: (file) => readTranscript(file),
+    failedDeliveries: () => deliveries.failedTotal(),
   };
 }
 
@@ -91,6 +104,7 @@ export function inProcessReads(db: Database, prompts: PromptsToCheck): Dashboard
     call: async (...args) => q.call(...args),
     transcript: async (...args) => q.transcript(...args),
     charts: async (...args) => q.charts(...args),
+    failedDeliveries: async () => q.failedDeliveries(),
     checkPrompts: async () => q.checkPrompts(),
     close: async () => undefined,
   };
@@ -135,6 +149,9 @@ export class ThreadReads implements DashboardReads {
   }
   charts(now: Date) {
     return this.ask<ChartData>('charts', [now]);
+  }
+  failedDeliveries() {
+    return this.ask<number>('failedDeliveries', []);
   }
   checkPrompts() {
     return this.ask<PromptsCheck>('checkPrompts', []);

@@ -114,6 +114,19 @@ export class DeliveryQueue {
     this.wake();
   }
 
+  /**
+   * Sends again what was given up — every delivery, or one call's — with a new
+   * time limit from now: the receiver is back after longer than it. Returns how many.
+   */
+  redeliver(sessionId?: string): number {
+    const requeued = this.options.deliveries.requeueFailed(this.now(), sessionId);
+    if (requeued > 0) {
+      this.log.info({ requeued, ...(sessionId ? { sessionId } : {}) }, 'given-up report deliveries queued again');
+      this.wake();
+    }
+    return requeued;
+  }
+
   /** Looks for due deliveries now (after an enqueue, or when the timer rings). */
   wake(): void {
     if (!this.started || this.stopping.signal.aborted) return;
@@ -202,7 +215,7 @@ export class DeliveryQueue {
 
   private failed(delivery: Delivery, attempt: number, error: string): void {
     const now = this.now();
-    const deadline = Date.parse(delivery.createdAt) + this.retry.giveUpAfterMs;
+    const deadline = Date.parse(delivery.attemptsFrom) + this.retry.giveUpAfterMs;
     const fields = { delivery: delivery.id, sessionId: delivery.sessionId, attempt, target: originOf(this.options.target.url), error };
     if (now >= deadline) {
       this.options.deliveries.failed(delivery.id, this.options.target.url, attempt, error);

@@ -88,6 +88,14 @@ export class ReportService implements CallObserver {
     this.recover();
   }
 
+  /**
+   * Sends the reports whose delivery was given up again — all, or one call's.
+   * Undefined when no REPORT_WEBHOOK_URL is set: there is nowhere to send them.
+   */
+  redeliver(sessionId?: string): number | undefined {
+    return this.queue?.redeliver(sessionId);
+  }
+
   /** Stores the call's row before it returns; the report follows. Never throws. */
   callEnded(summary: CallSummary): void {
     try {

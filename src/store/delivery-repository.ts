@@ -16,6 +16,7 @@ const DeliveryRow = z
     status: z.enum(DELIVERY_STATUSES),
     last_error: z.string().nullable(),
     delivered_at: z.string().nullable(),
+    retry_from: z.string().nullable(),
   })
   .transform((row) => ({
     id: row.id,
@@ -31,6 +32,8 @@ const DeliveryRow = z
     status: row.status,
     lastError: row.last_error,
     deliveredAt: row.delivered_at,
+    /** ISO time the current run of attempts began: when it was queued, or sent again after it was given up. */
+    attemptsFrom: row.retry_from ?? row.created_at,
   }));
 
 /** One webhook POST to make (or made): the `deliveries` table's row. */
@@ -56,6 +59,9 @@ export class DeliveryRepository {
   private readonly bySession;
   private readonly one;
   private readonly allDue;
+  private readonly requeueAll;
+  private readonly requeueSession;
+  private readonly failedCount;
 
   constructor(db: Database) {
     this.insert = db.sql.prepare(
@@ -80,6 +86,10 @@ export class DeliveryRepository {
     this.allDue = db.sql.prepare<[{ now: number }]>(
       `UPDATE deliveries SET next_attempt_at = @now WHERE status = 'pending' AND next_attempt_at > @now`,
     );
+    const requeue = `UPDATE deliveries SET status = 'pending', next_attempt_at = @now, retry_from = @from WHERE status = 'failed'`;
+    this.requeueAll = db.sql.prepare<[{ now: number; from: string }]>(requeue);
+    this.requeueSession = db.sql.prepare<[{ now: number; from: string; sessionId: string }]>(`${requeue} AND session_id = @sessionId`);
+    this.failedCount = db.sql.prepare<[], { n: number }>(`SELECT count(*) AS n FROM deliveries WHERE status = 'failed'`);
   }
 
   add(delivery: NewDelivery): void {
@@ -111,6 +121,21 @@ export class DeliveryRepository {
 
   failed(id: string, url: string, attempts: number, error: string): void {
     this.markFailed.run(url, attempts, error, id);
+  }
+
+  /**
+   * Deliveries given up become pending again, due at `now` (epoch ms), with a new time limit from then:
+   * every one, or one call's. Returns how many.
+   */
+  requeueFailed(now: number, sessionId?: string): number {
+    const from = new Date(now).toISOString();
+    const result = sessionId === undefined ? this.requeueAll.run({ now, from }) : this.requeueSession.run({ now, from, sessionId });
+    return result.changes;
+  }
+
+  /** How many deliveries were given up and not sent again. */
+  failedTotal(): number {
+    return this.failedCount.get()?.n ?? 0;
   }
 
   get(id: string): Delivery | undefined {

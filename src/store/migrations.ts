@@ -97,4 +97,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX campaign_contacts_due ON campaign_contacts (campaign_id, next_attempt_at, idx) WHERE status = 'pending';
   CREATE INDEX campaign_contacts_status ON campaign_contacts (campaign_id, status);
   `,
+  // 4: a delivery given up can be sent again; its time limit then counts from the new start.
+  `
+  ALTER TABLE deliveries ADD COLUMN retry_from TEXT;
+  CREATE INDEX deliveries_failed ON deliveries (session_id) WHERE status = 'failed';
+  `,
 ];

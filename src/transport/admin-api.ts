@@ -17,6 +17,8 @@ export interface AdminApiOptions {
   pendingCalls: PendingCalls;
   /** The calls in progress, for a person to hand over or end. */
   control: CallControl;
+  /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
+  redeliver(sessionId?: string): number | undefined;
   defaults: { aiFlowId: string | undefined; billingDevice: string | undefined; countryCode: string | undefined };
   logger: Logger;
 }
@@ -28,6 +30,11 @@ const StartCallBodySchema = z.strictObject({
   variables: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'variable names are letters, digits, _ . -'), variableValue).optional(),
   aiFlowId: z.string().trim().min(1).optional(),
   billingDevice: z.string().trim().min(1).optional(),
+});
+
+const RedeliverBodySchema = z.strictObject({
+  /** One call's report; without it, every delivery given up. */
+  sessionId: z.string().trim().min(1).max(200).optional(),
 });
 
 const TransferBodySchema = z.strictObject({
@@ -45,7 +52,8 @@ function requireJson(req: Request, _res: Response, next: NextFunction): void {
 /**
  * Hotline's own API: POST /api/calls places an outbound call with a greeting
  * made for the person called; POST /api/calls/:sessionId/transfer and
- * /hangup let a person hand over or end a call in progress.
+ * /hangup let a person hand over or end a call in progress; POST
+ * /api/reports/redeliver sends reports whose delivery was given up again.
  */
 export function adminApiRouter(options: AdminApiOptions): Router {
   const router = express.Router();
@@ -66,6 +74,15 @@ export function adminApiRouter(options: AdminApiOptions): Router {
     const outcome = options.control.hangUp(sessionId);
     logger.info({ sessionId, outcome }, 'operator hangup requested over the admin API');
     answerControl(res, outcome, 'ending');
+  });
+
+  router.post('/api/reports/redeliver', requireAdminToken(options.token), requireJson, json, (req, res) => {
+    const parsed = RedeliverBodySchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
+    const requeued = options.redeliver(parsed.data.sessionId);
+    if (requeued === undefined) throw new HttpError(409, 'reports are not delivered anywhere: set REPORT_WEBHOOK_URL');
+    logger.info({ requeued }, 'given-up report deliveries queued again over the admin API');
+    res.status(202).json({ requeued });
   });
 
   router.post(

@@ -13,6 +13,8 @@ export interface HistoryView {
   total: number;
   fieldNames: readonly string[];
   campaigns: readonly CampaignProgress[];
+  /** Report deliveries given up: the receiver was down longer than the retries lasted. */
+  failedDeliveries: number;
   numbersShown: boolean;
 }
 
@@ -36,6 +38,12 @@ export function historyPage(view: HistoryView): Html {
     here: 'calls',
     numbersShown: view.numbersShown,
     body: html`<h1>Calls <span class="count" id="total">${total}</span></h1>
+${
+  view.failedDeliveries > 0
+    ? html`<div class="warning" id="failed-deliveries"><p role="alert">${view.failedDeliveries} report${view.failedDeliveries === 1 ? '' : 's'} could not be delivered to the webhook: its receiver failed for longer than the retries last.</p>
+<form method="post" action="redeliver"><button type="submit">Deliver them again</button></form></div>`
+    : ''
+}
 <form method="post" action="calls" class="filters" id="filters">
   <label>From <input type="date" name="since" value="${v.since ?? ''}"></label>
   <label>To <input type="date" name="until" value="${v.until ?? ''}"></label>

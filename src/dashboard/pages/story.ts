@@ -2,6 +2,7 @@ import type { CallSummary, TurnSummary } from '../../call/call-summary.js';
 import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../html.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
+import type { DeliveryState } from '../reads.js';
 import type { TranscriptLine } from '../transcript-lines.js';
 import { conversationList } from './conversation.js';
 
@@ -10,6 +11,7 @@ export interface StoryView {
   report: StoredReport | undefined;
   lines: readonly TranscriptLine[];
   transcriptProblem: string | undefined;
+  deliveries: readonly DeliveryState[];
   numbersShown: boolean;
 }
 
@@ -45,7 +47,7 @@ export function storyPage(view: StoryView): Html {
   ${call.variables && Object.keys(call.variables).length > 0 ? html`<dt>Variables</dt><dd>${Object.entries(call.variables).map(([k, v]) => html`<span class="field">${k}: ${v}</span>`)}</dd>` : ''}
   <dt>Session</dt><dd><code>${call.sessionId}</code></dd>
 </dl>
-${reportSection(report)}
+${reportSection(report, view.deliveries, call.sessionId)}
 <section id="conversation">
   <h2>Conversation</h2>
   ${view.transcriptProblem ? html`<p class="warning">${view.transcriptProblem}</p>` : ''}
@@ -55,9 +57,10 @@ ${waterfall(call.turns, callerLines)}`,
   });
 }
 
-function reportSection(report: StoredReport | undefined): Html {
+function reportSection(report: StoredReport | undefined, deliveries: readonly DeliveryState[], sessionId: string): Html {
   if (!report) return html`<section id="report"><h2>Report</h2><p class="muted">No report yet.</p></section>`;
   return html`<section id="report">
+  ${deliveryLine(deliveries, sessionId)}
   <h2>Report</h2>
   ${report.summary ? html`<p class="report-summary">${report.summary}</p>` : ''}
   ${
@@ -66,6 +69,22 @@ function reportSection(report: StoredReport | undefined): Html {
       : html`<p class="muted">Fields ${report.fieldsStatus}${report.fieldsError ? html`: ${report.fieldsError}` : ''}.</p>`
   }
 </section>`;
+}
+
+/** What became of the report's delivery to the webhook; one given up can be sent again from here. */
+function deliveryLine(deliveries: readonly DeliveryState[], sessionId: string): Html {
+  const last = deliveries.at(-1);
+  if (!last) return html`<p class="delivery muted">Not sent to a webhook (no <code>REPORT_WEBHOOK_URL</code> when it was made).</p>`;
+  const tries = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
+  switch (last.status) {
+    case 'delivered':
+      return html`<p class="delivery delivered">Delivered to the webhook ${last.deliveredAt ? formatTime(last.deliveredAt) : ''} (${tries(last.attempts)}).</p>`;
+    case 'pending':
+      return html`<p class="delivery pending">Being delivered: ${last.attempts === 0 ? 'not tried yet' : html`${tries(last.attempts)} failed (${last.lastError ?? ''}), next ${formatTime(new Date(last.nextAttemptAt).toISOString())}`}.</p>`;
+    case 'failed':
+      return html`<div class="delivery failed"><p role="alert">Delivery given up after ${tries(last.attempts)}: ${last.lastError ?? ''}.</p>
+    <form method="post" action="${encodeURIComponent(sessionId)}/redeliver"><button type="submit" id="redeliver">Deliver again</button></form></div>`;
+  }
 }
 
 /** Each turn as a row of bars on one scale: a slow turn is seen, not read. */
