@@ -280,12 +280,15 @@ describe('pages', () => {
     }
   });
 
-  test('a call not (yet) stored: 404 with a way back', async () => {
+  test('a call not (yet) stored: 404 with a way back; reports sent again with no webhook: 409, saying why', async () => {
     await start();
     const cookie = await logIn();
     const res = await get('/dashboard/calls/no-such-call', cookie);
     expect(res.status).toBe(404);
     expect(await res.text()).toContain('href="../calls"');
+    const nowhere = await post('/dashboard/redeliver', {}, cookie);
+    expect(nowhere.status).toBe(409);
+    expect(await nowhere.text()).toContain('set <code>REPORT_WEBHOOK_URL</code>');
   });
 });
 

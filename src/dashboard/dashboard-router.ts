@@ -232,12 +232,14 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post('/dashboard/redeliver', (_req: Request, res: Response) => {
     const requeued = deps.redeliver();
     deps.logger.info({ requeued }, 'report deliveries queued again on the dashboard');
+    if (requeued === undefined) return noWebhook(res, '', 'calls');
     res.redirect(303, 'calls');
   });
   router.post('/dashboard/calls/:sessionId/redeliver', (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
-    deps.redeliver(sessionId);
-    res.redirect(303, `../${encodeURIComponent(sessionId)}`);
+    const back = `../${encodeURIComponent(sessionId)}`;
+    if (deps.redeliver(sessionId) === undefined) return noWebhook(res, '../../', back);
+    res.redirect(303, back);
   });
 
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
@@ -246,6 +248,13 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.reads.checkPrompts())),
   );
   return router;
+}
+
+/** Reports sent again need somewhere to go. */
+function noWebhook(res: Response, root: string, back: string): void {
+  res.status(409);
+  const body = html`<p><a href="${back}">← Back</a></p><h1>Not done</h1><p role="alert">Reports are not delivered anywhere: set <code>REPORT_WEBHOOK_URL</code>.</p>`;
+  sendPage(res, layout({ title: 'Not done', section: 'calls', root, body }));
 }
 
 /** Done: back to the call's page (…/calls/<id>, from …/calls/<id>/transfer). Not done: why, with the way back. */
