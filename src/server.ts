@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './campaigns/clock.js';
 import { combineObservers } from './campaigns/combined-observer.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
+import { CampaignNotFoundError } from './campaigns/errors.js';
 import { CampaignRepository } from './store/campaign-repository.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
@@ -250,6 +251,16 @@ export async function startHotline(
         transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
         control: registry,
         redeliver: (sessionId) => reports.redeliver(sessionId),
+        campaign: (id, action) => {
+          try {
+            if (action === 'pause') campaigns.pause(id);
+            else campaigns.resume(id);
+            return true;
+          } catch (error) {
+            if (error instanceof CampaignNotFoundError) return false;
+            throw error;
+          }
+        },
         promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,

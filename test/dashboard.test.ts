@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { seedCalls } from '../src/bench/dashboard-load.js';
+import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -232,6 +233,36 @@ describe('pages', () => {
     expect(page).toContain(`<input type="hidden" name="campaign" value="${id}">`);
     const history = await (await get('/dashboard/calls', cookie)).text();
     expect(history).toContain(`<option value="${id}">Spring &lt;check-in&gt;</option>`);
+    // A campaign done has nothing to pause.
+    expect(page).not.toContain('name="do"');
+  });
+
+  test('a running campaign is paused and resumed from its row', async () => {
+    await start();
+    const cookie = await logIn();
+    // Calling hours two days from now: the campaign runs, and its contact waits.
+    const day = WEEKDAYS[(new Date().getUTCDay() + 2) % 7]!;
+    const created = await fetch(`${env!.hotline.url}/api/campaigns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Later', calling_hours: { days: [day], from: '00:00', to: '24:00' }, contacts: [{ phone: '+49 151 1234567' }] }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    expect(await (await get('/dashboard/campaigns', cookie)).text()).toContain('<button type="submit" name="do" value="pause">Pause</button>');
+
+    const paused = await post('/dashboard/campaigns', { campaign: id, do: 'pause' }, cookie);
+    expect(paused.status).toBe(303);
+    expect(paused.headers.get('location')).toBe('campaigns');
+    expect(env!.hotline.campaigns.require(id).state).toBe('paused');
+    expect(await (await get('/dashboard/campaigns', cookie)).text()).toContain('<button type="submit" name="do" value="resume">Resume</button>');
+    expect((await post('/dashboard/campaigns', { campaign: id, do: 'resume' }, cookie)).status).toBe(303);
+    expect(env!.hotline.campaigns.require(id).state).toBe('running');
+
+    expect((await post('/dashboard/campaigns', { campaign: 'no-such', do: 'pause' }, cookie)).status).toBe(404);
+    expect((await post('/dashboard/campaigns', { campaign: id, do: 'delete' }, cookie)).status).toBe(400);
+    // Without the cookie: nothing changes.
+    expect((await post('/dashboard/campaigns', { campaign: id, do: 'pause' })).status).toBe(401);
+    expect(env!.hotline.campaigns.require(id).state).toBe('running');
   });
 
   test('an export longer than one slice has every call once, newest first', async () => {

@@ -38,6 +38,8 @@ export interface DashboardDeps {
   control: CallControl;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
   redeliver(sessionId?: string): number | undefined;
+  /** Pauses or resumes a campaign: no new calls while paused, calls in progress go on. False for no such campaign. */
+  campaign(id: string, action: 'pause' | 'resume'): boolean;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
   /** Whether a failed login from this address may be tried again now. */
@@ -242,6 +244,17 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.redirect(303, back);
   });
 
+  router.post('/dashboard/campaigns', form, (req: Request, res: Response) => {
+    const id = typeof req.body?.campaign === 'string' ? (req.body.campaign as string) : '';
+    const action = req.body?.do === 'pause' || req.body?.do === 'resume' ? (req.body.do as 'pause' | 'resume') : undefined;
+    if (!action) return void res.status(400).type('text').send('do is pause or resume');
+    const found = deps.campaign(id, action);
+    deps.logger.info({ campaignId: id, action, found }, 'campaign paused or resumed on the dashboard');
+    if (found) return res.redirect(303, 'campaigns');
+    res.status(404);
+    const body = html`<p><a href="campaigns">← Campaigns</a></p><h1>No such campaign</h1>`;
+    sendPage(res, layout({ title: 'No such campaign', section: 'campaigns', root: '', body }));
+  });
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/charts', async (req, res) => sendPage(res, chartsPage(await deps.reads.charts(new Date()), { numbersShown: numbersShown(req) })));
   router.get('/dashboard/prompts', async (req, res) =>

@@ -2,7 +2,7 @@ import type { CampaignProgress } from '../../campaigns/progress.js';
 import { html, type Html } from '../html.js';
 import { formatTime, layout } from '../layout.js';
 
-/** Every campaign's progress, read-only (start, pause and resume are the CLI's and the API's), and a way to its calls. */
+/** Every campaign's progress, a button to pause or resume it (starting one is the CLI's and the API's), and a way to its calls. */
 export function campaignsPage(campaigns: readonly CampaignProgress[], options: { numbersShown: boolean }): Html {
   return layout({
     title: 'Campaigns',
@@ -25,7 +25,11 @@ ${
     <td>${Object.entries(c.outcomes)
       .filter(([, n]) => n > 0)
       .map(([outcome, n]) => html`<span class="field">${outcome.replaceAll('_', ' ')}: ${n}</span>`)}</td>
-    <td><form method="post" action="calls" class="inline"><input type="hidden" name="campaign" value="${c.id}"><button type="submit">Its calls</button></form></td>
+    <td>${
+      c.state === 'done'
+        ? ''
+        : html`<form method="post" action="campaigns" class="inline"><input type="hidden" name="campaign" value="${c.id}"><button type="submit" name="do" value="${c.state === 'running' ? 'pause' : 'resume'}">${c.state === 'running' ? 'Pause' : 'Resume'}</button></form>`
+    }<form method="post" action="calls" class="inline"><input type="hidden" name="campaign" value="${c.id}"><button type="submit">Its calls</button></form></td>
   </tr>`,
   )}</tbody>
 </table>`
