@@ -44,9 +44,10 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
   let env: TestHotline | undefined;
   const services: FakeVoiceService[] = [];
 
+  // A first start of Chromium on a cold, busy machine (CI) can take longer than a hook's default 10 s.
   beforeAll(async () => {
     browser = await launchChromium(browserPath!);
-  });
+  }, 60_000);
   afterAll(async () => {
     await browser?.close();
   });
