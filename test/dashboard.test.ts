@@ -65,13 +65,18 @@ async function finishedCall(from: string): Promise<FakeVoiceService> {
   services.push(service);
   service.start({ from_phone_number: from });
   await service.nextOfType('speak');
+  await sayGoodbye(service);
+  return service;
+}
+
+/** The caller says goodbye: Hotline hangs up, the call ends, and it is stored with its report. */
+async function sayGoodbye(service: FakeVoiceService): Promise<void> {
   service.say('bye');
   await service.nextOfType('hangup');
   service.end('hangup');
   await expect.poll(() => env!.hotline.registry.size).toBe(0);
   await env!.hotline.registry.whenRecorded();
   await env!.hotline.reports.whenIdle();
-  return service;
 }
 
 describe('access', () => {
@@ -349,12 +354,7 @@ describe('live', () => {
     expect(page).toContain('src="../assets/call-live.js"');
     expect((await get('/dashboard/assets/call-live.js', cookie, '*/*')).status).toBe(200);
 
-    service.say('bye');
-    await service.nextOfType('hangup');
-    service.end('hangup');
-    await expect.poll(() => env!.hotline.registry.size).toBe(0);
-    await env!.hotline.registry.whenRecorded();
-    await env!.hotline.reports.whenIdle();
+    await sayGoodbye(service);
     const story = await (await get(address, cookie)).text();
     expect(story).not.toContain('in progress');
     expect(story).toContain('Where the time went');
