@@ -60,8 +60,8 @@ ${waterfall(call.turns, callerLines)}`,
 function reportSection(report: StoredReport | undefined, deliveries: readonly DeliveryState[], sessionId: string): Html {
   if (!report) return html`<section id="report"><h2>Report</h2><p class="muted">No report yet.</p></section>`;
   return html`<section id="report">
-  ${deliveryLine(deliveries, sessionId)}
   <h2>Report</h2>
+  ${deliveryLine(deliveries, sessionId)}
   ${report.summary ? html`<p class="report-summary">${report.summary}</p>` : ''}
   ${
     report.fields
