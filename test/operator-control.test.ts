@@ -129,6 +129,26 @@ describe('the admin API', () => {
   });
 });
 
+describe('over the webhook', () => {
+  test('the goodbye goes out with the answer to the service\'s next request, the hangup with the one after', async () => {
+    await start();
+    const post = async (body: unknown): Promise<unknown> => {
+      const res = await fetch(`${env!.hotline.url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return res.status === 204 ? undefined : ((await res.json()) as unknown);
+    };
+    const session = { id: 'webhook-operator-1' };
+    expect(await post({ type: 'session_start', session })).toMatchObject({ type: 'speak' });
+    const hangingUp = api(`/api/calls/${session.id}/hangup`);
+    expect(await hangingUp).toEqual({ status: 202, json: { status: 'ending' } });
+    const answers: unknown[] = [await post({ type: 'assistant_speech_ended', session })];
+    while (!JSON.stringify(answers.at(-1) ?? {}).includes('"hangup"')) answers.push(await post({ type: 'assistant_speech_ended', session }));
+    const actions = answers.flatMap((a) => (a === undefined ? [] : Array.isArray(a) ? a : [a])) as { type: string; text?: string }[];
+    expect(actions.filter((a) => a.type === 'speak').map((a) => a.text)).toEqual([GOODBYE_LINE]);
+    expect(actions.at(-1)?.type).toBe('hangup');
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+  });
+});
+
 describe('the dashboard', () => {
   test('a call in progress can be handed over or ended from its page; the forms post to relative addresses', async () => {
     await start();
