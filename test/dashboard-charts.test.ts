@@ -207,6 +207,30 @@ describe('CallStats.charts', () => {
     expect(tomorrow.outcomes).toContainEqual({ reason: 'agent_hung_up', calls: 1 });
   });
 
+  test('7 and 90 days as well as 30: the same days counted alike, and a day counted for one range serves the others', () => {
+    const db = openDatabase();
+    const repository = new CallRepository(db);
+    for (const c of CALLS) repository.save(c);
+    const stats = new CallStats(db);
+    const month = stats.charts(NOW);
+    expect(month.dayCount).toBe(30);
+    const week = stats.charts(NOW, 7);
+    expect(week.dayCount).toBe(7);
+    expect(week.days.map((d) => d.label)).toEqual(month.days.slice(-7).map((d) => d.label));
+    expect(week.days).toEqual(month.days.slice(-7));
+    expect(week.outcomes.reduce((n, o) => n + o.calls, 0)).toBe(7);
+    const quarter = stats.charts(NOW, 90);
+    expect(quarter.days).toHaveLength(90);
+    expect(quarter.days.slice(-30)).toEqual(month.days);
+    // The call a millisecond before the 30 days is in the 90.
+    expect(day(quarter, '2026-10-24')).toMatchObject({ calls: 1, bargeIns: 5 });
+    expect(quarter.outcomes).toContainEqual({ reason: 'voicemail', calls: 1 });
+    // A day already counted is not counted again: a call stored late into an ended day changes nothing.
+    repository.save(call('late', '2026-10-24T12:00:00.000Z'));
+    expect(day(stats.charts(NOW, 90), '2026-10-24').calls).toBe(1);
+    expect(stats.charts(NOW)).toEqual(month);
+  });
+
   test('the queries read the calls of their window through the ended_at index, not the whole table', () => {
     const db = openDatabase();
     const prepare = vi.spyOn(db.sql, 'prepare');

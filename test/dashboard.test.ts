@@ -270,6 +270,22 @@ describe('pages', () => {
     expect(env!.hotline.campaigns.require(id).state).toBe('running');
   });
 
+  test('the charts cover 30 days, or 7 or 90 when asked; anything else is 30', async () => {
+    await start();
+    const cookie = await logIn();
+    const page = async (query: string) => (await get(`/dashboard/charts${query}`, cookie)).text();
+    const month = await page('');
+    expect(month).toContain('Calls per day, last 30 days');
+    expect(month).toContain('<strong aria-current="true">30</strong>');
+    expect(month).toContain('<a href="charts?days=7">7</a>');
+    expect(month).toContain('<a href="charts?days=90">90</a>');
+    const quarter = await page('?days=90');
+    expect(quarter).toContain('How calls ended, last 90 days');
+    expect(quarter).toContain('<strong aria-current="true">90</strong>');
+    expect(await page('?days=7')).toContain('Calls per day, last 7 days');
+    for (const odd of ['?days=365', '?days=abc', '?days=7&days=90', '?days=__proto__']) expect(await page(odd)).toContain('Calls per day, last 30 days');
+  });
+
   test('an export longer than one slice has every call once, newest first', async () => {
     await start();
     const cookie = await logIn();

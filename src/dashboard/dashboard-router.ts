@@ -8,6 +8,7 @@ import type { CallControl, ControlOutcome } from '../call/call-control.js';
 import type { Logger } from '../logger.js';
 import { secretMatches } from '../transport/auth.js';
 import type { CallListing } from '../store/call-search.js';
+import { DAY_RANGES } from '../store/call-stats.js';
 import { parseFilter } from './filter-form.js';
 import { html, type Html } from './html.js';
 import { layout, showNumber } from './layout.js';
@@ -256,7 +257,12 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     sendPage(res, layout({ title: 'No such campaign', section: 'campaigns', root: '', body }));
   });
   router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
-  router.get('/dashboard/charts', async (req, res) => sendPage(res, chartsPage(await deps.reads.charts(new Date()), { numbersShown: numbersShown(req) })));
+  router.get('/dashboard/charts', async (req, res) => {
+    // A range is no personal data: it may sit in the URL, so a chart of 90 days can be bookmarked.
+    const asked = Number(req.query.days);
+    const dayCount = DAY_RANGES.find((days) => days === asked) ?? DAY_RANGES[0];
+    sendPage(res, chartsPage(await deps.reads.charts(new Date(), dayCount), { numbersShown: numbersShown(req) }));
+  });
   router.get('/dashboard/prompts', async (req, res) =>
     sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.reads.checkPrompts())),
   );

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import { progressOf, type CampaignProgress } from '../campaigns/progress.js';
 import { CallRepository } from '../store/call-repository.js';
 import { CampaignRepository } from '../store/campaign-repository.js';
-import { CallStats, type ChartData } from '../store/call-stats.js';
+import { CallStats, type ChartData, type DayRange } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
 import type { Database } from '../store/database.js';
 import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
@@ -27,7 +27,7 @@ export interface DashboardReads {
   call(sessionId: string): Promise<CallStory | undefined>;
   /** A transcript as written so far: a call in progress. */
   transcript(file: string): Promise<{ lines: TranscriptLine[]; problem?: string | undefined }>;
-  charts(now: Date): Promise<ChartData>;
+  charts(now: Date, dayCount?: DayRange): Promise<ChartData>;
   /** How many report deliveries were given up and not sent again. */
   failedDeliveries(): Promise<number>;
   checkPrompts(): Promise<PromptsCheck>;
@@ -67,7 +67,7 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
   // One for the connection's life: it keeps the figures of days that have ended.
   const stats = new CallStats(db);
   return {
-    charts: (now) => stats.charts(now),
+    charts: (now, dayCount) => stats.charts(now, dayCount),
     // Parsing every prompt, tool and report file holds a thread for tens of milliseconds: this one's.
     checkPrompts: () => checkPrompts(prompts.dir, prompts.env),
     page: (filter, limit, offset) => search.page(filter, limit, offset),
@@ -147,8 +147,8 @@ export class ThreadReads implements DashboardReads {
   transcript(file: string) {
     return this.ask<{ lines: TranscriptLine[]; problem?: string | undefined }>('transcript', [file]);
   }
-  charts(now: Date) {
-    return this.ask<ChartData>('charts', [now]);
+  charts(now: Date, dayCount?: DayRange) {
+    return this.ask<ChartData>('charts', [now, dayCount]);
   }
   failedDeliveries() {
     return this.ask<number>('failedDeliveries', []);

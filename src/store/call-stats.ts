@@ -45,14 +45,20 @@ export interface ChartData {
   };
   /** The last 48 hours, the current one last; every hour present. */
   readonly hours: readonly HourStats[];
-  /** The last 30 days, today last; every day present. */
+  /** How many days `days` and `outcomes` cover. */
+  readonly dayCount: DayRange;
+  /** The last `dayCount` days, today last; every day present. */
   readonly days: readonly DayStats[];
-  /** Calls per end reason over the same 30 days, most first; reasons without calls left out. */
+  /** Calls per end reason over the same days, most first; reasons without calls left out. */
   readonly outcomes: readonly OutcomeStats[];
 }
 
 const HOURS = 48;
-const DAYS = 30;
+/** The day ranges the charts offer; the default first. */
+export const DAY_RANGES = [30, 7, 90] as const;
+export type DayRange = (typeof DAY_RANGES)[number];
+/** Ended days kept counted: the longest range. */
+const KEPT_DAYS = Math.max(...DAY_RANGES);
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
@@ -153,19 +159,20 @@ export class CallStats {
     this.percentiles = db.sql.prepare<[Range & { length: number }]>(PERCENTILES);
   }
 
-  charts(now: Date): ChartData {
+  charts(now: Date, dayCount: DayRange = DAY_RANGES[0]): ChartData {
     const nowMs = now.getTime();
     const hourStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
     const dayStart = Math.floor(nowMs / DAY_MS) * DAY_MS;
     const hourWindow = range(hourStart - (HOURS - 1) * HOUR_MS, hourStart + HOUR_MS);
-    const dayWindow = range(dayStart - (DAYS - 1) * DAY_MS, dayStart + DAY_MS);
+    const dayWindow = range(dayStart - (dayCount - 1) * DAY_MS, dayStart + DAY_MS);
     // Up to and including `now`: the window's end is exclusive.
     const lastDay = range(nowMs - DAY_MS, nowMs + 1);
 
     const perHour = new Map(this.countByHour.all(hourWindow).map((row) => BucketCount.parse(row)).map((r) => [r.bucket, r.calls]));
     const hours = buckets(hourWindow, HOUR_MS, 13).map((bucket) => ({ label: `${bucket.replace('T', ' ')}:00`, calls: perHour.get(bucket) ?? 0 }));
 
-    const counted = this.days(buckets(dayWindow, DAY_MS, 10), dayWindow.until);
+    const oldestKept = new Date(dayStart - (KEPT_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+    const counted = this.days(buckets(dayWindow, DAY_MS, 10), dayWindow.until, oldestKept);
     const days = counted.map((day) => day.stats);
     const outcomeCounts = new Map<string, number>();
     for (const day of counted) for (const [reason, calls] of day.outcomes) outcomeCounts.set(reason, (outcomeCounts.get(reason) ?? 0) + calls);
@@ -189,15 +196,19 @@ export class CallStats {
         bargeInRate: rate(recent.barge_ins, recent.turns),
       },
       hours,
+      dayCount,
       days,
       outcomes,
     };
   }
 
-  /** The days `labels` names (oldest first, the last one today), counting only those not kept from before. */
-  private days(labels: readonly string[], until: string): CountedDay[] {
+  /**
+   * The days `labels` names (oldest first, the last one today), counting only those not kept from
+   * before; days older than `oldestKept` are forgotten, so switching between ranges costs nothing twice.
+   */
+  private days(labels: readonly string[], until: string, oldestKept: string): CountedDay[] {
     const today = labels.at(-1)!;
-    for (const label of this.endedDays.keys()) if (label < labels[0]! || label >= today) this.endedDays.delete(label);
+    for (const label of this.endedDays.keys()) if (label < oldestKept || label >= today) this.endedDays.delete(label);
     const firstToCount = labels.find((label) => !this.endedDays.has(label))!;
     const span: Range = { since: `${firstToCount}T00:00:00.000Z`, until };
 

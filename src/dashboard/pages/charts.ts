@@ -1,5 +1,5 @@
 import type { CallEndReason } from '../../call/call-summary.js';
-import type { ChartData } from '../../store/call-stats.js';
+import { DAY_RANGES, type ChartData } from '../../store/call-stats.js';
 import { html, scriptJson, type Html } from '../html.js';
 import { formatTime, layout } from '../layout.js';
 
@@ -63,6 +63,7 @@ export function chartsPage(data: ChartData, options: { numbersShown: boolean }):
   const { last24h } = data;
   const totalDays = sum(data.days.map((d) => d.calls));
   const totalOutcomes = sum(data.outcomes.map((o) => o.calls));
+  const lastDays = `last ${data.dayCount} days`;
   return layout({
     title: 'Charts',
     section: 'charts',
@@ -72,6 +73,11 @@ export function chartsPage(data: ChartData, options: { numbersShown: boolean }):
     scripts: ['chart.umd.min.js', 'charts.js'],
     body: html`<h1>Charts</h1>
 <p class="muted">As of ${formatTime(data.at)} UTC. Hours and days are UTC.</p>
+<nav class="ranges" id="day-ranges" aria-label="Days shown">Days shown: ${[...DAY_RANGES]
+  .sort((a, b) => a - b)
+  .map((days) =>
+    days === data.dayCount ? html`<strong aria-current="true">${days}</strong> ` : html`<a href="charts?days=${days}">${days}</a> `,
+  )}</nav>
 <dl class="facts" id="summary">
   <dt>Calls in the last 24 hours</dt><dd id="calls-24h">${last24h.calls}</dd>
   <dt>Time until the agent starts speaking, p95: 95 of 100 turns were faster (last 24 hours)</dt><dd id="first-speak-24h">${ms(last24h.firstSpeakP95Ms)}</dd>
@@ -88,19 +94,19 @@ export function chartsPage(data: ChartData, options: { numbersShown: boolean }):
 </figure>
 
 <figure>
-  <figcaption>Calls per day, last 30 days</figcaption>
+  <figcaption>Calls per day, ${lastDays}</figcaption>
   <div class="chart"><canvas id="chart-days">${fallback(
-    `${totalDays} calls in the last 30 days.`,
+    `${totalDays} calls in the ${lastDays}.`,
     ['Day', 'Calls'],
     data.days.map((d) => [d.label, String(d.calls)]),
   )}</canvas></div>
 </figure>
 
 <figure>
-  <figcaption>How calls ended, last 30 days</figcaption>
-  ${totalOutcomes === 0 ? html`<p class="muted">No calls ended in the last 30 days.</p>` : ''}
+  <figcaption>How calls ended, ${lastDays}</figcaption>
+  ${totalOutcomes === 0 ? html`<p class="muted">No calls ended in the ${lastDays}.</p>` : ''}
   <div class="chart"><canvas id="chart-outcomes">${fallback(
-    `${totalOutcomes} calls in the last 30 days.`,
+    `${totalOutcomes} calls in the ${lastDays}.`,
     ['How the call ended', 'Calls'],
     data.outcomes.map((o) => [outcomeLabel(o.reason), String(o.calls)]),
   )}</canvas></div>
