@@ -121,6 +121,13 @@ describe('a scenario that does not hold fails with a useful message', () => {
     );
   });
 
+  test('wait_for: request when nothing asks the model: the step fails and says so', async () => {
+    const scenario = parseScenario(['name: never-asked', 'timeout_ms: 200', 'steps:', '  - say: "Hello"', '    wait_for: request'].join('\n'), 'never.yaml');
+    const result = await runScenario(scenario, FAST);
+    expect(result).toMatchObject({ status: 'failed', failedStep: 1 });
+    expect(result.message).toBe('step 1: wait_for: request: the model was not asked for a reply within 200 ms');
+  });
+
   test('a reply that is not the whole expected text, and a live run skips scripted scenarios', async () => {
     const scenario = parseScenario(
       [

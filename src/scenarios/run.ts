@@ -196,7 +196,7 @@ async function waitBeforeInterrupting(
   if (step.wait_for === 'request') {
     if (!deps.model) return 'wait_for: request needs the scripted model: mark the scenario `requires: scripted`';
     const asked = await deps.model.askedSince(state.lastSay?.at ?? 0, timeoutMs);
-    if (!asked) return `expected the model to be asked for a reply ${purpose} within ${timeoutMs} ms`;
+    if (!asked) return `wait_for: request: the model was not asked for a reply within ${timeoutMs} ms`;
   }
   if (step.after_ms) await sleep(step.after_ms);
   return undefined;
