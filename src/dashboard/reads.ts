@@ -83,14 +83,17 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
       if (!call) return undefined;
       const report = reports.get(sessionId);
       const transcript = await readTranscript(call.transcriptFile);
-      const sent = deliveries
-        .forSession(sessionId)
-        .map(({ status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt }) => ({ status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt }));
+      const sent = deliveries.forSession(sessionId).map(deliveryState);
       return { call, report, lines: transcript.lines, transcriptProblem: transcript.problem, deliveries: sent };
     },
     transcript: (file) => readTranscript(file),
     failedDeliveries: () => deliveries.failedTotal(),
   };
+}
+
+/** Leaves the body (the report, already on the page) and the URL (it may hold credentials) behind. */
+function deliveryState({ status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt }: Delivery): DeliveryState {
+  return { status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt };
 }
 
 /** The queries on the caller's own connection: for a database only this process can see (':memory:'). */
