@@ -163,13 +163,19 @@ describe('delivery', () => {
     expect(hook.accepted(delivered.id)).toBe(1);
   });
 
-  test('still failing at the deadline: given up, and kept as failed', async () => {
+  /** A receiver answering 500 to every attempt, and a time limit of 60 ms: the delivery is given up. */
+  async function givenUp() {
     const env = await environment();
     const hook = await receiver();
     hook.status = 500;
     const { service, attempts } = env.start(hook.url, { retry: { initialMs: 10, maxMs: 20, giveUpAfterMs: 60 } });
     service.callEnded(env.call);
     const gaveUp = await attempts.until((a) => a.status === 'failed');
+    return { hook, service, attempts, gaveUp };
+  }
+
+  test('still failing at the deadline: given up, and kept as failed', async () => {
+    const { hook, service, gaveUp } = await givenUp();
     expect(gaveUp.error).toBe('HTTP 500');
     expect(gaveUp.attempt).toBeGreaterThan(1);
     expect(service.getCall('call-1')?.deliveries).toEqual([
@@ -179,12 +185,7 @@ describe('delivery', () => {
   });
 
   test('given up, then sent again by hand once the receiver is back: delivered once, with a new time limit', async () => {
-    const env = await environment();
-    const hook = await receiver();
-    hook.status = 500;
-    const { service, attempts } = env.start(hook.url, { retry: { initialMs: 10, maxMs: 20, giveUpAfterMs: 60 } });
-    service.callEnded(env.call);
-    const gaveUp = await attempts.until((a) => a.status === 'failed');
+    const { hook, service, attempts, gaveUp } = await givenUp();
     expect(service.redeliver('another-call')).toBe(0);
 
     // Still failing when sent again: retried from the new start, not given up at once for being old.
