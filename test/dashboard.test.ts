@@ -6,15 +6,16 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { seedCalls } from '../src/bench/dashboard-load.js';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
-import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import type { TestHotline } from './helpers/hotline.js';
 import { closedPort, startReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
+import { testCalls } from './helpers/test-calls.js';
 
 const ADMIN = 'dashboard-admin-token';
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -26,16 +27,11 @@ function script(request: ChatRequestBody): ScriptedReply {
   return { content: 'Sure.' };
 }
 
+const calls = testCalls();
 let env: TestHotline | undefined;
-const services: FakeVoiceService[] = [];
-afterEach(async () => {
-  await Promise.all(services.splice(0).map((s) => s.close()));
-  await env?.close();
-  env = undefined;
-});
 
 async function start(vars: Record<string, string> = { ADMIN_TOKEN: ADMIN }): Promise<TestHotline> {
-  env = await startTestHotline(script, { REPORT_FIELDS: 'true', ...vars });
+  env = await calls.start(script, { REPORT_FIELDS: 'true', ...vars });
   return env;
 }
 
@@ -61,8 +57,7 @@ async function logIn(): Promise<string> {
 
 /** One finished call from `from`: a word, then goodbye and the hangup. */
 async function finishedCall(from: string): Promise<FakeVoiceService> {
-  const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
-  services.push(service);
+  const service = await calls.connect();
   service.start({ from_phone_number: from });
   await service.nextOfType('speak');
   await sayGoodbye(service);
@@ -348,8 +343,7 @@ describe('live', () => {
   test('a call in progress at its story\'s address: the conversation so far and the latest words; once ended, its story', async () => {
     await start();
     const cookie = await logIn();
-    const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
-    services.push(service);
+    const service = await calls.connect();
     service.start({ from_phone_number: '4915112345678' });
     await service.nextOfType('speak');
     service.say(`hello ${HOSTILE}`);
@@ -385,8 +379,7 @@ describe('live', () => {
     const events = eventsOf(res.body!);
     expect(await events.next('snapshot')).toEqual([]);
 
-    const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
-    services.push(service);
+    const service = await calls.connect();
     service.start({ from_phone_number: '4915112345678' });
     const started = (await events.nextWith('update', (u) => updateOf(u).calls.length > 0)) as Update;
     expect(started.calls[0]).toMatchObject({ sessionId: service.sessionId, number: '4915•••••••78', direction: 'inbound' });

@@ -3,11 +3,12 @@
  * and on the dashboard: the call is handed to a colleague or ended, with a
  * line the caller hears first, over a real WebSocket.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
-import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
+import { testCalls } from './helpers/test-calls.js';
 
 const ADMIN = 'operator-admin-token';
 const STORY = 'Once upon a time there was a phone agent. It talked and talked. It never seemed to stop. On and on it went.';
@@ -19,23 +20,18 @@ function script(request: ChatRequestBody): ScriptedReply {
   return { content: 'Sure.' };
 }
 
+// Manual playback: a test says when a line has played.
+const calls = testCalls({ playback: { kind: 'manual' } });
 let env: TestHotline | undefined;
-const services: FakeVoiceService[] = [];
-afterEach(async () => {
-  await Promise.all(services.splice(0).map((s) => s.close()));
-  await env?.close();
-  env = undefined;
-});
 
 async function start(vars: Record<string, string> = {}): Promise<TestHotline> {
-  env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN, ...vars });
+  env = await calls.start(script, { ADMIN_TOKEN: ADMIN, ...vars });
   return env;
 }
 
 /** A call in the middle of a long reply: its first sentence is playing (manual playback), the model still writing. */
 async function talkingCall(): Promise<FakeVoiceService> {
-  const service = await FakeVoiceService.connect(env!.hotline.wsUrl, { playback: { kind: 'manual' } });
-  services.push(service);
+  const service = await calls.connect();
   service.start({ from_phone_number: '4915112345678' });
   await service.nextOfType('speak');
   service.finishSpeech();
