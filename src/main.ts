@@ -1,5 +1,5 @@
 import { config as loadDotenv } from 'dotenv';
-import { command, commandLineOrExit } from './cli/args.js';
+import { command, commandLineOrExit } from './command-line.js';
 import { loadConfig, type Config } from './config.js';
 import { checkLlmAtStartup } from './llm/startup-check.js';
 import { createLogger, createScrubber } from './logger.js';

@@ -3,19 +3,19 @@ import { CampaignRunner } from './campaigns/campaign-runner.js';
 import { campaignsRouter } from './campaigns/campaigns-router.js';
 import { systemClock, type Clock } from './campaigns/clock.js';
 import { combineObservers } from './campaigns/combined-observer.js';
+import { openCampaignStore } from './campaigns/definition.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
 import { CampaignNotFoundError } from './campaigns/errors.js';
-import { CampaignRepository } from './store/campaign-repository.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
 import { inProcessReads, ThreadReads } from './dashboard/reads.js';
 import type { AddressInfo } from 'node:net';
-import type { ToolBox } from './call/business-tools.js';
+import type { ToolBox } from './call/ports/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
 import type { Config } from './config.js';
 import { startDemoShop, type DemoShop } from './demo/shop.js';
-import { demoScript } from './llm/demo-script.js';
+import { demoScript } from './demo/demo-script.js';
 import { OpenAiLlm } from './llm/llm.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-server.js';
 import type { Logger } from './logger.js';
@@ -145,7 +145,7 @@ export async function startHotline(
       ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
-  const campaignStore = new CampaignRepository(db);
+  const campaignStore = openCampaignStore(db);
   const campaigns = new CampaignRunner({
     repository: campaignStore,
     dialer: serviceDialer({ client, pendingCalls, defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice } }),

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { INTERRUPTED_MARK } from '../src/call/reply.js';
+import { INTERRUPTED_MARK } from '../src/call/speech/reply.js';
 import { tokenize } from '../src/llm/scripted-server.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { CallerContextSource } from '../src/call/business-tools.js';
+import type { CallerContextSource } from '../src/call/ports/business-tools.js';
 import { contextFileSchema, createCallerContext } from '../src/tools/caller-context.js';
 import type { Env } from '../src/tools/request-template.js';
 import { ToolStore } from '../src/tools/tool-store.js';

@@ -8,10 +8,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CampaignRunner } from '../src/campaigns/campaign-runner.js';
 import { ShiftedClock } from '../src/campaigns/clock.js';
-import { CampaignSettingsSchema, type Contact } from '../src/campaigns/definition.js';
+import { CampaignSettingsSchema, openCampaignStore, type Contact } from '../src/campaigns/definition.js';
 import type { Dialer, DialRequest } from '../src/campaigns/dialer.js';
 import { PendingCalls } from '../src/outbound/pending-calls.js';
-import { CampaignRepository } from '../src/store/campaign-repository.js';
 import { Database } from '../src/store/database.js';
 
 const logger = pino({ level: 'silent' });
@@ -36,7 +35,7 @@ function recordingDialer(): Dialer & { dialed: DialRequest[] } {
 function setUp(clock: ShiftedClock) {
   const db = Database.open(':memory:', logger);
   cleanups.push(() => db.close());
-  const repository = new CampaignRepository(db);
+  const repository = openCampaignStore(db);
   const runner = (dialer: Dialer) => {
     const r = new CampaignRunner({ repository, dialer, clock, logger });
     cleanups.push(() => r.close());
@@ -95,7 +94,7 @@ describe('CampaignRunner', () => {
     const sources: string[] = [];
     const prepare = db.sql.prepare.bind(db.sql);
     db.sql.prepare = ((source: string) => (sources.push(source), prepare(source))) as typeof db.sql.prepare;
-    new CampaignRepository(db).updateContact('x', 0, { status: 'done' }, new Date());
+    openCampaignStore(db).updateContact('x', 0, { status: 'done' }, new Date());
     const reads = sources.filter((source) => /^\s*SELECT[\s\S]*campaign_contacts/.test(source));
     expect(reads.length).toBeGreaterThanOrEqual(8);
     for (const source of reads) {

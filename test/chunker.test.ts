@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SentenceChunker } from '../src/call/chunker.js';
+import { SentenceChunker } from '../src/call/speech/chunker.js';
 
 interface SentenceCase {
   readonly source: string;

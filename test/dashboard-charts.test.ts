@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { z } from 'zod';
-import type { CallSummary, TurnSummary } from '../src/call/call-summary.js';
+import type { CallSummary, TurnSummary } from '../src/call/ports/call-summary.js';
 import { CHARTS_SCRIPT } from '../src/dashboard/charts-script.js';
 import { chartsPage, chartsView } from '../src/dashboard/pages/charts.js';
 import { promptsPage } from '../src/dashboard/pages/prompts.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runSimulate } from '../src/cli/simulate.js';
 import { loadConfig } from '../src/config.js';
 import { startDemoShop } from '../src/demo/shop.js';
-import { demoScript } from '../src/llm/demo-script.js';
+import { demoScript } from '../src/demo/demo-script.js';
 import type { ChatRequestBody } from '../src/llm/scripted-server.js';
 import { startHotline, type RunningHotline } from '../src/server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';

@@ -13,7 +13,7 @@ import OpenAI, {
 } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, test } from 'vitest';
-import { toolDefinitions } from '../src/call/tools.js';
+import { toolDefinitions } from '../src/call/turn/tools.js';
 import { createHttpFetch, type HttpFetch } from '../src/llm/http-fetch.js';
 import { OpenAiLlm, type LlmRequest } from '../src/llm/llm.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../src/llm/scripted-server.js';

@@ -1,6 +1,6 @@
 /** The live view's batching: changes gathered, sent in slices, nothing lost, ended calls named. */
 import { expect, test } from 'vitest';
-import type { CallActivity } from '../src/call/call-activity.js';
+import type { CallActivity } from '../src/call/ports/call-activity.js';
 import { LiveCalls } from '../src/dashboard/live-calls.js';
 
 const call = (i: number, phase: CallActivity['phase'] = 'speaking'): CallActivity => ({

@@ -1,8 +1,8 @@
 import { APIError } from 'openai';
 import { describe, expect, test } from 'vitest';
-import { retryAfterMs } from '../src/call/llm-retry.js';
-import { toSpeech } from '../src/call/speech-text.js';
-import { ToolCallAssembler } from '../src/call/tool-call-assembler.js';
+import { retryAfterMs } from '../src/call/turn/llm-retry.js';
+import { toSpeech } from '../src/call/speech/speech-text.js';
+import { ToolCallAssembler } from '../src/call/turn/tool-call-assembler.js';
 import { readDelta, type ToolCallPiece } from '../src/llm/delta.js';
 import { ThinkTagFilter } from '../src/llm/think-tags.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BusinessTool, ToolResult } from '../src/call/business-tools.js';
+import type { BusinessTool, ToolResult } from '../src/call/ports/business-tools.js';
 import { createLogger, type Logger } from '../src/logger.js';
 import type { McpServerConfig } from '../src/tools/mcp-config.js';
 import { McpServerGoneError } from '../src/tools/mcp-errors.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, test } from 'vitest';
-import { demoScript } from '../src/llm/demo-script.js';
+import { demoScript } from '../src/demo/demo-script.js';
 import type { ChatRequestBody } from '../src/llm/scripted-server.js';
 import { parseJsonAnswer } from '../src/reports/json-answer.js';
 import { reportAnswerSchema, reportJsonSchema } from '../src/reports/report-fields.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
-import { demoScript } from '../src/llm/demo-script.js';
+import { demoScript } from '../src/demo/demo-script.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { CallReportSchema, type CallReport } from '../src/reports/report-builder.js';
 import { ReportService, type ReportServiceOptions } from '../src/reports/report-service.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toSpeech } from '../src/call/speech-text.js';
+import { toSpeech } from '../src/call/speech/speech-text.js';
 
 const CASES: ReadonlyArray<readonly [string, string, string]> = [
   // [what, chunk, speech]

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasSsml, ssmlDocument, stripSsml } from '../src/call/ssml.js';
+import { hasSsml, ssmlDocument, stripSsml } from '../src/call/speech/ssml.js';
 
 describe('SSML', () => {
   it('tells SSML from text that merely has angle brackets', () => {

@@ -5,7 +5,7 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { BusinessTool, ToolRunContext } from '../src/call/business-tools.js';
+import type { BusinessTool, ToolRunContext } from '../src/call/ports/business-tools.js';
 import { createHttpTool } from '../src/tools/http-tool.js';
 import type { Env } from '../src/tools/request-template.js';
 import { CUT_MARK } from '../src/tools/result-text.js';

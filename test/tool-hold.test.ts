@@ -1,6 +1,6 @@
 /** The hold lines a caller hears while a tool runs: when, and which. */
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { holdLinesFor, ToolHold } from '../src/call/tool-hold.js';
+import { holdLinesFor, ToolHold } from '../src/call/turn/tool-hold.js';
 
 afterEach(() => {
   vi.useRealTimers();

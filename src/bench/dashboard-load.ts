@@ -5,7 +5,7 @@
  * run — so the first-speak figures show whether the dashboard slows a call.
  */
 import { pino } from 'pino';
-import type { CallEndReason, CallSummary } from '../call/call-summary.js';
+import type { CallEndReason, CallSummary } from '../call/ports/call-summary.js';
 import { CallRepository } from '../store/call-repository.js';
 import { Database } from '../store/database.js';
 import { ReportRepository } from '../store/report-repository.js';

@@ -11,11 +11,11 @@ import type { PromptSet } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import type { CallerContextSource, ToolBox } from './business-tools.js';
-import type { CallActivityObserver } from './call-activity.js';
-import type { VoicemailDetector } from './call-summary.js';
-import type { TransferSetup } from './transfer.js';
-import type { VoicemailTiming } from './voicemail-watch.js';
+import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
+import type { CallActivityObserver } from './ports/call-activity.js';
+import type { VoicemailDetector } from './ports/call-summary.js';
+import type { TransferSetup } from './ending/transfer.js';
+import type { VoicemailTiming } from './input/voicemail-watch.js';
 
 /** Limits and timings every call shares, from the configuration. */
 export interface CallSettings {

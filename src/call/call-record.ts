@@ -1,6 +1,6 @@
-import type { CallEndReason, CallSummary, ToolRunSummary, TurnSummary } from './call-summary.js';
-import type { Reply } from './reply.js';
-import type { ToolRunRecord } from './tool-loop.js';
+import type { CallEndReason, CallSummary, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
+import type { Reply } from './speech/reply.js';
+import type { ToolRunRecord } from './turn/tool-loop.js';
 
 /** Why Hotline itself ended a call (hung up or handed it over): it decides how the call is said to have ended. */
 export type EndingCause = 'model' | 'silence' | 'give_up' | 'idle' | 'shutdown' | 'voicemail' | 'operator';

@@ -7,15 +7,15 @@ import type { PendingCalls } from '../outbound/pending-calls.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
-import type { CallerContextSource, ToolBox } from './business-tools.js';
-import type { CallActivityObserver } from './call-activity.js';
-import type { CallControl, ControlOutcome } from './call-control.js';
-import type { CallObserver, CallStartedInfo, VoicemailDetector } from './call-summary.js';
-import type { VoicemailTiming } from './voicemail-watch.js';
+import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
+import type { CallActivityObserver } from './ports/call-activity.js';
+import type { CallControl, ControlOutcome } from './ports/call-control.js';
+import type { CallObserver, CallStartedInfo, VoicemailDetector } from './ports/call-summary.js';
+import type { VoicemailTiming } from './input/voicemail-watch.js';
 import { Call } from './call.js';
 import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
-import { toolDefinitions } from './tools.js';
-import type { TransferSetup } from './transfer.js';
+import { toolDefinitions } from './turn/tools.js';
+import type { TransferSetup } from './ending/transfer.js';
 
 export interface CallRegistryOptions {
   llm: Llm;

@@ -11,31 +11,31 @@ import type {
   VoiceEvent,
 } from '../protocol/events.js';
 import type { PriorCall } from '../transcripts/prior-call.js';
-import type { CallerContextSource } from './business-tools.js';
-import type { ControlOutcome } from './call-control.js';
+import type { CallerContextSource } from './ports/business-tools.js';
+import type { ControlOutcome } from './ports/call-control.js';
 import type { ActionSink, CallDeps, LeaveReason } from './call-deps.js';
-import { CallEnding } from './call-ending.js';
-import { CallActivityTracker } from './call-activity.js';
+import { CallEnding } from './ending/call-ending.js';
+import { CallActivityTracker } from './ports/call-activity.js';
 import { CallRecord } from './call-record.js';
-import type { CallSummary, VoicemailDetector } from './call-summary.js';
+import type { CallSummary, VoicemailDetector } from './ports/call-summary.js';
 import { CallPrompts } from './call-prompts.js';
-import { CallTools } from './call-tools.js';
-import { lookUpCaller } from './caller-context.js';
-import { CallerInput, type CallerInputHost, type InputMarks } from './caller-input.js';
+import { CallTools } from './turn/call-tools.js';
+import { lookUpCaller } from './input/caller-context.js';
+import { CallerInput, type CallerInputHost, type InputMarks } from './input/caller-input.js';
 import { EventGate } from './event-gate.js';
 import { History } from './history.js';
 import { RedeliveryFilter } from './redelivery.js';
-import { Reply } from './reply.js';
-import { ReplyLog } from './reply-log.js';
-import type { SilenceStep } from './silence.js';
-import { notInterruptible } from './speak-action.js';
-import { hasSsml, stripSsml } from './ssml.js';
-import { defaultDestination, namedDestination, type CallParties } from './transfer.js';
-import { Turn, type SpeakExtra, type TurnOutcome } from './turn.js';
-import { TurnConsequences } from './turn-consequences.js';
-import { turnRequest } from './turn-request.js';
-import { Voice } from './voice.js';
-import { VoicemailWatch, type VoicemailTiming } from './voicemail-watch.js';
+import { Reply } from './speech/reply.js';
+import { ReplyLog } from './speech/reply-log.js';
+import type { SilenceStep } from './input/silence.js';
+import { notInterruptible } from './speech/speak-action.js';
+import { hasSsml, stripSsml } from './speech/ssml.js';
+import { defaultDestination, namedDestination, type CallParties } from './ending/transfer.js';
+import { Turn, type SpeakExtra, type TurnOutcome } from './turn/turn.js';
+import { TurnConsequences } from './turn/turn-consequences.js';
+import { turnRequest } from './turn/turn-request.js';
+import { Voice } from './speech/voice.js';
+import { VoicemailWatch, type VoicemailTiming } from './input/voicemail-watch.js';
 
 /** What the caller hears as Hotline hangs up of its own accord. */
 const LEAVE_LINES = {

@@ -1,6 +1,6 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
-import type { Reply } from './reply.js';
+import type { Reply } from './speech/reply.js';
 
 type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
 

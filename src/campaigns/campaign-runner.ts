@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { CallObserver, CallStartedInfo, CallSummary } from '../call/call-summary.js';
+import type { CallObserver, CallStartedInfo, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
-import type { CampaignRepository, StoredCampaign, StoredContact } from '../store/campaign-repository.js';
+import type { Outcome, StoredContact } from '../store/campaign-repository.js';
 import { nextCallingTime, withinCallingHours } from './calling-hours.js';
 import type { Clock } from './clock.js';
-import { windowsOf, type CampaignSettings, type Contact, type Outcome } from './definition.js';
+import { windowsOf, type Campaign, type CampaignSettings, type CampaignStore, type Contact } from './definition.js';
 import type { Dialer } from './dialer.js';
 import { DO_NOT_CALL } from './do-not-call-tool.js';
 import { CampaignNotFoundError } from './errors.js';
@@ -21,7 +21,7 @@ interface InFlight {
 }
 
 export interface CampaignRunnerOptions {
-  repository: CampaignRepository;
+  repository: CampaignStore;
   dialer: Dialer;
   clock: Clock;
   logger: Logger;
@@ -38,7 +38,7 @@ export interface CampaignRunnerOptions {
  * Event-driven: one timer for the next moment something comes due, no polling.
  */
 export class CampaignRunner implements CallObserver {
-  private readonly repository: CampaignRepository;
+  private readonly repository: CampaignStore;
   private readonly inFlight = new Map<string, InFlight>();
   private readonly changeListeners = new Set<() => void>();
   /** Per campaign, the stop list's mark when its waiting contacts were last checked against it. */
@@ -78,21 +78,21 @@ export class CampaignRunner implements CallObserver {
     return id;
   }
 
-  pause(id: string): StoredCampaign {
+  pause(id: string): Campaign {
     const campaign = this.require(id);
     if (campaign.state === 'running') this.repository.setState(id, 'paused', this.date());
     this.changed();
     return this.require(id);
   }
 
-  resume(id: string): StoredCampaign {
+  resume(id: string): Campaign {
     const campaign = this.require(id);
     if (campaign.state === 'paused') this.repository.setState(id, 'running', this.date());
     this.tick();
     return this.require(id);
   }
 
-  require(id: string): StoredCampaign {
+  require(id: string): Campaign {
     const campaign = this.repository.campaign(id);
     if (!campaign) throw new CampaignNotFoundError(id);
     return campaign;
@@ -161,7 +161,7 @@ export class CampaignRunner implements CallObserver {
    * Asks the database for counts and the next contact only, never for the whole list: a tick runs on
    * the event loop every call shares, at every call start and end.
    */
-  private tickCampaign(campaign: StoredCampaign, now: number): number | undefined {
+  private tickCampaign(campaign: Campaign, now: number): number | undefined {
     const { settings } = campaign;
     const { repository } = this;
     const stops = repository.stopListMark();
@@ -202,7 +202,7 @@ export class CampaignRunner implements CallObserver {
   }
 
   /** Requests the call to `contact`; returns the campaign with this start as its last. */
-  private place(campaign: StoredCampaign, contact: StoredContact, now: number): StoredCampaign {
+  private place(campaign: Campaign, contact: StoredContact, now: number): Campaign {
     const { settings } = campaign;
     const key = keyOf(campaign.id, contact.index);
     // On disk before the request: a process killed now counts this as an unanswered attempt, never forgets it.
@@ -245,7 +245,7 @@ export class CampaignRunner implements CallObserver {
   }
 
   /** An attempt ended this way: try again later if the rules allow, else the contact is done. */
-  private finish(campaign: StoredCampaign, contact: StoredContact, outcome: Outcome, error: string | null): void {
+  private finish(campaign: Campaign, contact: StoredContact, outcome: Outcome, error: string | null): void {
     const key = keyOf(campaign.id, contact.index);
     this.inFlight.get(key)?.cancelAnswerTimer();
     this.inFlight.delete(key);
@@ -262,7 +262,7 @@ export class CampaignRunner implements CallObserver {
     if (!this.closed) queueMicrotask(() => this.tick());
   }
 
-  private contactOf(tags: Readonly<Record<string, string>> | undefined): { campaign: StoredCampaign; contact: StoredContact } | undefined {
+  private contactOf(tags: Readonly<Record<string, string>> | undefined): { campaign: Campaign; contact: StoredContact } | undefined {
     const campaignId = tags?.[TAG_CAMPAIGN];
     const index = Number(tags?.[TAG_CONTACT]);
     if (campaignId === undefined || !Number.isInteger(index)) return undefined;

@@ -2,10 +2,9 @@ import express, { type Router } from 'express';
 import { describeIssues } from '../protocol/parse-event.js';
 import { requireAdminToken } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
-import type { CampaignRepository } from '../store/campaign-repository.js';
 import type { CampaignRunner } from './campaign-runner.js';
 import { parseContacts } from './contacts.js';
-import { CampaignInputSchema } from './definition.js';
+import { CampaignInputSchema, type CampaignStore } from './definition.js';
 import { CampaignNotFoundError, InvalidCampaignError } from './errors.js';
 import { progressOf } from './progress.js';
 import { resultsCsv } from './results-csv.js';
@@ -13,7 +12,7 @@ import { resultsCsv } from './results-csv.js';
 export interface CampaignsRouterOptions {
   token: string | undefined;
   runner: CampaignRunner;
-  repository: CampaignRepository;
+  repository: CampaignStore;
   defaultCountryCode: string | undefined;
 }
 

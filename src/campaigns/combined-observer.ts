@@ -1,4 +1,4 @@
-import type { CallObserver } from '../call/call-summary.js';
+import type { CallObserver } from '../call/ports/call-summary.js';
 
 /** Several observers as one (reports and campaigns): each is told, in order; one that throws does not silence the next. */
 export function combineObservers(observers: readonly CallObserver[], onError: (error: unknown) => void): CallObserver {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { CampaignRepository, type StoredCampaign } from '../store/campaign-repository.js';
+import type { Database } from '../store/database.js';
 
 /**
  * A campaign as its author writes it (JSON or YAML): who to call, when, how
@@ -85,18 +87,16 @@ export const ContactSchema = z.object({
 });
 export type Contact = z.infer<typeof ContactSchema>;
 
-/** How a contact ended. `refused`: the person asked not to be called again, or the number was on a stop list. */
-export const OUTCOMES = ['completed', 'voicemail', 'no_answer', 'busy', 'failed', 'refused'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
-
-export const CAMPAIGN_STATES = ['running', 'paused', 'done'] as const;
-export type CampaignState = (typeof CAMPAIGN_STATES)[number];
-
-export const CONTACT_STATUSES = ['pending', 'calling', 'reached', 'done'] as const;
-export type ContactStatus = (typeof CONTACT_STATUSES)[number];
-
 export function windowsOf(settings: Pick<CampaignSettings, 'calling_hours'>): CallingWindow[] | undefined {
   const hours = settings.calling_hours;
   if (hours === undefined) return undefined;
   return Array.isArray(hours) ? hours : [hours];
+}
+
+/** The store's campaigns, with these settings. */
+export type CampaignStore = CampaignRepository<CampaignSettings>;
+export type Campaign = StoredCampaign<CampaignSettings>;
+
+export function openCampaignStore(db: Database): CampaignStore {
+  return new CampaignRepository(db, CampaignSettingsSchema);
 }

@@ -1,4 +1,4 @@
-import type { BusinessTool, ToolBox } from '../call/business-tools.js';
+import type { BusinessTool, ToolBox } from '../call/ports/business-tools.js';
 
 export const DO_NOT_CALL = 'do_not_call';
 

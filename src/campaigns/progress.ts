@@ -1,5 +1,4 @@
-import type { ContactTally, StoredCampaign } from '../store/campaign-repository.js';
-import type { Outcome } from './definition.js';
+import type { ContactTally, Outcome, StoredCampaign } from '../store/campaign-repository.js';
 
 /** Where a campaign stands, as the API answers and the CLI shows it. */
 export interface CampaignProgress {

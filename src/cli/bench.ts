@@ -28,7 +28,7 @@ import { parseCounts } from '../bench/stats.js';
 import { warmUp } from '../bench/warm-up.js';
 import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
-import { command, commandLineOrExit, numberOption, UsageError, type CommandLine } from './args.js';
+import { command, commandLineOrExit, numberOption, UsageError, type CommandLine } from '../command-line.js';
 
 const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook'] as const;
 type Phase = (typeof PHASES)[number];

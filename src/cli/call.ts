@@ -6,7 +6,7 @@
  */
 import { describeNetworkError } from '../net-errors.js';
 import { isMain } from './is-main.js';
-import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
+import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';

@@ -8,7 +8,7 @@ import { config } from 'dotenv';
 import { parse as parseYaml } from 'yaml';
 import { progressLine, type CampaignProgress } from '../campaigns/progress.js';
 import { describeNetworkError } from '../net-errors.js';
-import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
+import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { isMain } from './is-main.js';
 
 export const USAGE = `Usage:

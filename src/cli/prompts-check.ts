@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { checkPrompts, type CheckedFile } from '../prompts-check.js';
-import { command, commandLineOrExit, UsageError } from './args.js';
+import { command, commandLineOrExit, UsageError } from '../command-line.js';
 
 const USAGE = `Usage: npm run prompts:check -- [folder]
 

@@ -7,7 +7,7 @@
  * failed (a file that does not load counts as failed), 2 on bad usage.
  */
 import { isMain } from './is-main.js';
-import { command, parseCommandLine, usageToStderr, UsageError, wantsHelp } from './args.js';
+import { command, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { config as loadDotenv } from 'dotenv';

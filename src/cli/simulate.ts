@@ -11,7 +11,7 @@ import { isMain } from './is-main.js';
 import { config } from 'dotenv';
 import { LineSource } from '../simulator/line-source.js';
 import { parseSettings, UsageError, USAGE, type PlatformSettings } from '../simulator/options.js';
-import { usageToStderr } from './args.js';
+import { usageToStderr } from '../command-line.js';
 import { startPlatformEmulator } from '../simulator/platform-emulator.js';
 import { runCall } from '../simulator/run-call.js';
 

@@ -13,7 +13,7 @@ import { loadConfig } from '../config.js';
 import { startScriptedLlmServer } from '../llm/scripted-server.js';
 import { startHotline } from '../server.js';
 import { FakeVoiceService } from '../testing/voice-service-client.js';
-import { command, commandLineOrExit, numberOption } from './args.js';
+import { command, commandLineOrExit, numberOption } from '../command-line.js';
 
 const USAGE = `Usage: npm run soak -- [--calls 200] [--minutes 10]
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CALL_END_REASONS } from '../call/call-summary.js';
+import { CALL_END_REASONS } from '../call/ports/call-summary.js';
 import { FIELD_NAME, type CallFilter } from '../store/call-search.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;

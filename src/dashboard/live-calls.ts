@@ -1,4 +1,4 @@
-import type { CallActivity, CallActivityObserver } from '../call/call-activity.js';
+import type { CallActivity, CallActivityObserver } from '../call/ports/call-activity.js';
 
 /** One viewer of the live calls: how it wants a call shown, and where its messages go. */
 export interface LiveViewer {

@@ -1,9 +1,9 @@
 import type { Worker } from 'node:worker_threads';
-import type { CallSummary } from '../call/call-summary.js';
+import type { CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { progressOf, type CampaignProgress } from '../campaigns/progress.js';
 import { CallRepository } from '../store/call-repository.js';
-import { CampaignRepository } from '../store/campaign-repository.js';
+import { openCampaignStore } from '../campaigns/definition.js';
 import { CallStats, type ChartData, type DayRange } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
 import type { Database } from '../store/database.js';
@@ -62,7 +62,7 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
   const search = new CallSearch(db);
   const calls = new CallRepository(db);
   const reports = new ReportRepository(db);
-  const campaigns = new CampaignRepository(db);
+  const campaigns = openCampaignStore(db);
   const deliveries = new DeliveryRepository(db);
   // One for the connection's life: it keeps the figures of days that have ended.
   const stats = new CallStats(db);

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { REPORT_PROMPT_FILE } from '../reports/report-prompt.js';
 import { loadClips, type AudioClip } from './audio-clips.js';
 import { isBuiltinName } from './builtins.js';
 import { parseFrontMatter, parseLineFrontMatter, type FrontMatterProblem } from './front-matter.js';
-import { PROMPT_FILE_NAMES, PROMPT_FILES, REQUIRED_FILES, type PromptFileSpec } from './prompt-files.js';
+import { PROMPT_FILE_NAMES, PROMPT_FILES, REPORT_PROMPT_FILE, REQUIRED_FILES, type PromptFileSpec } from './prompt-files.js';
 import type { SpeakStyle } from './speak-style.js';
 import type { AudioName, AudioPaths, PromptSettings } from './system-settings.js';
 import { compileTemplate, Template, TemplateSyntaxError, type PlaceholderPart } from './template.js';

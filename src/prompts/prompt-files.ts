@@ -21,6 +21,9 @@ export type PromptName =
   | 'toolHold'
   | 'toolHoldAgain';
 
+/** The reports' prompt, beside the calls' own: the reports read it for each report, the calls never. */
+export const REPORT_PROMPT_FILE = 'report.md';
+
 export interface PromptFileSpec {
   readonly name: PromptName;
   readonly file: string;

@@ -4,8 +4,8 @@
  * `reports.body` column, byte for byte.
  */
 import { z } from 'zod';
-import { TOOL_OUTCOMES } from '../call/business-tools.js';
-import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/call-summary.js';
+import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
+import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
 import { FIELDS_STATUSES, FieldValuesSchema, type FieldValues } from '../store/report-repository.js';
 import type { TranscriptLine } from './transcript-lines.js';
 

@@ -16,10 +16,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { REPORT_PROMPT_FILE } from '../prompts/prompt-files.js';
 import { describeYamlProblem, parseYamlFile, type YamlProblem } from '../yaml-file.js';
 import { SUMMARY_KEY, type ReportField } from './report-fields.js';
-
-export const REPORT_PROMPT_FILE = 'report.md';
 
 export interface ReportPrompt {
   readonly fields: readonly ReportField[];

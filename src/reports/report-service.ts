@@ -5,7 +5,7 @@
  * webhook. Nothing here throws at the call core: every failure is logged and
  * costs at most the fields, never the report.
  */
-import type { CallObserver, CallSummary } from '../call/call-summary.js';
+import type { CallObserver, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { CallRepository } from '../store/call-repository.js';
 import type { Database } from '../store/database.js';

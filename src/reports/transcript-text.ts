@@ -4,7 +4,7 @@
  * model's context. The start (who called, why) and the end (what was done)
  * matter most; the middle is what gives way.
  */
-import type { CallSummary } from '../call/call-summary.js';
+import type { CallSummary } from '../call/ports/call-summary.js';
 import type { TranscriptLine } from './transcript-lines.js';
 
 /** About 6,000 tokens: room for the instruction and the answer in any model's context. */

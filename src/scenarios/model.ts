@@ -5,7 +5,7 @@
  * a sentence of the reply that followed.
  */
 import { performance } from 'node:perf_hooks';
-import { demoScript } from '../llm/demo-script.js';
+import { demoScript } from '../demo/demo-script.js';
 import type { ChatRequestBody, Script, ScriptedReply } from '../llm/scripted-server.js';
 import { textMatcher } from './pattern.js';
 import type { ModelReply, ModelRule } from './schema.js';

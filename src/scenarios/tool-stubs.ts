@@ -6,7 +6,7 @@
  * what the caller heard meanwhile.
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { BusinessTool, ToolBox, ToolResult, ToolRunContext } from '../call/business-tools.js';
+import type { BusinessTool, ToolBox, ToolResult, ToolRunContext } from '../call/ports/business-tools.js';
 import type { ToolStub } from './schema.js';
 import { WakeUp } from './wake-up.js';
 

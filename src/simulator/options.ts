@@ -1,4 +1,4 @@
-import { command, numberOption, parseCommandLine, UsageError, wantsHelp, type CommandLine } from '../cli/args.js';
+import { command, numberOption, parseCommandLine, UsageError, wantsHelp, type CommandLine } from '../command-line.js';
 import { CALLER_COMMANDS } from './caller-input.js';
 import { MAILBOX_GREETINGS, type PersonAnswer } from './person-called.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { TOOL_OUTCOMES } from '../call/business-tools.js';
+import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
-import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/call-summary.js';
+import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
 import type { Database } from './database.js';
 
 const Strings = z.record(z.string(), z.string());

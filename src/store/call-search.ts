@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CallEndReason } from '../call/call-summary.js';
+import type { CallEndReason } from '../call/ports/call-summary.js';
 import { CALL_ROW_BASICS } from './call-repository.js';
 import type { Database } from './database.js';
 import { FieldValuesSchema, type FieldValues } from './report-repository.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CALL_END_REASONS } from '../call/call-summary.js';
+import { CALL_END_REASONS } from '../call/ports/call-summary.js';
 import type { Database } from './database.js';
 
 /** Nearest-rank percentiles of one measure; null where nothing was measured. */

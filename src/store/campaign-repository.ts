@@ -1,21 +1,32 @@
 import { z } from 'zod';
-import {
-  CAMPAIGN_STATES,
-  CampaignSettingsSchema,
-  CONTACT_STATUSES,
-  OUTCOMES,
-  type CampaignSettings,
-  type CampaignState,
-  type Contact,
-  type ContactStatus,
-  type Outcome,
-} from '../campaigns/definition.js';
 import type { Database } from './database.js';
 
-export interface StoredCampaign {
+/** How a contact ended. `refused`: the person asked not to be called again, or the number was on a stop list. */
+export const OUTCOMES = ['completed', 'voicemail', 'no_answer', 'busy', 'failed', 'refused'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const CAMPAIGN_STATES = ['running', 'paused', 'done'] as const;
+export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+
+export const CONTACT_STATUSES = ['pending', 'calling', 'reached', 'done'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+/** One person to call as a new row: the number normalised, every other column a variable. */
+export interface NewContact {
+  readonly number: string;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly time_zone?: string | undefined;
+}
+
+/** What the store needs of a campaign's settings; the rest is the campaigns' own, checked by the schema they give. */
+export interface CampaignSettingsShape {
+  readonly name: string;
+}
+
+export interface StoredCampaign<Settings extends CampaignSettingsShape = CampaignSettingsShape> {
   readonly id: string;
   readonly name: string;
-  readonly settings: CampaignSettings;
+  readonly settings: Settings;
   readonly state: CampaignState;
   /** Epoch ms of its last call start, for the pace; null before the first. */
   readonly lastStartedAt: number | null;
@@ -55,7 +66,8 @@ export interface ContactTally {
 /** What a transition changes of a contact. */
 export type ContactChange = Partial<Pick<StoredContact, 'status' | 'outcome' | 'attempts' | 'nextAttemptAt' | 'lastSessionId' | 'lastError'>>;
 
-const CampaignRow = z
+function campaignRow<Settings extends CampaignSettingsShape>(settingsSchema: z.ZodType<Settings>) {
+  return z
   .object({
     id: z.string(),
     name: z.string(),
@@ -66,16 +78,17 @@ const CampaignRow = z
     updated_at: z.string(),
   })
   .transform(
-    (row): StoredCampaign => ({
+    (row): StoredCampaign<Settings> => ({
       id: row.id,
       name: row.name,
-      settings: CampaignSettingsSchema.parse(JSON.parse(row.settings)),
+      settings: settingsSchema.parse(JSON.parse(row.settings)),
       state: row.state,
       lastStartedAt: row.last_started_at,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     }),
   );
+}
 
 const ContactRow = z
   .object({
@@ -122,10 +135,16 @@ const OutcomeCount = z.object({ outcome: z.enum(OUTCOMES), n: z.number() });
  * on disk when the method returns (better-sqlite3 is synchronous): the
  * scheduler writes a transition before the action it guards.
  */
-export class CampaignRepository {
+export class CampaignRepository<Settings extends CampaignSettingsShape> {
   private readonly statements;
+  private readonly campaignRow;
 
-  constructor(private readonly db: Database) {
+  /** `settingsSchema` reads a campaign's settings back: the store keeps them as JSON and knows only their name. */
+  constructor(
+    private readonly db: Database,
+    settingsSchema: z.ZodType<Settings>,
+  ) {
+    this.campaignRow = campaignRow(settingsSchema);
     const { sql } = db;
     this.statements = {
       insertCampaign: sql.prepare(
@@ -185,7 +204,7 @@ export class CampaignRepository {
     };
   }
 
-  createCampaign(id: string, settings: CampaignSettings, contacts: readonly Contact[], now: Date): void {
+  createCampaign(id: string, settings: Settings, contacts: readonly NewContact[], now: Date): void {
     const at = now.toISOString();
     this.db.transaction(() => {
       this.statements.insertCampaign.run({ id, name: settings.name, settings: JSON.stringify(settings), now: at });
@@ -202,13 +221,13 @@ export class CampaignRepository {
     });
   }
 
-  campaign(id: string): StoredCampaign | undefined {
+  campaign(id: string): StoredCampaign<Settings> | undefined {
     const row = this.statements.campaign.get(id);
-    return row === undefined ? undefined : CampaignRow.parse(row);
+    return row === undefined ? undefined : this.campaignRow.parse(row);
   }
 
-  campaigns(): StoredCampaign[] {
-    return this.statements.campaigns.all().map((row) => CampaignRow.parse(row));
+  campaigns(): StoredCampaign<Settings>[] {
+    return this.statements.campaigns.all().map((row) => this.campaignRow.parse(row));
   }
 
   setState(id: string, state: CampaignState, now: Date): void {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CallerContextSource } from '../call/business-tools.js';
+import type { CallerContextSource } from '../call/ports/business-tools.js';
 import type { Logger } from '../logger.js';
 import { isBuiltinName } from '../prompts/builtins.js';
 import { answerValue, sendRequest } from './http-call.js';

@@ -1,4 +1,4 @@
-import type { BusinessTool, ToolBox } from '../call/business-tools.js';
+import type { BusinessTool, ToolBox } from '../call/ports/business-tools.js';
 import type { Logger } from '../logger.js';
 import { RESERVED_TOOL_NAMES } from './tool-file.js';
 

@@ -1,6 +1,6 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { z } from 'zod';
-import type { BusinessTool, ToolResult, ToolRunContext } from '../call/business-tools.js';
+import type { BusinessTool, ToolResult, ToolRunContext } from '../call/ports/business-tools.js';
 import { formatPath } from '../yaml-file.js';
 import { answerValue, sendRequest, type HttpAnswer } from './http-call.js';
 import { pathParts, pick } from './json-path.js';

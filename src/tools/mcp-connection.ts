@@ -5,7 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { BusinessTool } from '../call/business-tools.js';
+import type { BusinessTool } from '../call/ports/business-tools.js';
 import { createScrubber, type Logger } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
 import type { McpServerConfig } from './mcp-config.js';

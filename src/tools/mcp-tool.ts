@@ -1,5 +1,5 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { BusinessTool, ToolResult, ToolRunContext } from '../call/business-tools.js';
+import type { BusinessTool, ToolResult, ToolRunContext } from '../call/ports/business-tools.js';
 import type { OfferedTool } from './mcp-tool-selection.js';
 import { capResult, resultText } from './result-text.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HANGUP, SPEAK, TRANSFER } from '../call/tools.js';
+import { HANGUP, SPEAK, TRANSFER } from '../call/turn/tools.js';
 import { JsonPathSchema } from './json-path.js';
 import { requestSchema, type Env } from './request-template.js';
 

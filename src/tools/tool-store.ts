@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { BusinessTool, CallerContextSource, ToolBox } from '../call/business-tools.js';
+import type { BusinessTool, CallerContextSource, ToolBox } from '../call/ports/business-tools.js';
 import type { Logger } from '../logger.js';
 import { describe, type PromptProblem } from '../prompts/folder-load.js';
 import { WatchedReload } from '../prompts/watched-reload.js';

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import type { CallControl, ControlOutcome } from '../call/call-control.js';
+import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
 import type { Logger } from '../logger.js';
 import type { AiFlowClient } from '../outbound/aiflow-client.js';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';

@@ -1,4 +1,4 @@
-import type { VoicemailDetector } from '../call/call-summary.js';
+import type { VoicemailDetector } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { classifyWords, compilePhrases, type PhraseSet } from './classify.js';
 import { createJudge, type JudgeLlmOptions } from './judge.js';

@@ -1,7 +1,7 @@
 /** Calls, transcripts and webhook attempts for the tests of the store and the reports. */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CallSummary } from '../../src/call/call-summary.js';
+import type { CallSummary } from '../../src/call/ports/call-summary.js';
 import type { DeliveryAttempt } from '../../src/reports/delivery.js';
 
 /** A finished inbound call with two turns and a tool run; `overrides` change what a test is about. */

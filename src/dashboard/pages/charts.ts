@@ -1,4 +1,4 @@
-import type { CallEndReason } from '../../call/call-summary.js';
+import type { CallEndReason } from '../../call/ports/call-summary.js';
 import { DAY_RANGES, type ChartData } from '../../store/call-stats.js';
 import { html, scriptJson, type Html } from '../html.js';
 import { formatTime, layout } from '../layout.js';

@@ -1,4 +1,4 @@
-import { CALL_END_REASONS } from '../../call/call-summary.js';
+import { CALL_END_REASONS } from '../../call/ports/call-summary.js';
 import type { CampaignProgress } from '../../campaigns/progress.js';
 import type { CallListing } from '../../store/call-search.js';
 import { filterEntries, type ParsedFilter } from '../filter-form.js';

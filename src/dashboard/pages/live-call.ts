@@ -1,4 +1,4 @@
-import type { CallActivity } from '../../call/call-activity.js';
+import type { CallActivity } from '../../call/ports/call-activity.js';
 import { html, type Html } from '../html.js';
 import { formatTime, layout, showNumber } from '../layout.js';
 import type { TranscriptLine } from '../transcript-lines.js';

@@ -1,4 +1,4 @@
-import type { CallSummary, TurnSummary } from '../../call/call-summary.js';
+import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js';
 import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../html.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';

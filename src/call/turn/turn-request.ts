@@ -1,6 +1,6 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { PromptSettings } from '../prompts/system-settings.js';
-import type { CallDeps } from './call-deps.js';
+import type { PromptSettings } from '../../prompts/system-settings.js';
+import type { CallDeps } from '../call-deps.js';
 import type { TurnOptions } from './turn.js';
 
 /**

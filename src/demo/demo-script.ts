@@ -1,6 +1,6 @@
 import { demoReportReply } from './demo-report.js';
 import { callbackReply, orderReply, toolResultReply } from './demo-tools.js';
-import type { ChatRequestBody, ScriptedReply } from './scripted-server.js';
+import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
 
 /**
  * The built-in demo model: scripted replies that show what Hotline does —

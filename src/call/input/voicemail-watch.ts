@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import type { VoicemailDetector } from './call-summary.js';
+import type { Logger } from '../../logger.js';
+import type { VoicemailDetector } from '../ports/call-summary.js';
 
 export interface VoicemailWatchHost {
   readonly log: Logger;

@@ -1,12 +1,12 @@
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import type { BusinessTool, ToolBox } from './business-tools.js';
-import type { CallActivityTracker } from './call-activity.js';
-import type { CallPrompts } from './call-prompts.js';
-import type { CallRecord } from './call-record.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import type { TranscriptWriter } from '../../transcripts/transcript-store.js';
+import type { BusinessTool, ToolBox } from '../ports/business-tools.js';
+import type { CallActivityTracker } from '../ports/call-activity.js';
+import type { CallPrompts } from '../call-prompts.js';
+import type { CallRecord } from '../call-record.js';
 import { ToolLoop, transcriptEntryOf, type ToolCallRequest } from './tool-loop.js';
-import type { Voice } from './voice.js';
+import type { Voice } from '../speech/voice.js';
 
 export interface CallToolsDeps {
   log: Logger;

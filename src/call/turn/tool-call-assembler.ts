@@ -1,5 +1,5 @@
-import type { JsonStringFieldStream } from '../llm/json-string-field-stream.js';
-import type { ToolCallPiece } from '../llm/delta.js';
+import type { JsonStringFieldStream } from '../../llm/json-string-field-stream.js';
+import type { ToolCallPiece } from '../../llm/delta.js';
 
 /** One tool call as its pieces arrive. */
 export interface ToolCallStream {

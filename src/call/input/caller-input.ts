@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import type { UserBargeInEvent, UserSpeakEvent } from '../protocol/events.js';
+import type { Logger } from '../../logger.js';
+import type { UserBargeInEvent, UserSpeakEvent } from '../../protocol/events.js';
 import { KeypadEntry, keypadText, type KeypadRules } from './keypad.js';
 import { SilenceWatch, type SilenceRules, type SilenceStep } from './silence.js';
 

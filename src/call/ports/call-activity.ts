@@ -1,4 +1,4 @@
-import type { Action } from '../protocol/actions.js';
+import type { Action } from '../../protocol/actions.js';
 
 /**
  * What a call is doing right now, for whoever shows calls live (a dashboard).

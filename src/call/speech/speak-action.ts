@@ -1,5 +1,5 @@
-import type { SpeakStyle } from '../prompts/prompt-store.js';
-import type { SpeakAction } from '../protocol/actions.js';
+import type { SpeakStyle } from '../../prompts/prompt-store.js';
+import type { SpeakAction } from '../../protocol/actions.js';
 import type { SpokenChunk } from './reply.js';
 import { ssmlDocument } from './ssml.js';
 

@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import type { CallerContextSource } from './business-tools.js';
+import type { Logger } from '../../logger.js';
+import type { CallerContextSource } from '../ports/business-tools.js';
 
 /**
  * Looks the caller up (a CRM) as the call starts. Resolves with the record's

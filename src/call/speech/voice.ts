@@ -1,8 +1,8 @@
-import type { AudioClip, SpeakStyle } from '../prompts/prompt-store.js';
-import type { Action } from '../protocol/actions.js';
+import type { AudioClip, SpeakStyle } from '../../prompts/prompt-store.js';
+import type { Action } from '../../protocol/actions.js';
 import { Playback } from './playback.js';
 import type { Reply, SpokenChunk } from './reply.js';
-import type { SilenceWatch } from './silence.js';
+import type { SilenceWatch } from '../input/silence.js';
 import { speakAction } from './speak-action.js';
 
 /** A sentence waiting to go out, with how it is to be spoken. */

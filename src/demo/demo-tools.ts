@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequestBody, ScriptedReply } from './scripted-server.js';
+import type { ChatMessage, ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
 
 /**
  * The demo model's use of the shipped example tools (prompts/tools/

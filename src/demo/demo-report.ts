@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { REPORT_SCHEMA_NAME } from '../reports/report-fields.js';
-import type { ChatRequestBody, ScriptedReply } from './scripted-server.js';
+import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
 
 const Property = z.looseObject({ type: z.unknown().optional(), enum: z.array(z.unknown()).optional() });
 

@@ -3,7 +3,7 @@ import type {
   ChatCompletionMessageToolCall,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
-import { SPEAK } from './tools.js';
+import { SPEAK } from '../turn/tools.js';
 
 /**
  * One sentence of a reply. It counts as heard once delivered to the voice

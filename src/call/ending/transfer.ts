@@ -1,5 +1,5 @@
-import type { TransferAction } from '../protocol/actions.js';
-import { parseTransferTarget } from './tools.js';
+import type { TransferAction } from '../../protocol/actions.js';
+import { parseTransferTarget } from '../turn/tools.js';
 
 /** A named destination, with the caller id its people should see. */
 export interface TransferTargetSetup {

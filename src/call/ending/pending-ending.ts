@@ -1,6 +1,6 @@
-import type { Logger } from '../logger.js';
-import type { EndingCause } from './call-record.js';
-import type { ToolCallRecord } from './reply.js';
+import type { Logger } from '../../logger.js';
+import type { EndingCause } from '../call-record.js';
+import type { ToolCallRecord } from '../speech/reply.js';
 import type { TransferDestination } from './transfer.js';
 
 /** How the call ends once the speech before it has played, and why. */

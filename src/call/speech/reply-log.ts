@@ -1,4 +1,4 @@
-import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import type { TranscriptWriter } from '../../transcripts/transcript-store.js';
 import type { Reply } from './reply.js';
 
 /**

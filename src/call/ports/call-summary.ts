@@ -1,4 +1,4 @@
-import type { PendingCall } from '../outbound/pending-calls.js';
+import type { PendingCall } from '../../outbound/pending-calls.js';
 import type { ToolOutcome } from './business-tools.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { PromptName } from '../prompts/prompt-store.js';
-import type { Ending } from './pending-ending.js';
-import type { ToolCallRecord } from './reply.js';
-import { defaultDestination, resolveTransfer, type TransferSetup } from './transfer.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import type { PromptName } from '../../prompts/prompt-store.js';
+import type { Ending } from '../ending/pending-ending.js';
+import type { ToolCallRecord } from '../speech/reply.js';
+import { defaultDestination, resolveTransfer, type TransferSetup } from '../ending/transfer.js';
 import type { FinalAction } from './turn.js';
 
 export interface TurnConsequencesHost {

@@ -1,8 +1,8 @@
-import type { Logger } from '../logger.js';
-import type { TranscriptEntry } from '../transcripts/transcript-store.js';
-import type { BusinessTool, ToolOutcome, ToolResult } from './business-tools.js';
-import { stableStringify } from './redelivery.js';
-import type { ToolCallRecord } from './reply.js';
+import type { Logger } from '../../logger.js';
+import type { TranscriptEntry } from '../../transcripts/transcript-store.js';
+import type { BusinessTool, ToolOutcome, ToolResult } from '../ports/business-tools.js';
+import { stableStringify } from '../redelivery.js';
+import type { ToolCallRecord } from '../speech/reply.js';
 import { holdLinesFor, ToolHold, type HoldTiming } from './tool-hold.js';
 
 /** One call of a business tool the model asked for in this round. */

@@ -1,5 +1,5 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 
 /**
  * What the call core needs of the tools a business gives its agent (HTTP

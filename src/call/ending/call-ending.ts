@@ -1,10 +1,10 @@
-import type { Logger } from '../logger.js';
-import type { AudioClip } from '../prompts/prompt-store.js';
-import type { Action } from '../protocol/actions.js';
+import type { Logger } from '../../logger.js';
+import type { AudioClip } from '../../prompts/prompt-store.js';
+import type { Action } from '../../protocol/actions.js';
 import { PendingEnding, type Ending } from './pending-ending.js';
-import type { ToolCallRecord } from './reply.js';
+import type { ToolCallRecord } from '../speech/reply.js';
 import { transferAction, type CallParties } from './transfer.js';
-import type { Voice } from './voice.js';
+import type { Voice } from '../speech/voice.js';
 
 export interface CallEndingHost {
   readonly log: Logger;
