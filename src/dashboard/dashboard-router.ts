@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type CookieOptions, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallActivity } from '../call/ports/call-activity.js';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
 import type { Logger } from '../logger.js';
-import { secretMatches } from '../transport/auth.js';
+import { checkSecret, type SecretGate } from '../transport/auth.js';
+import { HttpError } from '../transport/http-error.js';
 import type { CallListing } from '../store/call-search.js';
 import { DAY_RANGES } from '../store/call-stats.js';
 import { parseFilter } from './filter-form.js';
@@ -23,7 +24,8 @@ import { promptsPage } from './pages/prompts.js';
 import { CHARTS_SCRIPT } from './charts-script.js';
 import type { PromptsStatus } from '../prompts/prompt-store.js';
 import type { DashboardReads } from './reads.js';
-import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
+import { crossOriginProblem } from './same-origin.js';
+import { COOKIE_NAME, cookieOf, SECURE_COOKIE_NAME, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
 
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
@@ -43,8 +45,8 @@ export interface DashboardDeps {
   campaign(id: string, action: 'pause' | 'resume'): boolean;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
-  /** Whether a failed login from this address may be tried again now. */
-  allowLoginAttempt(address: string): Promise<boolean>;
+  /** The failure budget a wrong admin token spends, shared with every other edge. */
+  gate: SecretGate;
   logger: Logger;
 }
 
@@ -57,9 +59,10 @@ const CSV_BATCH = 100;
 
 /**
  * The dashboard under /dashboard: live calls, the history, each call's story.
- * Server-rendered pages and three small scripts; every link is relative, so it
+ * Server-rendered pages and a few small scripts; every link is relative, so it
  * works under whatever prefix a reverse proxy adds. Behind the admin token,
- * given once at a login form and kept in an HttpOnly, SameSite cookie.
+ * given once at a login form and kept as a session in an HttpOnly, SameSite
+ * cookie; whatever may change something must come from the dashboard's own pages.
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
   const router = express.Router();
@@ -89,6 +92,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     next();
   });
 
+  // Before anything else, the login and the logout too: a page elsewhere on this host (another port,
+  // a sibling subdomain) is "same site", so the browser would send the cookie with its forms.
+  router.use('/dashboard', (req: Request, res: Response, next: NextFunction) => {
+    const problem = crossOriginProblem(req);
+    if (problem === undefined) return next();
+    deps.logger.warn({ method: req.method, path: pathOf(req), problem }, 'dashboard request from elsewhere refused');
+    res.status(403);
+    sendPage(res, layout({ title: 'Refused', root: rootOf(req), body: html`<div class="login"><h1>Refused</h1><p role="alert">This request was ${problem}: only the dashboard's own pages may change anything. Nothing was done.</p></div>` }));
+  });
+
   router.get('/dashboard/assets/dashboard.css', (_req, res) => void res.type('css').send(DASHBOARD_CSS));
   router.get('/dashboard/assets/:name', (req, res, next) => {
     const name = String(req.params.name);
@@ -100,16 +113,19 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 
   router.get('/dashboard/login', (req, res) => void sendPage(res, loginPage(rootOf(req), undefined)));
   router.post('/dashboard/login', form, async (req: Request, res: Response) => {
-    const address = req.ip ?? 'unknown';
     const presented = typeof req.body?.token === 'string' ? (req.body.token as string) : undefined;
-    // As at the transports: a wrong token spends the address's budget of failures, then gets 429.
-    if (!secretMatches(presented, token)) {
-      deps.logger.warn({ ip: address }, 'dashboard login refused');
-      const allowed = await deps.allowLoginAttempt(address);
-      res.status(allowed ? 401 : 429);
-      return sendPage(res, loginPage('', allowed ? 'That is not the admin token.' : 'Too many wrong tokens from this address; wait a minute.'));
+    // As at every edge: an address out of failures is refused before the token is compared.
+    try {
+      await checkSecret(req, deps.gate, presented, token, 'admin token');
+    } catch (error) {
+      if (!(error instanceof HttpError) || (error.status !== 401 && error.status !== 429)) throw error;
+      deps.logger.warn({ ip: req.ip, status: error.status }, 'dashboard login refused');
+      if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
+      res.status(error.status);
+      const problem = error.status === 401 ? 'That is not the admin token.' : `Too many wrong tokens from this address: try again in ${error.retryAfterSeconds ?? 60} s.`;
+      return sendPage(res, loginPage('', problem));
     }
-    res.cookie(COOKIE_NAME, sessions.issue(Date.now()), { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
+    res.cookie(cookieName(req), sessions.issue(Date.now()), sessionCookieOptions(req, SESSION_MS));
     res.redirect(303, './');
   });
 
@@ -119,15 +135,23 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     next();
   });
 
-  // Every page below needs the cookie; without it the browser goes to the login form.
+  // Every page below needs a session in force; without one the browser goes to the login form.
   router.use('/dashboard', (req: Request, res: Response, next: NextFunction) => {
-    if (sessions.valid(cookieOf(req.headers.cookie, COOKIE_NAME), Date.now())) return next();
+    const session = sessions.sessionOf(sessionCookieOf(req), Date.now());
+    if (session !== undefined) {
+      res.locals.session = session;
+      return next();
+    }
     if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);
     res.status(401).json({ error: 'log in to the dashboard first' });
   });
 
-  router.post('/dashboard/logout', (_req, res) => {
-    res.clearCookie(COOKIE_NAME, { httpOnly: true, sameSite: 'strict' });
+  // Live views open per session: a logout closes its own at once.
+  const liveViews = new Map<string, Set<() => void>>();
+  router.post('/dashboard/logout', (req, res) => {
+    const ended = sessions.end(sessionCookieOf(req));
+    for (const close of (ended && liveViews.get(ended)) || []) close();
+    res.clearCookie(cookieName(req), sessionCookieOptions(req));
     res.redirect(303, 'login');
   });
   router.post('/dashboard/numbers', form, (req, res) => {
@@ -151,11 +175,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       view: (call) => liveView(call, shown),
       send: (event, data) => void res.write(`event: ${event}\ndata: ${data}\n\n`),
     });
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
+    const session = res.locals.session as string;
+    const close = () => res.end();
+    const views = liveViews.get(session) ?? new Set();
+    liveViews.set(session, views.add(close));
+    // A session that expired (or was logged out in another process) ends its stream within a keep-alive.
+    const keepAlive = setInterval(() => (sessions.valid(sessionCookieOf(req), Date.now()) ? res.write(': keep-alive\n\n') : close()), KEEPALIVE_MS);
     keepAlive.unref();
     req.on('close', () => {
       clearInterval(keepAlive);
       stop();
+      views.delete(close);
+      if (views.size === 0) liveViews.delete(session);
     });
   });
 
@@ -341,6 +372,24 @@ function loginPage(root: string, problem: string | undefined): Html {
   <button type="submit">Log in</button>
 </form>`,
   });
+}
+
+/**
+ * `__Host-hotline_dashboard` over HTTPS (req.secure: TLS here, or X-Forwarded-Proto from a proxy
+ * TRUST_PROXY trusts), `hotline_dashboard` over plain HTTP, where a browser may not keep a Secure
+ * cookie. Each is read only over its own scheme.
+ */
+function cookieName(req: Request): string {
+  return req.secure ? SECURE_COOKIE_NAME : COOKIE_NAME;
+}
+
+function sessionCookieOf(req: Request): string | undefined {
+  return cookieOf(req.headers.cookie, cookieName(req));
+}
+
+/** `__Host-` demands Secure and Path=/ (Express's default) and no Domain. */
+function sessionCookieOptions(req: Request, maxAge?: number): CookieOptions {
+  return { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', ...(maxAge === undefined ? {} : { maxAge }) };
 }
 
 function sendPage(res: Response, page: Html): void {
