@@ -253,6 +253,9 @@ export async function startHotline(
         reads: dashboardReads,
         transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
         control: registry,
+        callEnded: (sessionId) => registry.hasEnded(sessionId),
+        prompts: () => prompts.current,
+        timeZone: config.timeZone,
         redeliver: (sessionId) => reports.redeliver(sessionId),
         campaign: (id, action) => {
           try {

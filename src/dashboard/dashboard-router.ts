@@ -16,17 +16,20 @@ import { layout, showNumber } from './layout.js';
 import type { LiveCalls } from './live-calls.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
-import { CALL_LIVE_SCRIPT, liveCallPage } from './pages/live-call.js';
+import { CALL_LIVE_SCRIPT, liveCallPage, type OperatorLines } from './pages/live-call.js';
 import { storyPage } from './pages/story.js';
 import { campaignsPage } from './pages/campaigns.js';
 import { chartsPage } from './pages/charts.js';
 import { promptsPage } from './pages/prompts.js';
 import { CHARTS_SCRIPT } from './charts-script.js';
-import type { PromptsStatus } from '../prompts/prompt-store.js';
+import type { PromptSet, PromptsStatus } from '../prompts/prompt-store.js';
+import { builtinVariables } from '../prompts/builtins.js';
+import { STORY_SCRIPT } from './story-script.js';
 import type { DashboardReads } from './reads.js';
 import { crossOriginProblem } from './same-origin.js';
 import { COOKIE_NAME, cookieOf, SECURE_COOKIE_NAME, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
+import { FAVICON_SVG } from './favicon.js';
 
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
 export interface DashboardDeps {
@@ -39,6 +42,12 @@ export interface DashboardDeps {
   transcriptFileOf(sessionId: string): string;
   /** Hands a call in progress over, or ends it, for the person watching. */
   control: CallControl;
+  /** Whether the call ended in this process (its story may not be stored yet). */
+  callEnded(sessionId: string): boolean;
+  /** The prompts in use, for the lines an operator's handover or hangup makes the caller hear. */
+  prompts(): PromptSet;
+  /** TZ of the built-in date and time placeholders. */
+  timeZone: string | undefined;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
   redeliver(sessionId?: string): number | undefined;
   /** Pauses or resumes a campaign: no new calls while paused, calls in progress go on. False for no such campaign. */
@@ -67,6 +76,10 @@ const CSV_BATCH = 100;
 export function dashboardRouter(deps: DashboardDeps): Router {
   const router = express.Router();
   const token = deps.adminToken;
+  // Before anything else: every page names it, the page saying the dashboard is off too.
+  const favicon = (_req: Request, res: Response) => void res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON_SVG);
+  router.get('/dashboard/assets/favicon.svg', favicon);
+  router.get('/favicon.ico', favicon);
   if (token === undefined) {
     router.use('/dashboard', (_req, res) => {
       res.status(404).type('html').send(
@@ -77,7 +90,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   }
   const sessions = new SessionCookies(token);
   const chartJs = chartJsSource();
-  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
+  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, 'story.js': STORY_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
 
   // Nothing of the dashboard is cached or framed, and its pages load nothing from elsewhere.
@@ -222,6 +235,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
+    const notice = noticeOf(req.query.was);
     // In progress: the conversation so far. A call adopted after a restart may have a stored story too; now wins.
     const inProgress = deps.live.get(sessionId);
     if (inProgress) {
@@ -234,32 +248,40 @@ export function dashboardRouter(deps: DashboardDeps): Router {
           transcriptProblem: transcript.problem,
           numbersShown: numbersShown(req),
           transferTargets: deps.control.transferTargets(),
+          operatorLines: operatorLines(deps, inProgress),
+          notice,
         }),
       );
     }
     const found = await deps.reads.call(sessionId);
+    if (!found && deps.callEnded(sessionId)) {
+      // Ended a moment ago: its story is being stored. story.js shows it as soon as it is.
+      const body = html`<p><a href="../calls">← All calls</a></p>${notice ? html`<p class="notice" role="status" id="notice">${notice}</p>` : ''}
+<div data-await="story"><h1>The call has ended</h1><p class="muted" role="status">Its story is being stored, and shows here in a moment.</p></div>`;
+      return sendPage(res, layout({ title: 'Call ended', section: 'calls', root: '../', body, scripts: ['story.js'] }));
+    }
     if (!found) {
       res.status(404);
       const body = html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1>
 <p class="muted">No call with this id is stored or in progress. A call that has just ended is stored in a moment.</p>`;
       return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body }));
     }
-    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req) }));
+    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req), notice }));
   });
 
   // A person steps in: the call is handed to a colleague, or ended with a goodbye. Back to the call's page after.
-  router.post('/dashboard/calls/:sessionId/transfer', form, (req: Request, res: Response) => {
+  router.post('/dashboard/calls/:sessionId/transfer', form, async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
     const target = typeof req.body?.target === 'string' && req.body.target !== '' ? (req.body.target as string) : undefined;
     const outcome = deps.control.transfer(sessionId, target);
     deps.logger.info({ sessionId, target, outcome }, 'operator transfer requested on the dashboard');
-    answerControl(res, sessionId, outcome);
+    await answerControl(res, sessionId, outcome, deps);
   });
-  router.post('/dashboard/calls/:sessionId/hangup', (req: Request, res: Response) => {
+  router.post('/dashboard/calls/:sessionId/hangup', async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
     const outcome = deps.control.hangUp(sessionId);
     deps.logger.info({ sessionId, outcome }, 'operator hangup requested on the dashboard');
-    answerControl(res, sessionId, outcome);
+    await answerControl(res, sessionId, outcome, deps);
   });
 
   // Reports whose delivery was given up go out again: all of them from the history, one call's from its story.
@@ -307,18 +329,53 @@ function noWebhook(res: Response, root: string, back: string): void {
   sendPage(res, layout({ title: 'Not done', section: 'calls', root, body }));
 }
 
-/** Done: back to the call's page (…/calls/<id>, from …/calls/<id>/transfer). Not done: why, with the way back. */
-function answerControl(res: Response, sessionId: string, outcome: ControlOutcome): void {
+/** Why a person lands on a call's page other than by a link: `?was=` names one of these, never free text. */
+const NOTICES = {
+  ended: 'The call had already ended when you pressed the button: nothing more was done.',
+  ending: 'The call was already ending or being handed over: nothing more was done.',
+} as const;
+
+function noticeOf(was: unknown): string | undefined {
+  return typeof was === 'string' && Object.hasOwn(NOTICES, was) ? NOTICES[was as keyof typeof NOTICES] : undefined;
+}
+
+/**
+ * Back to the call's page (…/calls/<id>, from …/calls/<id>/transfer) whenever there is a call to
+ * show: done, or a call that ended (or began to) as the button was pressed — what the person
+ * wanted has happened or no longer can, and the page says which. Not done: why, with the way back.
+ */
+async function answerControl(res: Response, sessionId: string, outcome: ControlOutcome, deps: DashboardDeps): Promise<void> {
   const back = `../${encodeURIComponent(sessionId)}`;
   if (outcome === 'done') return res.redirect(303, back);
+  if (outcome === 'ending') return res.redirect(303, `${back}?was=ending`);
+  if (outcome === 'not_found' && (deps.callEnded(sessionId) || (await deps.reads.call(sessionId)) !== undefined)) {
+    return res.redirect(303, `${back}?was=ended`);
+  }
   const why = {
-    not_found: 'The call is no longer in progress.',
-    ending: 'The call is already ending or being handed over.',
+    not_found: 'No call with this id is in progress or stored.',
     no_destination: 'There is no such transfer target: set TRANSFER_TARGET, or choose one of TRANSFER_TARGETS.',
   }[outcome];
   res.status(outcome === 'not_found' ? 404 : 409);
   const body = html`<p><a href="${back}">← The call</a></p><h1>Not done</h1><p role="alert">${why}</p>`;
   sendPage(res, layout({ title: 'Not done', section: 'live', root: '../../', body }));
+}
+
+/**
+ * operator-transfer.md and operator-goodbye.md with the call's built-in placeholders, as the
+ * confirmation quotes them; a placeholder only the call knows (an outbound request's, a CRM's)
+ * falls back to its default. Shown as spoken: SSML tags left out.
+ */
+function operatorLines(deps: DashboardDeps, call: CallActivity): OperatorLines {
+  const prompts = deps.prompts();
+  const vars = builtinVariables({ from: call.from, to: call.to, direction: call.direction }, new Date(), deps.timeZone);
+  const spoken = (text: string) =>
+    text
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&(amp|lt|gt|quot|apos);/g, (_m, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[name]!)
+      .replace(/\s+/g, ' ')
+      .trim();
+  const quiet = () => undefined;
+  return { transfer: spoken(prompts.render('operatorTransfer', vars, quiet)), goodbye: spoken(prompts.render('operatorGoodbye', vars, quiet)) };
 }
 
 const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
