@@ -167,7 +167,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
     for (const [name, path, ready] of pages) {
       await page.goto(`${env!.hotline.url}/dashboard/${path}`);
       await page.waitForSelector(ready);
-      if (name === 'charts') await page.waitForFunction('window.hotlineChartsDrawn !== undefined');
+      if (name === 'charts') await page.waitForSelector('body[data-charts]');
       if (name === 'live') await expect.poll(() => page.locator('#live-calls tbody tr').count()).toBe(1);
       await page.screenshot({ path: screenshotPath(`phone-${name}`), fullPage: true });
       const fit = await offScreen(page);
@@ -276,7 +276,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
     await finishedCall('4915112345678');
     const { page } = await loggedIn({ width: 1280, height: 860 });
     await page.goto(`${env!.hotline.url}/dashboard/charts?days=7`);
-    await page.waitForFunction('window.hotlineChartsDrawn !== undefined');
+    await page.waitForSelector('body[data-charts]');
     for (const id of ['chart-latency', 'chart-barge-ins']) {
       const drawn = await page.evaluate<{ x: number; radius: number; left: number; right: number }>(`(() => {
         const chart = Chart.getChart(${JSON.stringify(id)});
