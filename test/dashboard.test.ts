@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { seedCalls } from '../src/bench/dashboard-load.js';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
+import { timeAxis } from '../src/dashboard/pages/story.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import type { TestHotline } from './helpers/hotline.js';
@@ -554,3 +555,15 @@ function eventsOf(body: ReadableStream<Uint8Array>) {
     },
   };
 }
+
+describe('the waterfall\'s time axis', () => {
+  test('round steps of 1, 2 or 5 × 10ⁿ ms from 0, four or five of them, ending on the first tick at or past the longest turn', () => {
+    expect(timeAxis(741)).toEqual({ scale: 800, ticks: [0, 200, 400, 600, 800] });
+    expect(timeAxis(1000)).toEqual({ scale: 1000, ticks: [0, 500, 1000] });
+    expect(timeAxis(2_950)).toEqual({ scale: 3000, ticks: [0, 1000, 2000, 3000] });
+    expect(timeAxis(12_345)).toEqual({ scale: 15_000, ticks: [0, 5000, 10_000, 15_000] });
+    expect(timeAxis(3)).toEqual({ scale: 3, ticks: [0, 1, 2, 3] });
+    expect(timeAxis(0.4).ticks[0]).toBe(0);
+    expect(timeAxis(0.4).scale).toBeGreaterThan(0);
+  });
+});
