@@ -2,6 +2,7 @@ import path from 'node:path';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { weakSecrets, type SharedSecret } from './secret-strength.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
@@ -339,6 +340,17 @@ export function secretsOf(config: Config): string[] {
   );
 }
 
+/** Hotline's own shared secrets by variable name, for the strength check (secret-strength.ts). */
+export function sharedSecretsOf(config: Config): Record<SharedSecret, string | undefined> {
+  return {
+    ADMIN_TOKEN: config.adminToken,
+    WS_TOKEN: config.auth.wsToken,
+    WEBHOOK_SECRET: config.auth.webhookSecret,
+    METRICS_TOKEN: config.auth.metricsToken,
+    REPORT_WEBHOOK_SECRET: config.reports.webhookSecret,
+  };
+}
+
 /** `.env` files and shells leave empty values behind: `PORT=` means "not set", never 0. */
 function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
@@ -393,7 +405,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       );
     }
   }
-  return {
+  const config: Config = {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
@@ -484,4 +496,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     timeZone: e.TZ,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
   };
+  // Elsewhere a weak secret is warned about at startup (announce.ts): tests and trials use short ones.
+  const weak = weakSecrets(sharedSecretsOf(config));
+  if (production && weak.length > 0) {
+    throw new ConfigError(`${weak.join('\n')}\nNODE_ENV=production refuses a secret that can be guessed.`);
+  }
+  return config;
 }

@@ -34,7 +34,7 @@ import { TranscriptStore } from './transcripts/transcript-store.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
 import { compileProxyTrust } from './transport/auth.js';
-import { AccessLimits, RateLimit } from './transport/rate-limit.js';
+import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
 import { webhookRouter } from './transport/webhook.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
@@ -206,9 +206,11 @@ export async function startHotline(
   });
 
   // One reading of X-Forwarded-For for every edge, and one count of failed authentications per
-  // address for both transports: a guesser gains nothing by switching between them.
+  // address for every edge that compares a secret (transports, dashboard, admin API, metrics):
+  // a guesser gains nothing by switching between them.
   const proxyTrust = compileProxyTrust(config.trustProxy);
-  const authFailures = new RateLimit(config.rateLimit.authFailuresPerMinute);
+  const authFailures = new FailureBudget(config.rateLimit.authFailuresPerMinute);
+  const gate = { failures: authFailures, proxyTrust };
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
   const webhook = config.transports.has('webhook')
     ? webhookRouter({
@@ -228,6 +230,7 @@ export async function startHotline(
     : undefined;
   const admin = adminApiRouter({
     token: config.adminToken,
+    gate,
     client,
     pendingCalls,
     control: registry,
@@ -243,13 +246,16 @@ export async function startHotline(
     routers: [
       ...(webhook ? [webhook] : []),
       admin,
-      campaignsRouter({ token: config.adminToken, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode }),
+      campaignsRouter({ token: config.adminToken, gate, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode }),
       dashboardRouter({
         adminToken: config.adminToken,
         live,
         reads: dashboardReads,
         transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
         control: registry,
+        callEnded: (sessionId) => registry.hasEnded(sessionId),
+        prompts: () => prompts.current,
+        timeZone: config.timeZone,
         redeliver: (sessionId) => reports.redeliver(sessionId),
         campaign: (id, action) => {
           try {
@@ -262,12 +268,13 @@ export async function startHotline(
           }
         },
         promptsStatus: () => prompts.status,
-        allowLoginAttempt: (address) => authFailures.allow(address),
+        gate,
         logger,
       }),
     ],
     proxyTrust,
     metricsToken: config.auth.metricsToken,
+    gate,
   });
   const server = createServer(app);
   // Without an upgrade listener Node hands an upgrade request to the app, which answers 404.

@@ -97,7 +97,8 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     service.say('Tell me a story');
     await service.next((a) => a.type === 'speak' && a.text !== undefined && a.text.startsWith('Once upon a time'));
     await expect.poll(() => row.locator('td').nth(4).textContent()).toBe('Tell me a story');
-    await expect.poll(() => row.locator('td').nth(5).textContent()).toContain('Once upon a time');
+    // The latest sentence sent: the model writes on while the first plays, so on a busy machine it may be a later one.
+    await expect.poll(async () => STORY.includes((await row.locator('td').nth(5).textContent()) || '-')).toBe(true);
     await page.screenshot({ path: screenshotPath('live') });
     // The first sentence plays to its end; the caller cuts in during the second.
     service.finishSpeech();
@@ -171,7 +172,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     page.on('pageerror', (error) => failed.push(error.message));
     page.on('requestfailed', (request) => failed.push(request.url()));
     await page.click('nav >> text=Charts');
-    await page.waitForFunction('window.hotlineChartsDrawn !== undefined');
+    await page.waitForSelector('body[data-charts]');
     expect(await page.evaluate('window.hotlineChartsDrawn')).toBe(true);
     expect(await page.locator('canvas').count()).toBe(5);
     await page.screenshot({ path: screenshotPath('charts'), fullPage: true });
@@ -210,7 +211,8 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     service.say('Tell me a story');
     await service.next((a) => a.type === 'speak' && a.text !== undefined && a.text.startsWith('Once upon a time'));
     await expect.poll(() => page.locator('.conversation li.caller').last().textContent()).toContain('Tell me a story');
-    await expect.poll(() => page.textContent('.agent-said')).toContain('Once upon a time');
+    // The latest sentence sent: on a busy machine the model may have written on by the time the page looks.
+    await expect.poll(async () => STORY.includes((await page.textContent('.agent-said')) || '-')).toBe(true);
     expect(await page.textContent('.phase')).toMatch(/thinking|speaking/);
     await page.screenshot({ path: screenshotPath('live-call'), fullPage: true });
 

@@ -475,7 +475,7 @@ describe('promptsPage', () => {
     expect(page).toContain('<code id="prompts-version">0123abcd</code>');
     expect(page).toContain('2026-11-23 05:00:00 UTC');
     expect(page).toMatch(/kept the last good version.*checked 2026-11-23 05:10:00 UTC/);
-    expect(page).toMatch(/<td><code>greeting\.md<\/code><\/td>\s*<td><span class="warning">error/);
+    expect(page).toMatch(/<td data-label="File"><code>greeting\.md<\/code><\/td>\s*<td data-label="Severity"><span class="warning">error/);
     expect(page).toContain('<ul id="prompt-files"><li><code>system.md</code></li><li><code>greeting.md</code></li></ul>');
     expect(page).not.toContain('<script');
   });

@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { seedCalls } from '../src/bench/dashboard-load.js';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
+import { timeAxis } from '../src/dashboard/pages/story.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import type { TestHotline } from './helpers/hotline.js';
@@ -110,7 +111,8 @@ describe('access', () => {
     expect(calls.headers.get('content-security-policy')).toContain("script-src 'self'");
 
     // A forged or altered cookie is nobody's.
-    const forged = cookie.replace(/=(\d+)\./, (_m, expires: string) => `=${Number(expires) + 1}.`);
+    const forged = cookie.replace(/\.(\d+)\./, (_m, expires: string) => `.${Number(expires) + 1}.`);
+    expect(forged).not.toBe(cookie);
     expect((await get('/dashboard/calls', forged)).status).toBe(303);
   });
 
@@ -129,6 +131,127 @@ describe('access', () => {
     expect((await post('/dashboard/login', { token: 'a' })).status).toBe(401);
     expect((await post('/dashboard/login', { token: 'b' })).status).toBe(401);
     expect((await post('/dashboard/login', { token: 'c' })).status).toBe(429);
+  });
+});
+
+describe('requests from elsewhere (CSRF)', () => {
+  /** A state-changing request as a browser would send it, with the headers that say where it came from. */
+  function postFrom(path: string, headers: Record<string, string>, cookie: string): Promise<Response> {
+    return fetch(`${env!.hotline.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, ...headers },
+      body: 'show=yes&back=calls',
+    });
+  }
+
+  test('Sec-Fetch-Site decides: same-origin passes; same-site, cross-site refused with 403 and nothing done', async () => {
+    await start();
+    const cookie = await logIn();
+    expect((await postFrom('/dashboard/numbers', { 'sec-fetch-site': 'same-origin' }, cookie)).status).toBe(303);
+    for (const site of ['same-site', 'cross-site']) {
+      const res = await postFrom('/dashboard/numbers', { 'sec-fetch-site': site, origin: env!.hotline.url }, cookie);
+      expect(res.status, site).toBe(403);
+      expect(res.headers.get('set-cookie'), site).toBeNull();
+      expect(await res.text()).toContain('Nothing was done');
+    }
+    // Logging out from elsewhere is refused too: the session holds.
+    expect((await postFrom('/dashboard/logout', { 'sec-fetch-site': 'same-site' }, cookie)).status).toBe(403);
+    expect((await get('/dashboard/calls', cookie)).status).toBe(200);
+    // The login form as well: nobody logs a browser in from another page.
+    const login = await fetch(`${env!.hotline.url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' },
+      body: new URLSearchParams({ token: ADMIN }).toString(),
+    });
+    expect(login.status).toBe(403);
+    expect(login.headers.get('set-cookie')).toBeNull();
+  });
+
+  test('without Sec-Fetch-Site (older browsers) Origin decides: its host and scheme must be the dashboard\'s', async () => {
+    await start();
+    const cookie = await logIn();
+    const own = new URL(env!.hotline.url);
+    expect((await postFrom('/dashboard/numbers', { origin: own.origin }, cookie)).status).toBe(303);
+    const elsewhere = [`http://127.0.0.1:${Number(own.port) + 1}`, `http://localhost:${own.port}`, 'null', 'https://evil.example', 'not a url'];
+    for (const origin of elsewhere) expect((await postFrom('/dashboard/numbers', { origin }, cookie)).status, origin).toBe(403);
+    // No header that says where it came from: not a browser, which cannot be tricked into sending the cookie.
+    expect((await postFrom('/dashboard/numbers', {}, cookie)).status).toBe(303);
+  });
+
+  test('behind a reverse proxy: X-Forwarded-Host and -Proto count only when TRUST_PROXY trusts the proxy', async () => {
+    const proxied = { 'x-forwarded-host': 'example.com', 'x-forwarded-proto': 'https', origin: 'https://example.com' };
+    await start({ ADMIN_TOKEN: ADMIN, TRUST_PROXY: 'loopback' });
+    const cookie = await secureLogIn();
+    expect((await postFrom('/dashboard/numbers', proxied, cookie)).status).toBe(303);
+    expect((await postFrom('/dashboard/numbers', { ...proxied, origin: 'http://example.com' }, cookie)).status).toBe(403);
+    expect((await postFrom('/dashboard/numbers', { ...proxied, origin: 'https://evil.example.com' }, cookie)).status).toBe(403);
+    await env!.close();
+    env = undefined;
+    // Untrusted, the forwarded host is anyone's to claim: only the Host header counts. A TLS proxy in
+    // front makes the browser's origin https while Hotline sees http: that is the same dashboard.
+    await start({ ADMIN_TOKEN: ADMIN });
+    const plain = await logIn();
+    const host = new URL(env!.hotline.url).host;
+    expect((await postFrom('/dashboard/numbers', { ...proxied, origin: 'https://example.com' }, plain)).status).toBe(403);
+    expect((await postFrom('/dashboard/numbers', { ...proxied, origin: `https://${host}` }, plain)).status).toBe(303);
+  });
+
+  /** A login over HTTPS as a trusted proxy forwards it: the cookie is __Host- prefixed and Secure. */
+  async function secureLogIn(): Promise<string> {
+    const res = await fetch(`${env!.hotline.url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+      body: new URLSearchParams({ token: ADMIN }).toString(),
+    });
+    expect(res.status).toBe(303);
+    const setCookie = res.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^__Host-hotline_dashboard=[\w.-]+;/);
+    expect(setCookie).toContain('Path=/;');
+    expect(setCookie).toContain('Secure');
+    expect(setCookie).not.toMatch(/Domain=/i);
+    return setCookie.split(';')[0]!;
+  }
+
+  test('over HTTPS (a proxy TRUST_PROXY trusts) the cookie is __Host-hotline_dashboard, and only it is read there', async () => {
+    await start({ ADMIN_TOKEN: ADMIN, TRUST_PROXY: 'loopback' });
+    const secure = await secureLogIn();
+    const https = { 'x-forwarded-proto': 'https' };
+    const page = (cookie: string, headers: Record<string, string> = {}) =>
+      fetch(`${env!.hotline.url}/dashboard/calls`, { redirect: 'manual', headers: { accept: 'text/html', cookie, ...headers } });
+    expect((await page(secure, https)).status).toBe(200);
+    // The same value without the prefix (as a sibling subdomain or a plain-HTTP page could set it) is not read over HTTPS.
+    const unprefixed = secure.replace('__Host-', '');
+    expect((await page(unprefixed, https)).status).toBe(303);
+    // Over plain HTTP the cookie has no prefix and no Secure: a browser may not keep a Secure cookie there.
+    const plain = await logIn();
+    expect(plain).toMatch(/^hotline_dashboard=/);
+    expect((await page(plain)).status).toBe(200);
+  });
+});
+
+describe('logging out', () => {
+  test('ends the session on the server: the cookie, and any copy of it, is refused; its live stream closes', async () => {
+    await start();
+    const cookie = await logIn();
+    const other = await logIn();
+    const stream = await fetch(`${env!.hotline.url}/dashboard/live`, { headers: { accept: 'text/event-stream', cookie } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    await reader.read();
+
+    const out = await post('/dashboard/logout', {}, cookie);
+    expect(out.status).toBe(303);
+    expect(out.headers.get('set-cookie')).toMatch(/^hotline_dashboard=;/);
+    // The stream ends: the server closed it.
+    for (;;) if ((await reader.read()).done) break;
+    expect((await get('/dashboard/calls', cookie)).status).toBe(303);
+    expect((await get('/dashboard/live', cookie, 'text/event-stream')).status).toBe(401);
+    expect((await post('/dashboard/numbers', { show: 'yes' }, cookie)).status).toBe(401);
+    // Another login (another browser) is another session: it holds.
+    expect((await get('/dashboard/calls', other)).status).toBe(200);
   });
 });
 
@@ -432,3 +555,15 @@ function eventsOf(body: ReadableStream<Uint8Array>) {
     },
   };
 }
+
+describe('the waterfall\'s time axis', () => {
+  test('round steps of 1, 2 or 5 × 10ⁿ ms from 0, four or five of them, ending on the first tick at or past the longest turn', () => {
+    expect(timeAxis(741)).toEqual({ scale: 800, ticks: [0, 200, 400, 600, 800] });
+    expect(timeAxis(1000)).toEqual({ scale: 1000, ticks: [0, 500, 1000] });
+    expect(timeAxis(2_950)).toEqual({ scale: 3000, ticks: [0, 1000, 2000, 3000] });
+    expect(timeAxis(12_345)).toEqual({ scale: 15_000, ticks: [0, 5000, 10_000, 15_000] });
+    expect(timeAxis(3)).toEqual({ scale: 3, ticks: [0, 1, 2, 3] });
+    expect(timeAxis(0.4).ticks[0]).toBe(0);
+    expect(timeAxis(0.4).scale).toBeGreaterThan(0);
+  });
+});

@@ -188,8 +188,15 @@ describe('the dashboard', () => {
     service.finishSpeech();
     await service.nextOfType('hangup');
     await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    // Pressed as the call ended: back to the call's page, which says so (and shows the story once stored).
     const gone = await post(`${address}/transfer`);
-    expect(gone.status).toBe(404);
-    expect(await gone.text()).toContain('no longer in progress');
+    expect(gone.status).toBe(303);
+    expect(gone.headers.get('location')).toBe(`../${encodeURIComponent(service.sessionId)}?was=ended`);
+    const landed = await (await fetch(`${env!.hotline.url}${address}?was=ended`, { headers: { cookie } })).text();
+    expect(landed).toContain('The call had already ended when you pressed the button');
+    // An id that was never a call is still not done.
+    const never = await post('/dashboard/calls/no-such-call/hangup');
+    expect(never.status).toBe(404);
+    expect(await never.text()).toContain('No call with this id');
   });
 });

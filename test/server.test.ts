@@ -48,14 +48,42 @@ describe('configuration', () => {
   });
 
   test('in production, outbound calls refuse to start while a call transport is open to anyone', () => {
-    const outbound = { NODE_ENV: 'production', OPENAI_API_KEY: 'sk-x', ADMIN_TOKEN: 'admin', AIFLOW_API_URL: 'https://api.example.com', AIFLOW_ACCESS_TOKEN: 't' };
+    const WS = 'websocket-token-of-the-test';
+    const outbound = { NODE_ENV: 'production', OPENAI_API_KEY: 'sk-x', ADMIN_TOKEN: 'admin-token-of-the-test', AIFLOW_API_URL: 'https://api.example.com', AIFLOW_ACCESS_TOKEN: 't' };
     expect(() => loadConfig(outbound)).toThrow(/the webhook \(set WEBHOOK_SECRET\) and the WebSocket \(set WS_TOKEN\)/);
-    expect(() => loadConfig({ ...outbound, WS_TOKEN: 'w' })).toThrow(/the webhook \(set WEBHOOK_SECRET\) is open/);
-    expect(loadConfig({ ...outbound, WS_TOKEN: 'w', TRANSPORTS: 'websocket' }).transports).toEqual(new Set(['websocket']));
-    expect(loadConfig({ ...outbound, WS_TOKEN: 'w', WEBHOOK_SECRET: 's' }).transports).toEqual(new Set(['websocket', 'webhook']));
+    expect(() => loadConfig({ ...outbound, WS_TOKEN: WS })).toThrow(/the webhook \(set WEBHOOK_SECRET\) is open/);
+    expect(loadConfig({ ...outbound, WS_TOKEN: WS, TRANSPORTS: 'websocket' }).transports).toEqual(new Set(['websocket']));
+    expect(loadConfig({ ...outbound, WS_TOKEN: WS, WEBHOOK_SECRET: 'webhook-secret-of-the-test' }).transports).toEqual(new Set(['websocket', 'webhook']));
     // Without outbound calls there are no variables to claim; development keeps warning instead.
     expect(() => loadConfig({ ...outbound, ADMIN_TOKEN: '' })).not.toThrow();
     expect(() => loadConfig({ ...outbound, NODE_ENV: 'development' })).not.toThrow();
+  });
+
+  test('a shared secret shorter than 16 characters, or a pattern repeated: refused in production, naming it but never its value', () => {
+    const production = { NODE_ENV: 'production', OPENAI_API_KEY: 'sk-x' };
+    const message = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'no error';
+    };
+    const refused = message({ ...production, ADMIN_TOKEN: 'a', WS_TOKEN: 'short-token', WEBHOOK_SECRET: 'x'.repeat(40), METRICS_TOKEN: 'abcabcabcabcabcabc', REPORT_WEBHOOK_URL: 'https://crm.example.com/r', REPORT_WEBHOOK_SECRET: 'hmac' });
+    expect(refused.split('\n')).toEqual([
+      'ADMIN_TOKEN is 1 character long: use at least 16 random characters (e.g. `openssl rand -hex 32`)',
+      'WS_TOKEN is 11 characters long: use at least 16 random characters (e.g. `openssl rand -hex 32`)',
+      'WEBHOOK_SECRET repeats one character: use at least 16 random characters (e.g. `openssl rand -hex 32`)',
+      'METRICS_TOKEN repeats a pattern of 3 characters: use at least 16 random characters (e.g. `openssl rand -hex 32`)',
+      'REPORT_WEBHOOK_SECRET is 4 characters long: use at least 16 random characters (e.g. `openssl rand -hex 32`)',
+      'NODE_ENV=production refuses a secret that can be guessed.',
+    ]);
+    expect(refused).not.toContain('short-token');
+    // 16 characters is enough; the keys others issue (OPENAI_API_KEY, AIFLOW_ACCESS_TOKEN) are theirs to choose.
+    expect(() => loadConfig({ ...production, ADMIN_TOKEN: '0123456789abcdef', AIFLOW_ACCESS_TOKEN: 't' })).not.toThrow();
+    // Outside production (the tests' own short tokens, a first trial) it starts, and warns (test/startup.test.ts).
+    expect(() => loadConfig({ ADMIN_TOKEN: 'a', NODE_ENV: 'development' })).not.toThrow();
+    expect(() => loadConfig({ ADMIN_TOKEN: 'a', NODE_ENV: 'test' })).not.toThrow();
   });
 
   test('the token cap goes to the field the endpoint knows', () => {

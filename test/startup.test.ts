@@ -103,6 +103,23 @@ describe('a failed start says what to fix', () => {
   });
 });
 
+describe('weak shared secrets', () => {
+  test('ADMIN_TOKEN=a: a warning naming it (never its value) outside production; in production no start, one line per weak secret', { timeout: CHILD_TEST_TIMEOUT_MS }, async (context) => {
+    const trial = hotline({ NODE_ENV: 'development', ADMIN_TOKEN: 'a', WS_TOKEN: 'tok' }, context.onTestFinished);
+    const warning = await trial.line(/ADMIN_TOKEN is 1 character long/);
+    expect(warning.input).toContain('use at least 16 random characters');
+    expect(warning.input).toContain('"level":40');
+    await trial.line(/WS_TOKEN is 3 characters long/);
+    expect(trial.stdout()).not.toMatch(/"tok"|: tok\b/);
+
+    const production = hotline({ NODE_ENV: 'production', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', ADMIN_TOKEN: 'a' }, context.onTestFinished);
+    expect(await production.exited).toBe(1);
+    expect(production.stderr()).toBe(
+      'ADMIN_TOKEN is 1 character long: use at least 16 random characters (e.g. `openssl rand -hex 32`)\nNODE_ENV=production refuses a secret that can be guessed.\n',
+    );
+  });
+});
+
 describe('the startup announcement', () => {
   test('URLs for the AI flow, one per line; PUBLIC_URL wins; the token is named, never shown', () => {
     const local = loadConfig({ HOST: '0.0.0.0', WS_TOKEN: 'secret-token' });

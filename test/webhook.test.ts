@@ -8,7 +8,7 @@ import { transcriptFileName } from '../src/transcripts/transcript-store.js';
 import { Metrics } from '../src/metrics.js';
 import { createHttpApp } from '../src/transport/http-app.js';
 import { compileProxyTrust } from '../src/transport/auth.js';
-import { AccessLimits, RateLimit } from '../src/transport/rate-limit.js';
+import { AccessLimits, FailureBudget, RateLimit } from '../src/transport/rate-limit.js';
 import type { WebhookCalls } from '../src/transport/webhook-calls.js';
 import { webhookRouter } from '../src/transport/webhook.js';
 import { upgradeStatus } from './helpers/upgrade-status.js';
@@ -213,12 +213,13 @@ describe('shared secret, errors and limits', () => {
           logger,
           secret: undefined,
           maxBytes: 1024,
-          limits: new AccessLimits(new RateLimit(0), new RateLimit(0)),
+          limits: new AccessLimits(new RateLimit(0), new FailureBudget(0)),
           proxyTrust: compileProxyTrust(false),
         }),
       ],
       proxyTrust: compileProxyTrust(false),
       metricsToken: undefined,
+      gate: { failures: new FailureBudget(0), proxyTrust: compileProxyTrust(false) },
     });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));

@@ -1,6 +1,6 @@
 import express, { type Router } from 'express';
 import { describeIssues } from '../protocol/parse-event.js';
-import { requireAdminToken } from '../transport/auth.js';
+import { requireAdminToken, type SecretGate } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CampaignRunner } from './campaign-runner.js';
 import { parseContacts } from './contacts.js';
@@ -11,6 +11,8 @@ import { resultsCsv } from './results-csv.js';
 
 export interface CampaignsRouterOptions {
   token: string | undefined;
+  /** The failure budget a wrong token spends, shared with every other edge. */
+  gate: SecretGate;
   runner: CampaignRunner;
   repository: CampaignStore;
   defaultCountryCode: string | undefined;
@@ -29,7 +31,7 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   const router = express.Router();
   const { runner, repository } = options;
 
-  router.use('/api/campaigns', requireAdminToken(options.token));
+  router.use('/api/campaigns', requireAdminToken(options.token, options.gate));
 
   router.post('/api/campaigns', express.json({ limit: '5mb' }), function createCampaign(req, res) {
     if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');

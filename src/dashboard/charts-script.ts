@@ -6,7 +6,7 @@
  * and draws each canvas; a canvas it cannot draw shows its table instead.
  *
  * Animation is off: a screenshot taken once `window.hotlineChartsDrawn` is
- * true shows the finished charts.
+ * true (`body[data-charts=drawn]`) shows the finished charts.
  */
 export const CHARTS_SCRIPT = String.raw`(function () {
   'use strict';
@@ -40,6 +40,11 @@ export const CHARTS_SCRIPT = String.raw`(function () {
     return Object.assign(options, extra);
   }
 
+  // A value with no neighbour draws no line: only its point shows it, so that point is drawn larger.
+  function isolated(values, i) {
+    return values[i] != null && values[i - 1] == null && values[i + 1] == null;
+  }
+
   function line(label, values, colour, dashed) {
     return {
       label: label,
@@ -47,10 +52,19 @@ export const CHARTS_SCRIPT = String.raw`(function () {
       borderColor: colour,
       backgroundColor: colour,
       borderDash: dashed ? [6, 4] : [],
-      pointRadius: 2,
+      pointRadius: values.map(function (_, i) { return isolated(values, i) ? 4 : 2; }),
+      pointHoverRadius: 5,
       spanGaps: false,
     };
   }
+
+  // Days sit in the middle of their slot, as the bars do: the first and the last day's point is
+  // drawn whole, never cut in half by the chart's edge (today is often the only day with a value).
+  function dayAxis() {
+    return { offset: true, ticks: { callback: labelTail(5) } };
+  }
+
+  var narrow = typeof window.matchMedia === 'function' && window.matchMedia('(max-width: 700px)').matches;
 
   var charts = {
     'chart-hours': function () {
@@ -77,7 +91,8 @@ export const CHARTS_SCRIPT = String.raw`(function () {
             return OUTCOME_COLOURS[i % OUTCOME_COLOURS.length];
           }) }],
         },
-        options: base({ plugins: { legend: { display: true, position: 'right' } } }),
+        // On a phone the legend goes under the ring: beside it, it would squeeze the ring to nothing.
+        options: base({ plugins: { legend: { display: true, position: narrow ? 'bottom' : 'right' } } }),
       };
     },
     'chart-latency': function () {
@@ -96,7 +111,7 @@ export const CHARTS_SCRIPT = String.raw`(function () {
         options: base({
           plugins: { legend: { display: true, position: 'bottom' } },
           scales: {
-            x: { ticks: { callback: labelTail(5) } },
+            x: dayAxis(),
             y: { beginAtZero: true, title: { display: true, text: 'ms' } },
           },
         }),
@@ -108,7 +123,7 @@ export const CHARTS_SCRIPT = String.raw`(function () {
         data: { labels: data.days.labels, datasets: [line('Barge-ins per turn (%)', data.days.bargeInPercent, RED, false)] },
         options: base({
           scales: {
-            x: { ticks: { callback: labelTail(5) } },
+            x: dayAxis(),
             y: { beginAtZero: true, title: { display: true, text: '% of turns' } },
           },
         }),
@@ -135,5 +150,7 @@ export const CHARTS_SCRIPT = String.raw`(function () {
     }
   });
   window.hotlineChartsDrawn = failed === 0;
+  // The same on the page, where a test can wait for it without running a script (CSP allows no eval).
+  if (document.body && document.body.dataset) document.body.dataset.charts = failed === 0 ? 'drawn' : 'failed';
 })();
 `;

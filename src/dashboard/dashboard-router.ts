@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type CookieOptions, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallActivity } from '../call/ports/call-activity.js';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
 import type { Logger } from '../logger.js';
-import { secretMatches } from '../transport/auth.js';
+import { checkSecret, type SecretGate } from '../transport/auth.js';
+import { HttpError } from '../transport/http-error.js';
 import type { CallListing } from '../store/call-search.js';
 import { DAY_RANGES } from '../store/call-stats.js';
 import { parseFilter } from './filter-form.js';
@@ -15,16 +16,20 @@ import { layout, showNumber } from './layout.js';
 import type { LiveCalls } from './live-calls.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
-import { CALL_LIVE_SCRIPT, liveCallPage } from './pages/live-call.js';
+import { CALL_LIVE_SCRIPT, liveCallPage, type OperatorLines } from './pages/live-call.js';
 import { storyPage } from './pages/story.js';
 import { campaignsPage } from './pages/campaigns.js';
 import { chartsPage } from './pages/charts.js';
 import { promptsPage } from './pages/prompts.js';
 import { CHARTS_SCRIPT } from './charts-script.js';
-import type { PromptsStatus } from '../prompts/prompt-store.js';
+import type { PromptSet, PromptsStatus } from '../prompts/prompt-store.js';
+import { builtinVariables } from '../prompts/builtins.js';
+import { STORY_SCRIPT } from './story-script.js';
 import type { DashboardReads } from './reads.js';
-import { COOKIE_NAME, cookieOf, SESSION_MS, SessionCookies } from './session-cookie.js';
+import { crossOriginProblem } from './same-origin.js';
+import { COOKIE_NAME, cookieOf, SECURE_COOKIE_NAME, SESSION_MS, SessionCookies } from './session-cookie.js';
 import { DASHBOARD_CSS } from './styles.js';
+import { FAVICON_SVG } from './favicon.js';
 
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
 export interface DashboardDeps {
@@ -37,14 +42,20 @@ export interface DashboardDeps {
   transcriptFileOf(sessionId: string): string;
   /** Hands a call in progress over, or ends it, for the person watching. */
   control: CallControl;
+  /** Whether the call ended in this process (its story may not be stored yet). */
+  callEnded(sessionId: string): boolean;
+  /** The prompts in use, for the lines an operator's handover or hangup makes the caller hear. */
+  prompts(): PromptSet;
+  /** TZ of the built-in date and time placeholders. */
+  timeZone: string | undefined;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
   redeliver(sessionId?: string): number | undefined;
   /** Pauses or resumes a campaign: no new calls while paused, calls in progress go on. False for no such campaign. */
   campaign(id: string, action: 'pause' | 'resume'): boolean;
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
-  /** Whether a failed login from this address may be tried again now. */
-  allowLoginAttempt(address: string): Promise<boolean>;
+  /** The failure budget a wrong admin token spends, shared with every other edge. */
+  gate: SecretGate;
   logger: Logger;
 }
 
@@ -57,13 +68,18 @@ const CSV_BATCH = 100;
 
 /**
  * The dashboard under /dashboard: live calls, the history, each call's story.
- * Server-rendered pages and three small scripts; every link is relative, so it
+ * Server-rendered pages and a few small scripts; every link is relative, so it
  * works under whatever prefix a reverse proxy adds. Behind the admin token,
- * given once at a login form and kept in an HttpOnly, SameSite cookie.
+ * given once at a login form and kept as a session in an HttpOnly, SameSite
+ * cookie; whatever may change something must come from the dashboard's own pages.
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
   const router = express.Router();
   const token = deps.adminToken;
+  // Before anything else: every page names it, the page saying the dashboard is off too.
+  const favicon = (_req: Request, res: Response) => void res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON_SVG);
+  router.get('/dashboard/assets/favicon.svg', favicon);
+  router.get('/favicon.ico', favicon);
   if (token === undefined) {
     router.use('/dashboard', (_req, res) => {
       res.status(404).type('html').send(
@@ -74,7 +90,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   }
   const sessions = new SessionCookies(token);
   const chartJs = chartJsSource();
-  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
+  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, 'story.js': STORY_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
 
   // Nothing of the dashboard is cached or framed, and its pages load nothing from elsewhere.
@@ -89,6 +105,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     next();
   });
 
+  // Before anything else, the login and the logout too: a page elsewhere on this host (another port,
+  // a sibling subdomain) is "same site", so the browser would send the cookie with its forms.
+  router.use('/dashboard', (req: Request, res: Response, next: NextFunction) => {
+    const problem = crossOriginProblem(req);
+    if (problem === undefined) return next();
+    deps.logger.warn({ method: req.method, path: pathOf(req), problem }, 'dashboard request from elsewhere refused');
+    res.status(403);
+    sendPage(res, layout({ title: 'Refused', root: rootOf(req), body: html`<div class="login"><h1>Refused</h1><p role="alert">This request was ${problem}: only the dashboard's own pages may change anything. Nothing was done.</p></div>` }));
+  });
+
   router.get('/dashboard/assets/dashboard.css', (_req, res) => void res.type('css').send(DASHBOARD_CSS));
   router.get('/dashboard/assets/:name', (req, res, next) => {
     const name = String(req.params.name);
@@ -100,16 +126,19 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 
   router.get('/dashboard/login', (req, res) => void sendPage(res, loginPage(rootOf(req), undefined)));
   router.post('/dashboard/login', form, async (req: Request, res: Response) => {
-    const address = req.ip ?? 'unknown';
     const presented = typeof req.body?.token === 'string' ? (req.body.token as string) : undefined;
-    // As at the transports: a wrong token spends the address's budget of failures, then gets 429.
-    if (!secretMatches(presented, token)) {
-      deps.logger.warn({ ip: address }, 'dashboard login refused');
-      const allowed = await deps.allowLoginAttempt(address);
-      res.status(allowed ? 401 : 429);
-      return sendPage(res, loginPage('', allowed ? 'That is not the admin token.' : 'Too many wrong tokens from this address; wait a minute.'));
+    // As at every edge: an address out of failures is refused before the token is compared.
+    try {
+      await checkSecret(req, deps.gate, presented, token, 'admin token');
+    } catch (error) {
+      if (!(error instanceof HttpError) || (error.status !== 401 && error.status !== 429)) throw error;
+      deps.logger.warn({ ip: req.ip, status: error.status }, 'dashboard login refused');
+      if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
+      res.status(error.status);
+      const problem = error.status === 401 ? 'That is not the admin token.' : `Too many wrong tokens from this address: try again in ${error.retryAfterSeconds ?? 60} s.`;
+      return sendPage(res, loginPage('', problem));
     }
-    res.cookie(COOKIE_NAME, sessions.issue(Date.now()), { httpOnly: true, sameSite: 'strict', secure: req.secure, maxAge: SESSION_MS });
+    res.cookie(cookieName(req), sessions.issue(Date.now()), sessionCookieOptions(req, SESSION_MS));
     res.redirect(303, './');
   });
 
@@ -119,15 +148,23 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     next();
   });
 
-  // Every page below needs the cookie; without it the browser goes to the login form.
+  // Every page below needs a session in force; without one the browser goes to the login form.
   router.use('/dashboard', (req: Request, res: Response, next: NextFunction) => {
-    if (sessions.valid(cookieOf(req.headers.cookie, COOKIE_NAME), Date.now())) return next();
+    const session = sessions.sessionOf(sessionCookieOf(req), Date.now());
+    if (session !== undefined) {
+      res.locals.session = session;
+      return next();
+    }
     if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);
     res.status(401).json({ error: 'log in to the dashboard first' });
   });
 
-  router.post('/dashboard/logout', (_req, res) => {
-    res.clearCookie(COOKIE_NAME, { httpOnly: true, sameSite: 'strict' });
+  // Live views open per session: a logout closes its own at once.
+  const liveViews = new Map<string, Set<() => void>>();
+  router.post('/dashboard/logout', (req, res) => {
+    const ended = sessions.end(sessionCookieOf(req));
+    for (const close of (ended && liveViews.get(ended)) || []) close();
+    res.clearCookie(cookieName(req), sessionCookieOptions(req));
     res.redirect(303, 'login');
   });
   router.post('/dashboard/numbers', form, (req, res) => {
@@ -151,11 +188,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       view: (call) => liveView(call, shown),
       send: (event, data) => void res.write(`event: ${event}\ndata: ${data}\n\n`),
     });
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
+    const session = res.locals.session as string;
+    const close = () => res.end();
+    const views = liveViews.get(session) ?? new Set();
+    liveViews.set(session, views.add(close));
+    // A session that expired (or was logged out in another process) ends its stream within a keep-alive.
+    const keepAlive = setInterval(() => (sessions.valid(sessionCookieOf(req), Date.now()) ? res.write(': keep-alive\n\n') : close()), KEEPALIVE_MS);
     keepAlive.unref();
     req.on('close', () => {
       clearInterval(keepAlive);
       stop();
+      views.delete(close);
+      if (views.size === 0) liveViews.delete(session);
     });
   });
 
@@ -191,6 +235,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
+    const notice = noticeOf(req.query.was);
     // In progress: the conversation so far. A call adopted after a restart may have a stored story too; now wins.
     const inProgress = deps.live.get(sessionId);
     if (inProgress) {
@@ -203,32 +248,40 @@ export function dashboardRouter(deps: DashboardDeps): Router {
           transcriptProblem: transcript.problem,
           numbersShown: numbersShown(req),
           transferTargets: deps.control.transferTargets(),
+          operatorLines: operatorLines(deps, inProgress),
+          notice,
         }),
       );
     }
     const found = await deps.reads.call(sessionId);
+    if (!found && deps.callEnded(sessionId)) {
+      // Ended a moment ago: its story is being stored. story.js shows it as soon as it is.
+      const body = html`<p><a href="../calls">← All calls</a></p>${notice ? html`<p class="notice" role="status" id="notice">${notice}</p>` : ''}
+<div data-await="story"><h1>The call has ended</h1><p class="muted" role="status">Its story is being stored, and shows here in a moment.</p></div>`;
+      return sendPage(res, layout({ title: 'Call ended', section: 'calls', root: '../', body, scripts: ['story.js'] }));
+    }
     if (!found) {
       res.status(404);
       const body = html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1>
 <p class="muted">No call with this id is stored or in progress. A call that has just ended is stored in a moment.</p>`;
       return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body }));
     }
-    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req) }));
+    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req), notice }));
   });
 
   // A person steps in: the call is handed to a colleague, or ended with a goodbye. Back to the call's page after.
-  router.post('/dashboard/calls/:sessionId/transfer', form, (req: Request, res: Response) => {
+  router.post('/dashboard/calls/:sessionId/transfer', form, async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
     const target = typeof req.body?.target === 'string' && req.body.target !== '' ? (req.body.target as string) : undefined;
     const outcome = deps.control.transfer(sessionId, target);
     deps.logger.info({ sessionId, target, outcome }, 'operator transfer requested on the dashboard');
-    answerControl(res, sessionId, outcome);
+    await answerControl(res, sessionId, outcome, deps);
   });
-  router.post('/dashboard/calls/:sessionId/hangup', (req: Request, res: Response) => {
+  router.post('/dashboard/calls/:sessionId/hangup', async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
     const outcome = deps.control.hangUp(sessionId);
     deps.logger.info({ sessionId, outcome }, 'operator hangup requested on the dashboard');
-    answerControl(res, sessionId, outcome);
+    await answerControl(res, sessionId, outcome, deps);
   });
 
   // Reports whose delivery was given up go out again: all of them from the history, one call's from its story.
@@ -276,18 +329,53 @@ function noWebhook(res: Response, root: string, back: string): void {
   sendPage(res, layout({ title: 'Not done', section: 'calls', root, body }));
 }
 
-/** Done: back to the call's page (…/calls/<id>, from …/calls/<id>/transfer). Not done: why, with the way back. */
-function answerControl(res: Response, sessionId: string, outcome: ControlOutcome): void {
+/** Why a person lands on a call's page other than by a link: `?was=` names one of these, never free text. */
+const NOTICES = {
+  ended: 'The call had already ended when you pressed the button: nothing more was done.',
+  ending: 'The call was already ending or being handed over: nothing more was done.',
+} as const;
+
+function noticeOf(was: unknown): string | undefined {
+  return typeof was === 'string' && Object.hasOwn(NOTICES, was) ? NOTICES[was as keyof typeof NOTICES] : undefined;
+}
+
+/**
+ * Back to the call's page (…/calls/<id>, from …/calls/<id>/transfer) whenever there is a call to
+ * show: done, or a call that ended (or began to) as the button was pressed — what the person
+ * wanted has happened or no longer can, and the page says which. Not done: why, with the way back.
+ */
+async function answerControl(res: Response, sessionId: string, outcome: ControlOutcome, deps: DashboardDeps): Promise<void> {
   const back = `../${encodeURIComponent(sessionId)}`;
   if (outcome === 'done') return res.redirect(303, back);
+  if (outcome === 'ending') return res.redirect(303, `${back}?was=ending`);
+  if (outcome === 'not_found' && (deps.callEnded(sessionId) || (await deps.reads.call(sessionId)) !== undefined)) {
+    return res.redirect(303, `${back}?was=ended`);
+  }
   const why = {
-    not_found: 'The call is no longer in progress.',
-    ending: 'The call is already ending or being handed over.',
+    not_found: 'No call with this id is in progress or stored.',
     no_destination: 'There is no such transfer target: set TRANSFER_TARGET, or choose one of TRANSFER_TARGETS.',
   }[outcome];
   res.status(outcome === 'not_found' ? 404 : 409);
   const body = html`<p><a href="${back}">← The call</a></p><h1>Not done</h1><p role="alert">${why}</p>`;
   sendPage(res, layout({ title: 'Not done', section: 'live', root: '../../', body }));
+}
+
+/**
+ * operator-transfer.md and operator-goodbye.md with the call's built-in placeholders, as the
+ * confirmation quotes them; a placeholder only the call knows (an outbound request's, a CRM's)
+ * falls back to its default. Shown as spoken: SSML tags left out.
+ */
+function operatorLines(deps: DashboardDeps, call: CallActivity): OperatorLines {
+  const prompts = deps.prompts();
+  const vars = builtinVariables({ from: call.from, to: call.to, direction: call.direction }, new Date(), deps.timeZone);
+  const spoken = (text: string) =>
+    text
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&(amp|lt|gt|quot|apos);/g, (_m, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[name]!)
+      .replace(/\s+/g, ' ')
+      .trim();
+  const quiet = () => undefined;
+  return { transfer: spoken(prompts.render('operatorTransfer', vars, quiet)), goodbye: spoken(prompts.render('operatorGoodbye', vars, quiet)) };
 }
 
 const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
@@ -341,6 +429,24 @@ function loginPage(root: string, problem: string | undefined): Html {
   <button type="submit">Log in</button>
 </form>`,
   });
+}
+
+/**
+ * `__Host-hotline_dashboard` over HTTPS (req.secure: TLS here, or X-Forwarded-Proto from a proxy
+ * TRUST_PROXY trusts), `hotline_dashboard` over plain HTTP, where a browser may not keep a Secure
+ * cookie. Each is read only over its own scheme.
+ */
+function cookieName(req: Request): string {
+  return req.secure ? SECURE_COOKIE_NAME : COOKIE_NAME;
+}
+
+function sessionCookieOf(req: Request): string | undefined {
+  return cookieOf(req.headers.cookie, cookieName(req));
+}
+
+/** `__Host-` demands Secure and Path=/ (Express's default) and no Domain. */
+function sessionCookieOptions(req: Request, maxAge?: number): CookieOptions {
+  return { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', ...(maxAge === undefined ? {} : { maxAge }) };
 }
 
 function sendPage(res: Response, page: Html): void {

@@ -36,6 +36,7 @@ export function layout(page: Page): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${page.title} · Hotline</title>
+<link rel="icon" href="${root}assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${root}assets/dashboard.css">
 </head>
 <body>

@@ -1,41 +1,109 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * The dashboard's login, kept in a cookie the server can check without
- * storing anything: an expiry signed with a key made from the admin token.
- * A new ADMIN_TOKEN ends every session at once.
+ * The dashboard's logins. The cookie carries a random session id and its
+ * expiry, signed with a key made from the admin token; the server keeps the
+ * ids in force, so logging out ends a session everywhere at once, and a copy
+ * of the cookie is worth nothing after it. A new ADMIN_TOKEN ends every
+ * session too (the signature no longer fits).
+ *
+ * The ids live in this process's memory: a restart logs everyone out, which
+ * costs a login and keeps no revoked cookie alive. A list of revoked cookies
+ * instead would forget them at a restart and let them in again. Several
+ * processes behind one address share a SessionStore kept in the database.
  */
 export const COOKIE_NAME = 'hotline_dashboard';
+/**
+ * Over HTTPS the cookie is `__Host-` prefixed: the browser then takes it only
+ * with Secure, for the whole host and from the host itself — a sibling
+ * subdomain or a plain-HTTP page cannot set or overwrite it.
+ */
+export const SECURE_COOKIE_NAME = `__Host-${COOKIE_NAME}`;
 export const SESSION_MS = 12 * 60 * 60 * 1000;
+/** Logins kept at most: the oldest gives way. Only someone with the admin token can make one. */
+const MAX_SESSIONS = 1000;
+
+/** The sessions in force, by id: the one place a logout is remembered. */
+export interface SessionStore {
+  /** Keeps a new session; `now` lets the store forget those expired. */
+  add(id: string, expiresAt: number, now: number): void;
+  has(id: string, now: number): boolean;
+  delete(id: string): void;
+}
+
+/** One process's sessions. */
+export class MemorySessionStore implements SessionStore {
+  private readonly sessions = new Map<string, number>();
+
+  add(id: string, expiresAt: number, now: number): void {
+    for (const [old, expires] of this.sessions) if (expires <= now) this.sessions.delete(old);
+    // A Map keeps insertion order: the first key is the oldest login.
+    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    this.sessions.set(id, expiresAt);
+  }
+
+  has(id: string, now: number): boolean {
+    const expires = this.sessions.get(id);
+    return expires !== undefined && expires > now;
+  }
+
+  delete(id: string): void {
+    this.sessions.delete(id);
+  }
+}
 
 export class SessionCookies {
   private readonly key: Buffer;
 
-  constructor(adminToken: string) {
+  constructor(
+    adminToken: string,
+    private readonly store: SessionStore = new MemorySessionStore(),
+  ) {
     // The token itself never signs anything: a cookie leaking says nothing about it.
-    this.key = createHmac('sha256', adminToken).update('hotline dashboard session v1').digest();
+    this.key = createHmac('sha256', adminToken).update('hotline dashboard session v2').digest();
   }
 
-  /** A cookie value good until `now + SESSION_MS`. */
+  /** A new session, good until `now + SESSION_MS` or its logout; the cookie's value. */
   issue(now: number): string {
-    const expires = String(now + SESSION_MS);
-    return `${expires}.${this.sign(expires)}`;
+    const id = randomBytes(18).toString('base64url');
+    const expires = now + SESSION_MS;
+    this.store.add(id, expires, now);
+    const payload = `${id}.${expires}`;
+    return `${payload}.${this.sign(payload)}`;
   }
 
-  /** Whether the value was issued here, with this token, and has not expired. */
+  /** The session id of a value issued here, with this token, that is still in force; else undefined. */
+  sessionOf(value: string | undefined, now: number): string | undefined {
+    const session = this.read(value);
+    if (!session || session.expires <= now || !this.store.has(session.id, now)) return undefined;
+    return session.id;
+  }
+
+  /** Whether the value names a session in force. */
   valid(value: string | undefined, now: number): boolean {
-    if (!value) return false;
-    const dot = value.indexOf('.');
-    if (dot <= 0) return false;
-    const expires = value.slice(0, dot);
-    const presented = Buffer.from(value.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.sign(expires), 'base64url');
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return false;
-    return /^\d+$/.test(expires) && Number(expires) > now;
+    return this.sessionOf(value, now) !== undefined;
   }
 
-  private sign(expires: string): string {
-    return createHmac('sha256', this.key).update(expires).digest('base64url');
+  /** Logs the session out: its cookie, and every copy of it, is refused from now on. */
+  end(value: string | undefined): string | undefined {
+    const session = this.read(value);
+    if (session) this.store.delete(session.id);
+    return session?.id;
+  }
+
+  /** The id and expiry of a value whose signature fits. */
+  private read(value: string | undefined): { id: string; expires: number } | undefined {
+    const match = value?.match(/^([\w-]{24})\.(\d{1,15})\.([\w-]{43})$/);
+    if (!match) return undefined;
+    const [, id, expires, signature] = match as unknown as [string, string, string, string];
+    const presented = Buffer.from(signature, 'base64url');
+    const expected = Buffer.from(this.sign(`${id}.${expires}`), 'base64url');
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return undefined;
+    return { id, expires: Number(expires) };
+  }
+
+  private sign(payload: string): string {
+    return createHmac('sha256', this.key).update(payload).digest('base64url');
   }
 }
 

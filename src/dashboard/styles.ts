@@ -4,15 +4,17 @@ export const DASHBOARD_CSS = `
   --caller: #eef4ff; --agent: #f2f8f1; --warn: #b54708; --bad: #b42318; --ok: #067647; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
-header { display: flex; align-items: center; gap: 1rem; padding: .6rem 1.2rem; background: #121826; color: #fff; }
+header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .6rem 1.2rem; background: #121826; color: #fff; }
 header a { color: #cfd6e4; text-decoration: none; }
 header .brand { font-weight: 700; color: #fff; margin-right: 1rem; }
-header nav { display: flex; gap: .25rem; flex: 1; }
+header nav { display: flex; flex-wrap: wrap; gap: .25rem; flex: 1; }
 header nav a { padding: .3rem .7rem; border-radius: 6px; }
 header nav a[aria-current="page"] { background: #2a3447; color: #fff; }
 header form { margin: 0; }
 header button { background: transparent; color: #cfd6e4; border: 1px solid #3a4459; border-radius: 6px; padding: .25rem .6rem; cursor: pointer; }
-main { max-width: 1200px; margin: 0 auto; padding: 1.2rem; }
+main { max-width: 1200px; margin: 0 auto; padding: 1.2rem; overflow-wrap: anywhere; }
+img, svg, canvas, select, input { max-width: 100%; }
+.notice { background: #eef4ff; border-left: 3px solid var(--accent); padding: .5rem .8rem; }
 h1 { font-size: 1.4rem; margin: .2rem 0 1rem; }
 h2 { font-size: 1.1rem; margin: 1.6rem 0 .6rem; }
 .count { display: inline-block; min-width: 1.6em; padding: 0 .4em; border-radius: 999px; background: var(--line); font-size: .9rem; text-align: center; vertical-align: middle; }
@@ -67,6 +69,13 @@ ol.waterfall .label { white-space: nowrap; overflow: hidden; text-overflow: elli
 ol.waterfall .track { position: relative; height: 16px; background: #f2f4f7; border-radius: 3px; }
 ol.waterfall .bar { position: absolute; top: 0; bottom: 0; min-width: 2px; }
 ol.waterfall .figure { font-size: .8rem; color: var(--muted); text-align: right; }
+.waterfall-axis { display: grid; grid-template-columns: 260px 1fr 170px; gap: .8rem; padding: .2rem calc(.7rem + 1px) 0; font-size: .75rem; color: var(--muted); }
+.waterfall-axis .ticks { position: relative; height: 1.6rem; border-top: 1px solid #98a2b3; }
+.waterfall-axis .tick { position: absolute; top: 0; padding-top: .3rem; white-space: nowrap; transform: translateX(-50%); }
+.waterfall-axis .tick::before { content: ""; position: absolute; top: 0; left: 50%; height: .25rem; border-left: 1px solid #98a2b3; }
+.waterfall-axis .tick.first { transform: none; } .waterfall-axis .tick.first::before { left: 0; }
+.waterfall-axis .tick.last { transform: translateX(-100%); } .waterfall-axis .tick.last::before { left: auto; right: 0; }
+.waterfall-axis .unit { text-align: right; }
 ol.waterfall li.interrupted .figure { color: var(--bad); }
 .stage-Hotline { background: #7a5af8; } .stage-LLM { background: #f79009; } .stage-sentence { background: #2e90fa; }
 .stage-voice { background: #12b76a; } .stage-playing { background: #a6f4c5; }
@@ -78,4 +87,28 @@ ol.waterfall li.interrupted .figure { color: var(--bad); }
 figure { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem; margin: 0 0 1rem; }
 figcaption { font-weight: 600; margin-bottom: .4rem; }
 .chart { position: relative; height: 300px; }
+
+/* A phone: the navigation wraps under the name, tables become one card per row with each cell named. */
+@media (max-width: 700px) {
+  header { padding: .5rem .75rem; }
+  header .brand { margin-right: auto; }
+  header nav { order: 3; flex: 1 0 100%; }
+  header nav a { padding: .3rem .5rem; }
+  main { padding: .8rem; }
+  h1 { font-size: 1.2rem; }
+  table.calls, table.calls tbody, table.calls tr, table.calls td { display: block; width: 100%; }
+  table.calls thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.calls tr { padding: .45rem .7rem; border-bottom: 1px solid var(--line); }
+  table.calls td { display: flex; gap: .6rem; padding: .1rem 0; border: none; }
+  table.calls td[data-label]::before { content: attr(data-label); flex: 0 0 6.5rem; color: var(--muted); font-size: .8rem; }
+  td.summary { max-width: none; }
+  dl.facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  dl.facts dd { margin-bottom: .35rem; }
+  ol.conversation li { max-width: 94%; }
+  ol.waterfall li, .waterfall-axis { grid-template-columns: minmax(0, 1fr); gap: .2rem; }
+  ol.waterfall .figure, .waterfall-axis .unit { text-align: left; }
+  .waterfall-axis .spacer { display: none; }
+  form.filters label { flex: 1 1 9rem; }
+  #step-in form { display: block; }
+}
 `;

@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
-import type { Config } from '../config.js';
+import { sharedSecretsOf, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { redactUrlCredentials } from '../logger.js';
+import { weakSecrets } from '../secret-strength.js';
 
 /** What the announcement needs of the running server. */
 export interface Listening {
@@ -99,6 +100,8 @@ export function announceStartup(logger: Logger, config: Config, listening: Liste
   if (urls.websocket && !config.auth.wsToken) {
     logger.warn('WS_TOKEN is not set: WebSocket connections are not authenticated. Set it and add ?token=… to the WebSocket URL.');
   }
+  // NODE_ENV=production refuses these at loadConfig; anywhere else they are said plainly, once each.
+  for (const weak of weakSecrets(sharedSecretsOf(config))) logger.warn(`${weak}. Anyone may guess it; NODE_ENV=production refuses to start with it.`);
   if (config.adminToken) {
     const { apiUrl, accessToken } = config.outbound;
     logger.info(

@@ -7,11 +7,13 @@ import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import type { PendingCalls } from '../outbound/pending-calls.js';
 import { HotlineError } from '../errors.js';
 import { describeIssues } from '../protocol/parse-event.js';
-import { requireAdminToken } from './auth.js';
+import { requireAdminToken, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
 
 export interface AdminApiOptions {
   token: string | undefined;
+  /** The failure budget a wrong token spends, shared with every other edge. */
+  gate: SecretGate;
   /** Undefined when AIFLOW_API_URL / AIFLOW_ACCESS_TOKEN are not set. */
   client: AiFlowClient | undefined;
   pendingCalls: PendingCalls;
@@ -60,7 +62,7 @@ export function adminApiRouter(options: AdminApiOptions): Router {
   const { logger } = options;
   const json = express.json({ limit: '16kb' });
 
-  router.post('/api/calls/:sessionId/transfer', requireAdminToken(options.token), requireJson, json, (req, res) => {
+  router.post('/api/calls/:sessionId/transfer', requireAdminToken(options.token, options.gate), requireJson, json, (req, res) => {
     const parsed = TransferBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
     const sessionId = String(req.params.sessionId);
@@ -69,14 +71,14 @@ export function adminApiRouter(options: AdminApiOptions): Router {
     answerControl(res, outcome, 'transferring');
   });
 
-  router.post('/api/calls/:sessionId/hangup', requireAdminToken(options.token), (req, res) => {
+  router.post('/api/calls/:sessionId/hangup', requireAdminToken(options.token, options.gate), (req, res) => {
     const sessionId = String(req.params.sessionId);
     const outcome = options.control.hangUp(sessionId);
     logger.info({ sessionId, outcome }, 'operator hangup requested over the admin API');
     answerControl(res, outcome, 'ending');
   });
 
-  router.post('/api/reports/redeliver', requireAdminToken(options.token), requireJson, json, (req, res) => {
+  router.post('/api/reports/redeliver', requireAdminToken(options.token, options.gate), requireJson, json, (req, res) => {
     const parsed = RedeliverBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
     const requeued = options.redeliver(parsed.data.sessionId);
@@ -87,7 +89,7 @@ export function adminApiRouter(options: AdminApiOptions): Router {
 
   router.post(
     '/api/calls',
-    requireAdminToken(options.token),
+    requireAdminToken(options.token, options.gate),
     function requireJsonBody(req, _res, next) {
       if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
       next();

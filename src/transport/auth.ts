@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
 import type { TrustProxy } from '../config.js';
 import { ConfigError } from '../errors.js';
+import type { FailureBudget } from './rate-limit.js';
 
 /**
  * Compares a presented secret with the expected one in constant time. Both
@@ -77,14 +78,37 @@ export function clientAddressOf(req: IncomingMessage, trust: ProxyTrust): string
   return proxyAddr(req, trust) || 'unknown';
 }
 
+/** Where every shared secret an HTTP request presents is checked: one failure budget per client address. */
+export interface SecretGate {
+  readonly failures: FailureBudget;
+  /** Which X-Forwarded-For hops name the client; the same function as the transports'. */
+  readonly proxyTrust: ProxyTrust;
+}
+
 /**
- * Guards Hotline's own admin API (calls, campaigns): off (404) without
- * ADMIN_TOKEN, 401 without the right `Authorization: Bearer` token.
+ * Checks the secret a request presents against the expected one. An address
+ * out of failures is refused with 429 before anything is compared (so the
+ * right secret from it is refused too, and a guess learns nothing); a wrong or
+ * missing secret is counted against its address, then refused with 401.
  */
-export function requireAdminToken(token: string | undefined) {
-  return function requireAdminToken(req: IncomingMessage, _res: unknown, next: () => void): void {
+export async function checkSecret(req: IncomingMessage, gate: SecretGate, presented: string | undefined, expected: string, what: string): Promise<void> {
+  const address = clientAddressOf(req, gate.proxyTrust);
+  const wait = await gate.failures.exhausted(address);
+  if (wait > 0) throw new HttpError(429, `too many wrong secrets from this address: try again in ${wait} s`, { retryAfterSeconds: wait });
+  if (secretMatches(presented, expected)) return;
+  await gate.failures.spend(address);
+  throw new HttpError(401, `missing or wrong ${what}`);
+}
+
+/**
+ * Guards Hotline's own admin API (calls, campaigns, reports): off (404) without
+ * ADMIN_TOKEN, 401 without the right `Authorization: Bearer` token, 429 for an
+ * address that has run out of failures.
+ */
+export function requireAdminToken(token: string | undefined, gate: SecretGate) {
+  return async function requireAdminToken(req: IncomingMessage, _res: unknown, next: () => void): Promise<void> {
     if (token === undefined) throw new HttpError(404, 'the admin API is off: set ADMIN_TOKEN to turn it on');
-    if (!secretMatches(bearerTokenOf(req), token)) throw new HttpError(401, 'missing or wrong Authorization: Bearer token');
+    await checkSecret(req, gate, bearerTokenOf(req), token, 'Authorization: Bearer token');
     next();
   };
 }

@@ -2,7 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type Router } from 'ex
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { bearerTokenOf, secretMatches, type ProxyTrust } from './auth.js';
+import { bearerTokenOf, checkSecret, type ProxyTrust, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
 
 export interface HttpAppOptions {
@@ -15,6 +15,8 @@ export interface HttpAppOptions {
   proxyTrust: ProxyTrust;
   /** Bearer token GET /metrics requires; undefined leaves it open. */
   metricsToken: string | undefined;
+  /** The failure budget a wrong metrics token spends, shared with every other edge. */
+  gate: SecretGate;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -44,11 +46,12 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
 
   // Metrics tell an outsider how busy Hotline is and how its LLM fails; a token keeps them in-house.
-  app.get('/metrics', function requireMetricsToken(req, res, next) {
+  app.get('/metrics', async function requireMetricsToken(req, res, next) {
     const { metricsToken } = options;
-    if (metricsToken !== undefined && !secretMatches(bearerTokenOf(req), metricsToken)) {
+    if (metricsToken !== undefined) {
       res.set('WWW-Authenticate', 'Bearer');
-      throw new HttpError(401, 'missing or wrong metrics token');
+      await checkSecret(req, options.gate, bearerTokenOf(req), metricsToken, 'metrics token');
+      res.removeHeader('WWW-Authenticate');
     }
     next();
   });
@@ -69,6 +72,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       options.logger.error({ err: error instanceof HttpError && error.cause ? error.cause : error, sessionId }, 'request failed');
     }
     if (res.headersSent) return;
+    if (error instanceof HttpError && error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
     // An HttpError's message is written for the client; any other server error shows a fixed
     // message, never a stack trace or an internal detail.
     const message = error instanceof HttpError || status < 500 ? messageOf(error) : 'internal error';

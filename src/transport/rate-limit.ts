@@ -21,23 +21,62 @@ export class RateLimit {
   }
 }
 
+/**
+ * Wrong secrets per minute per address, one budget for every edge that compares
+ * a secret (webhook, WebSocket, dashboard login, admin API, metrics): a guesser
+ * gains nothing by switching between them. It is looked at *before* a secret is
+ * compared: an address that has run out is refused without a comparison, so
+ * even the right secret from it is refused until the minute is over, and a
+ * guess made then learns nothing. `perMinute` 0 turns it off.
+ *
+ * Kept in memory, per process; rate-limiter-flexible has the same limiter over
+ * Redis or a database for when several processes share one budget.
+ */
+export class FailureBudget {
+  private readonly limiter: RateLimiterMemory | undefined;
+
+  constructor(readonly perMinute: number) {
+    this.limiter = perMinute > 0 ? new RateLimiterMemory({ points: perMinute, duration: 60 }) : undefined;
+  }
+
+  /** Seconds until the address may try again; 0 while it has failures left. */
+  async exhausted(address: string): Promise<number> {
+    if (!this.limiter) return 0;
+    const used = await this.limiter.get(address);
+    if (used === null || used.consumedPoints < this.perMinute) return 0;
+    return Math.max(1, Math.ceil(used.msBeforeNext / 1000));
+  }
+
+  /** Counts one wrong or missing secret against the address. */
+  async spend(address: string): Promise<void> {
+    await this.limiter?.penalty(address, 1);
+  }
+}
+
 /** What an edge does with a request once it knows who sent it and whether the secret was right. */
 export type Admission = 'admitted' | 'unauthorized' | 'limited';
 
 /**
- * Rate limits applied after authentication: authenticated requests and failed
- * attempts are counted apart, per address. Anyone can claim the voice
- * service's address (or share its NAT), so failed attempts must never spend
- * the service's own budget; they only run out their own, then get 429.
+ * The gate of a transport: the failure budget first (an address out of it is
+ * refused before its secret is compared), then the secret, then the rate of
+ * authenticated requests. Authenticated requests and failures are counted
+ * apart: failures never spend the service's budget of requests.
  */
 export class AccessLimits {
   constructor(
     private readonly authenticated: RateLimit,
-    private readonly failures: RateLimit,
+    private readonly failures: FailureBudget,
   ) {}
 
-  async admit(address: string, authenticated: boolean): Promise<Admission> {
-    if (authenticated) return (await this.authenticated.allow(address)) ? 'admitted' : 'limited';
-    return (await this.failures.allow(address)) ? 'unauthorized' : 'limited';
+  /** `authenticates` compares the secret; it is not called for an address out of failures. Undefined: an open edge. */
+  async admit(address: string, authenticates: (() => boolean) | undefined): Promise<Admission> {
+    if (authenticates) {
+      if ((await this.failures.exhausted(address)) > 0) return 'limited';
+      if (!authenticates()) {
+        await this.failures.spend(address);
+        return 'unauthorized';
+      }
+    }
+    return (await this.authenticated.allow(address)) ? 'admitted' : 'limited';
   }
 }

@@ -36,11 +36,12 @@ export function webhookRouter(options: WebhookOptions): Router {
       res.on('finish', () => options.metrics.webhookAnswered(res.statusCode));
       next();
     },
-    // Authentication first: a wrong secret is counted apart and never spends the budget of the
-    // service it may be pretending to be.
+    // Authentication first: an address out of failures is refused before its secret is compared, and a
+    // wrong secret is counted apart: it never spends the budget of the service it may pretend to be.
     async function authenticateThenLimit(req, _res, next) {
-      const authenticated = options.secret === undefined || secretMatches(webhookSecretOf(req), options.secret);
-      const admission = await options.limits.admit(clientAddressOf(req, options.proxyTrust), authenticated);
+      const { secret } = options;
+      const authenticates = secret === undefined ? undefined : () => secretMatches(webhookSecretOf(req), secret);
+      const admission = await options.limits.admit(clientAddressOf(req, options.proxyTrust), authenticates);
       if (admission === 'limited') throw new HttpError(429, 'too many requests');
       if (admission === 'unauthorized') throw new HttpError(401, 'missing or wrong X-API-TOKEN');
       next();

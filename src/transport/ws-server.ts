@@ -107,8 +107,10 @@ async function admit(req: IncomingMessage, socket: Duplex, options: WebSocketTra
     return undefined;
   }
   const address = clientAddressOf(req, options.proxyTrust);
-  const authenticated = options.token === undefined || secretMatches(wsTokenOf(req), options.token);
-  const admission = await options.limits.admit(address, authenticated);
+  const { token } = options;
+  // The token is compared only if the address has failures left (see AccessLimits).
+  const authenticates = token === undefined ? undefined : () => secretMatches(wsTokenOf(req), token);
+  const admission = await options.limits.admit(address, authenticates);
   if (admission === 'limited') {
     refuse(socket, 429, 'too many requests');
     return undefined;

@@ -18,14 +18,14 @@ ${
   <thead><tr><th>Campaign</th><th>State</th><th>Contacts</th><th>Called</th><th>Reached</th><th>Voicemail</th><th>Pending</th><th>In a call</th><th>Next retry</th><th>Outcomes</th><th></th></tr></thead>
   <tbody>${campaigns.map(
     (c) => html`<tr data-campaign="${c.id}">
-    <td><strong>${c.name}</strong><br><span class="muted">started ${formatTime(c.createdAt)}</span></td>
-    <td><span class="reason">${c.state}</span></td>
-    <td>${c.contacts}</td><td>${c.called}</td><td>${c.reached}</td><td>${c.voicemail}</td><td>${c.pending}</td><td>${c.inCall}</td>
-    <td>${c.nextRetry ? formatTime(c.nextRetry) : '—'}</td>
-    <td>${Object.entries(c.outcomes)
+    <td data-label="Campaign"><span><strong>${c.name}</strong><br><span class="muted">started ${formatTime(c.createdAt)}</span></span></td>
+    <td data-label="State"><span class="reason">${c.state}</span></td>
+    <td data-label="Contacts">${c.contacts}</td><td data-label="Called">${c.called}</td><td data-label="Reached">${c.reached}</td><td data-label="Voicemail">${c.voicemail}</td><td data-label="Pending">${c.pending}</td><td data-label="In a call">${c.inCall}</td>
+    <td data-label="Next retry">${c.nextRetry ? formatTime(c.nextRetry) : '—'}</td>
+    <td data-label="Outcomes"><span>${Object.entries(c.outcomes)
       .filter(([, n]) => n > 0)
-      .map(([outcome, n]) => html`<span class="field">${outcome.replaceAll('_', ' ')}: ${n}</span>`)}</td>
-    <td>${
+      .map(([outcome, n]) => html`<span class="field">${outcome.replaceAll('_', ' ')}: ${n}</span>`)}</span></td>
+    <td class="actions">${
       c.state === 'done'
         ? ''
         : html`<form method="post" action="campaigns" class="inline"><input type="hidden" name="campaign" value="${c.id}"><button type="submit" name="do" value="${c.state === 'running' ? 'pause' : 'resume'}">${c.state === 'running' ? 'Pause' : 'Resume'}</button></form>`

@@ -64,14 +64,14 @@ ${parsed.ignored.length > 0 ? html`<p class="warning" role="alert">Ignored, not 
   <tbody>
   ${calls.map(
     (call) => html`<tr>
-    <td><a href="calls/${encodeURIComponent(call.sessionId)}">${formatTime(call.endedAt)}</a></td>
-    <td>${showNumber(call.direction === 'inbound' ? call.from : call.to, view.numbersShown)}</td>
-    <td>${call.direction}</td>
-    <td>${formatDuration(call.durationMs)}</td>
-    <td><span class="reason reason-${call.endReason}">${call.endReason.replaceAll('_', ' ')}</span></td>
-    <td>${call.turns}</td>
-    <td>${call.bargeIns}</td>
-    <td class="summary">${call.summary ?? ''}${fieldBadges(call)}</td>
+    <td data-label="Ended"><a href="calls/${encodeURIComponent(call.sessionId)}">${formatTime(call.endedAt)}</a></td>
+    <td data-label="Number">${showNumber(call.direction === 'inbound' ? call.from : call.to, view.numbersShown)}</td>
+    <td data-label="Direction">${call.direction}</td>
+    <td data-label="Duration">${formatDuration(call.durationMs)}</td>
+    <td data-label="Ended how"><span class="reason reason-${call.endReason}">${call.endReason.replaceAll('_', ' ')}</span></td>
+    <td data-label="Turns">${call.turns}</td>
+    <td data-label="Barge-ins">${call.bargeIns}</td>
+    <td data-label="Summary" class="summary"><span>${call.summary ?? ''}${fieldBadges(call)}</span></td>
   </tr>`,
   )}
   </tbody>

@@ -12,6 +12,16 @@ export interface LiveCallView {
   numbersShown: boolean;
   /** Where the call can be handed over: TRANSFER_TARGET, and the named targets. */
   transferTargets: { readonly default: boolean; readonly named: readonly string[] };
+  /** What the caller hears before a handover or a hangup, as the confirmation quotes it. */
+  operatorLines: OperatorLines;
+  /** Why the person landed here (a button pressed as the call was ending). */
+  notice?: string | undefined;
+}
+
+/** operator-transfer.md and operator-goodbye.md as this call would speak them. */
+export interface OperatorLines {
+  readonly transfer: string;
+  readonly goodbye: string;
 }
 
 /**
@@ -30,6 +40,7 @@ export function liveCallPage(view: LiveCallView): Html {
     numbersShown: view.numbersShown,
     scripts: ['call-live.js'],
     body: html`<p><a href="../">← Live calls</a></p>
+${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}</p>` : ''}
 <div id="live-call" data-session="${call.sessionId}">
 <h1>${call.direction === 'inbound' ? 'Call from' : 'Call to'} ${showNumber(party, view.numbersShown)} <span class="badge live">in progress</span></h1>
 <p id="live-call-state" class="muted" role="status">This page follows the call as it happens.</p>
@@ -46,13 +57,13 @@ export function liveCallPage(view: LiveCallView): Html {
   <p class="muted now">Latest words — caller: <q class="caller-said">${call.callerSaid ?? '—'}</q> · Hotline: <q class="agent-said">${call.agentSaid ?? '—'}</q></p>
 </section>
 </div>
-${stepIn(call.sessionId, view.transferTargets)}
+${stepIn(call.sessionId, view.transferTargets, view.operatorLines)}
 </div>`,
   });
 }
 
 /** A person steps in: hand the call to a colleague (when there is a target), or end it. Each asks first (call-live.js). */
-function stepIn(sessionId: string, targets: LiveCallView['transferTargets']): Html {
+function stepIn(sessionId: string, targets: LiveCallView['transferTargets'], lines: OperatorLines): Html {
   const id = encodeURIComponent(sessionId);
   const choices = [...(targets.default ? [['', 'the default target (TRANSFER_TARGET)']] : []), ...targets.named.map((name) => [name, name])];
   return html`<section id="step-in">
@@ -60,15 +71,20 @@ function stepIn(sessionId: string, targets: LiveCallView['transferTargets']): Ht
   ${
     choices.length === 0
       ? html`<p class="muted">Set <code>TRANSFER_TARGET</code> to hand calls to a colleague from here.</p>`
-      : html`<form method="post" action="${id}/transfer" data-confirm="Hand this call over now? The caller hears operator-transfer.md first.">
+      : html`<form method="post" action="${id}/transfer" data-confirm="${confirmation('Hand this call over now?', lines.transfer, 'then the call goes to the person chosen.')}">
     ${choices.length > 1 ? html`<label>To <select name="target">${choices.map(([value, label]) => html`<option value="${value}">${label}</option>`)}</select></label>` : html`<input type="hidden" name="target" value="${choices[0]![0]}">`}
     <button type="submit" id="transfer-call">Transfer to a person</button>
   </form>`
   }
-  <form method="post" action="${id}/hangup" data-confirm="End this call now? The caller hears operator-goodbye.md first.">
+  <form method="post" action="${id}/hangup" data-confirm="${confirmation('End this call now?', lines.goodbye, 'then Hotline hangs up.')}">
     <button type="submit" id="hang-up-call" class="danger">End the call</button>
   </form>
 </section>`;
+}
+
+/** The question, and the words the caller will hear first: the person deciding should know what is said for them. */
+function confirmation(question: string, line: string, after: string): string {
+  return line === '' ? `${question} Hotline says nothing first; ${after}` : `${question}\n\nThe caller hears: “${line}”\n\nand ${after}`;
 }
 
 /**

@@ -29,6 +29,8 @@ export const LIVE_SCRIPT = String.raw`(function () {
   var count = document.getElementById('live-count');
   var state = document.getElementById('live-state');
   var LINGER_MS = 8000;
+  // Each cell carries its column's name: on a phone the table becomes one card per call.
+  var labels = Array.prototype.map.call(document.querySelectorAll('#live-calls thead th'), function (th) { return th.textContent; });
 
   function text(el, value) { el.textContent = value == null ? '' : String(value); }
   function duration(ms) {
@@ -46,7 +48,11 @@ export const LIVE_SCRIPT = String.raw`(function () {
     if (!row) {
       var tr = document.createElement('tr');
       tr.dataset.session = call.sessionId;
-      for (var i = 0; i < 6; i++) tr.appendChild(document.createElement('td'));
+      for (var i = 0; i < 6; i++) {
+        var td = document.createElement('td');
+        td.dataset.label = labels[i] || '';
+        tr.appendChild(td);
+      }
       tbody.insertBefore(tr, tbody.firstChild);
       row = { tr: tr, startedAt: Date.parse(call.startedAt), ended: false };
       rows.set(call.sessionId, row);

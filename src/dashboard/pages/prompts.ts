@@ -45,9 +45,9 @@ function everyFile(checked: PromptsCheck): Html {
   <thead><tr><th>File</th><th>Holds</th><th>Problems</th></tr></thead>
   <tbody>${checked.files.map(
     (file) => html`<tr>
-    <td><code>${file.file}</code></td>
-    <td>${file.summary}</td>
-    <td>${file.problems.length === 0 ? html`<span class="muted">none</span>` : file.problems.map((p) => html`<div class="${p.severity === 'error' ? 'warning' : ''}">${p.severity}: ${p.message}</div>`)}</td>
+    <td data-label="File"><code>${file.file}</code></td>
+    <td data-label="Holds">${file.summary}</td>
+    <td data-label="Problems"><span>${file.problems.length === 0 ? html`<span class="muted">none</span>` : file.problems.map((p) => html`<div class="${p.severity === 'error' ? 'warning' : ''}">${p.severity}: ${p.message}</div>`)}</span></td>
   </tr>`,
   )}</tbody>
 </table>`;
@@ -71,9 +71,9 @@ function problems(check: NonNullable<PromptsStatus['lastCheck']>): Html {
   <thead><tr><th>File</th><th>Severity</th><th>What is wrong</th></tr></thead>
   <tbody>${check.problems.map(
     (p) => html`<tr>
-    <td><code>${p.file}</code></td>
-    <td>${p.severity === 'error' ? html`<span class="warning">error: stops the change being used</span>` : 'warning: in use, worth a look'}</td>
-    <td>${p.message}</td>
+    <td data-label="File"><code>${p.file}</code></td>
+    <td data-label="Severity">${p.severity === 'error' ? html`<span class="warning">error: stops the change being used</span>` : 'warning: in use, worth a look'}</td>
+    <td data-label="What is wrong">${p.message}</td>
   </tr>`,
   )}</tbody>
 </table>`;

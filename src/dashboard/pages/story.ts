@@ -13,6 +13,8 @@ export interface StoryView {
   transcriptProblem: string | undefined;
   deliveries: readonly DeliveryState[];
   numbersShown: boolean;
+  /** Why the person landed here instead of where they meant to go (a button pressed as the call ended). */
+  notice?: string | undefined;
 }
 
 /** The stretches of a turn's wait, in order: each from the mark before it to its own. */
@@ -35,7 +37,9 @@ export function storyPage(view: StoryView): Html {
     root: '../',
     here: `calls/${encodeURIComponent(call.sessionId)}`,
     numbersShown: view.numbersShown,
+    scripts: view.report ? [] : ['story.js'],
     body: html`<p><a href="../calls">← All calls</a></p>
+${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}</p>` : ''}
 <h1>${call.direction === 'inbound' ? 'Call from' : 'Call to'} ${showNumber(party, view.numbersShown)}</h1>
 <dl class="facts">
   <dt>Started</dt><dd>${formatTime(call.startedAt)}</dd>
@@ -58,7 +62,8 @@ ${waterfall(call.turns, callerLines)}`,
 }
 
 function reportSection(report: StoredReport | undefined, deliveries: readonly DeliveryState[], sessionId: string): Html {
-  if (!report) return html`<section id="report"><h2>Report</h2><p class="muted">No report yet.</p></section>`;
+  // story.js fetches the page again until the report is there, and puts it in this one's place.
+  if (!report) return html`<section id="report" data-await="report"><h2>Report</h2><p class="muted" role="status">No report yet: it is being written, and shows here once it is ready.</p></section>`;
   return html`<section id="report">
   <h2>Report</h2>
   ${deliveryLine(deliveries, sessionId)}
@@ -87,11 +92,11 @@ function deliveryLine(deliveries: readonly DeliveryState[], sessionId: string): 
   }
 }
 
-/** Each turn as a row of bars on one scale: a slow turn is seen, not read. */
+/** Each turn as a row of bars on one scale, with its time axis: a slow turn is seen, not read. */
 function waterfall(turns: readonly TurnSummary[], callerLines: readonly TranscriptLine[]): Html {
   if (turns.length === 0) return html``;
   const ends = turns.map((t) => t.playbackEndedMs ?? t.playbackStartedMs ?? t.firstSpeakMs ?? t.llmFirstTokenMs ?? 0);
-  const scale = Math.max(1, ...ends);
+  const { scale, ticks } = timeAxis(Math.max(1, ...ends));
   const pct = (ms: number) => `${((ms / scale) * 100).toFixed(2)}%`;
   return html`<section id="waterfall">
   <h2>Where the time went</h2>
@@ -115,5 +120,28 @@ function waterfall(turns: readonly TurnSummary[], callerLines: readonly Transcri
     </li>`;
   })}
   </ol>
+  <div class="waterfall-axis" aria-hidden="true"><span class="spacer"></span><span class="ticks">${ticks.map(
+    (ms, i) => html`<span class="tick${i === 0 ? ' first' : ''}${i === ticks.length - 1 && i > 0 ? ' last' : ''}" style="left:${pct(ms)}">${formatMs(ms)}</span>`,
+  )}</span><span class="unit">from the caller's words</span></div>
 </section>`;
+}
+
+/**
+ * The axis under the waterfall: round steps of 1, 2 or 5 (× 10ⁿ ms), four or five of them, and
+ * the scale stretched to the last tick so that the axis ends on a labelled value.
+ */
+export function timeAxis(longestMs: number): { scale: number; ticks: number[] } {
+  const rough = Math.max(longestMs, 1) / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= rough) ?? 10 * magnitude;
+  const scale = Math.ceil(longestMs / step) * step || step;
+  const ticks: number[] = [];
+  for (let ms = 0; ms <= scale + step / 1000; ms += step) ticks.push(Math.round(ms * 1000) / 1000);
+  return { scale, ticks };
+}
+
+/** 0 ms, 250 ms, 1 s, 1.5 s: milliseconds below a second, seconds from there. */
+function formatMs(ms: number): string {
+  if (ms < 1000) return `${Number(ms.toPrecision(3))} ms`;
+  return `${Number((ms / 1000).toPrecision(3))} s`;
 }
