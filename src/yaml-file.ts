@@ -20,7 +20,11 @@ export type YamlParse<T> =
       /** The line where the value at `path` is written (its parent's when it is missing), for problems found later. */
       readonly lineOf: (path: readonly PropertyKey[]) => number | undefined;
     }
-  | { readonly problems: readonly YamlProblem[] };
+  | {
+      readonly problems: readonly YamlProblem[];
+      /** What the file holds, unchecked, and where: for problems found beside the schema's. Absent when it is no YAML. */
+      readonly unchecked?: { readonly data: unknown; readonly lineOf: (path: readonly PropertyKey[]) => number | undefined };
+    };
 
 export interface YamlFileOptions {
   /** How the schema's issues read (e.g. readableIssues); by default zod's own messages, see flattenIssues. */
@@ -43,14 +47,16 @@ export function parseYamlFile<S extends z.ZodType>(text: string, schema: S, opti
   const data: unknown = doc.toJS();
   if (data === null || data === undefined) return { problems: [{ line: undefined, path: '', message: 'the file is empty' }] };
   const parsed = schema.safeParse(data);
-  if (parsed.success) return { data: parsed.data, lineOf: (issuePath) => lineOf(doc, lineCounter, issuePath) };
+  const lineOfPath = (issuePath: readonly PropertyKey[]) => lineOf(doc, lineCounter, issuePath);
+  if (parsed.success) return { data: parsed.data, lineOf: lineOfPath };
   const issues = options.describe ? options.describe(parsed.error.issues, data) : flattenIssues(parsed.error.issues);
   return {
     problems: issues.map(({ path: issuePath, message }) => ({
-      line: lineOf(doc, lineCounter, issuePath),
+      line: lineOfPath(issuePath),
       path: formatPath(issuePath),
       message,
     })),
+    unchecked: { data, lineOf: lineOfPath },
   };
 }
 

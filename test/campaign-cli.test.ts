@@ -87,8 +87,8 @@ describe('npm run campaign -- start <file>', () => {
     expect(run.code, run.stderr).toBe(1);
     expect(run.lines).toEqual([
       'campaign: campaigns/spring.yaml has 1 problem; nothing was created:',
-      `  spring.yaml line 4: contacts: people.csv does not exist (looked for ${path.join(folder.dir, 'campaigns/people.csv')}); ` +
-        'the path is relative to the folder of spring.yaml: put the file there, or correct the path',
+      `  spring.yaml line 4: contacts: people.csv does not exist (looked for ${path.join(folder.dir, 'campaigns/people.csv')}, ` +
+        'as the path is relative to the folder of spring.yaml): put the file there, or correct the path',
     ]);
     expect((await api('GET', '/api/campaigns')).json).toEqual({ campaigns: [] });
   }, CHILD_TEST_TIMEOUT_MS);
@@ -98,7 +98,7 @@ describe('npm run campaign -- start <file>', () => {
       'campaigns/people.csv': 'phone,name\n+49 151 1000001,Anna\n',
       'campaigns/broken.yaml': [
         'name: spring',
-        'contacts: people.csv',
+        'contacts: nobody.csv',
         'time_zone: Europe/Berln',
         'calling_hours:',
         '  - { days: [monday, tue], from: "9:00", to: "17:00" }',
@@ -113,7 +113,8 @@ describe('npm run campaign -- start <file>', () => {
     const run = await campaign('start', 'campaigns/broken.yaml');
     expect(run.code, run.stderr).toBe(1);
     expect(run.lines).toEqual([
-      'campaign: campaigns/broken.yaml has 8 problems; nothing was created:',
+      'campaign: campaigns/broken.yaml has 9 problems; nothing was created:',
+      expect.stringMatching(/^ {2}broken\.yaml line 2: contacts: nobody\.csv does not exist \(looked for .*nobody\.csv, as the path is relative/),
       '  broken.yaml line 3: time_zone: "Europe/Berln" is not a time zone: use an IANA name such as Europe/Berlin',
       '  broken.yaml line 5: calling_hours[0].days[0]: must be one of sun, mon, tue, wed, thu, fri, sat, not "monday"',
       '  broken.yaml line 5: calling_hours[0].from: "9:00" is not a time: write HH:MM, e.g. "09:00" (24:00 for the end of the day)',

@@ -11,11 +11,12 @@ import type { Database } from '../store/database.js';
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
+const CLOCK_TIME = /^([01]\d|2[0-4]):[0-5]\d$/;
 // Kept as written, not as minutes: the settings are stored and parsed again with this very schema.
 // Messages say what was written and what to write: they reach the person who wrote the file (src/readable-issues.ts).
 const clockTime = z
   .string({ error: (issue) => (issue.input === undefined ? 'is missing: write a time HH:MM, e.g. "09:00"' : `must be a time HH:MM, e.g. "09:00", not ${shown(issue.input)}`) })
-  .regex(/^([01]\d|2[0-4]):[0-5]\d$/, { error: (issue) => `${shown(issue.input)} is not a time: write HH:MM, e.g. "09:00" (24:00 for the end of the day)` });
+  .regex(CLOCK_TIME, { error: (issue) => `${shown(issue.input)} is not a time: write HH:MM, e.g. "09:00" (24:00 for the end of the day)` });
 
 /** "09:30" → 570, minutes after local midnight. */
 export function minutesOf(time: string): number {
@@ -28,7 +29,8 @@ export const CallingWindowSchema = z
     from: clockTime,
     to: clockTime,
   })
-  .refine((w) => minutesOf(w.from) < minutesOf(w.to), {
+  // Only two times to compare: a time written wrong has its own problem already.
+  .refine((w) => !CLOCK_TIME.test(w.from) || !CLOCK_TIME.test(w.to) || minutesOf(w.from) < minutesOf(w.to), {
     error: (issue) => {
       const { from, to } = issue.input as { from: string; to: string };
       return `from ${from} is not before to ${to}: a window ends after it starts (use two windows across midnight)`;

@@ -11,7 +11,7 @@ import { CampaignInputSchema } from '../campaigns/definition.js';
 import { describeProblem, type CampaignProblem } from '../campaigns/errors.js';
 import { UsageError } from '../command-line.js';
 import { readableIssues } from '../readable-issues.js';
-import { describeYamlProblem, parseYamlFile } from '../yaml-file.js';
+import { describeYamlProblem, parseYamlFile, type YamlProblem } from '../yaml-file.js';
 
 export type CampaignFile =
   | {
@@ -34,41 +34,28 @@ export async function readCampaignFile(file: string): Promise<CampaignFile> {
   const parsed = parseYamlFile(text, CampaignInputSchema, {
     describe: (issues, data) => readableIssues(issues, data, CampaignInputSchema),
   });
-  if ('problems' in parsed) {
-    // In the order of the file, as its author reads it; zod's order follows the schema.
-    const inOrder = parsed.problems.toSorted((a, b) => (a.line ?? 0) - (b.line ?? 0));
-    return { problems: inOrder.map((problem) => `${name} ${describeYamlProblem(problem)}`) };
-  }
-  const { data, lineOf } = parsed;
+  const problems: YamlProblem[] = 'problems' in parsed ? [...parsed.problems] : [];
+  const written = 'problems' in parsed ? parsed.unchecked : { data: parsed.data, lineOf: parsed.lineOf };
+  const lineOf = written?.lineOf ?? (() => undefined);
   const at = (field: readonly PropertyKey[]) => {
     const line = lineOf(field);
     return line === undefined ? name : `${name} line ${line}`;
   };
 
-  const body: Record<string, unknown> = { ...data };
-  let contactsFile: string | undefined;
-  if (typeof data.contacts === 'string' && !data.contacts.includes('\n')) {
-    // A path, relative to the definition wherever the command runs from.
-    contactsFile = data.contacts;
-    const resolved = path.resolve(path.dirname(file), contactsFile);
-    let contacts: string;
-    try {
-      contacts = await readText(resolved, (reason) => `${reason} (looked for ${resolved})`);
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      const hint = `the path is relative to the folder of ${name}: put the file there, or correct the path`;
-      return { problems: [`${at(['contacts'])}: contacts: ${contactsFile} ${error.message}; ${hint}`] };
-    }
-    if (resolved.endsWith('.json')) {
-      try {
-        body.contacts = JSON.parse(contacts) as unknown;
-      } catch (error) {
-        return { problems: [`${contactsFile} is not JSON: ${error instanceof Error ? error.message : String(error)}`] };
-      }
-    } else {
-      body.contacts = contacts;
-    }
+  // A contacts file is read even when the definition has problems: all of them are reported in one go.
+  const contactsFile = contactsPath(written?.data);
+  let contacts: unknown;
+  if (contactsFile !== undefined) {
+    const read = await readContacts(path.resolve(path.dirname(file), contactsFile), name);
+    if (read.ok) contacts = read.contacts;
+    else problems.push({ line: lineOf(['contacts']), path: 'contacts', message: `${contactsFile} ${read.problem}` });
   }
+  if (problems.length > 0 || 'problems' in parsed) {
+    // In the order of the file, as its author reads it; zod's order follows the schema.
+    const inOrder = problems.toSorted((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    return { problems: inOrder.map((problem) => `${name} ${describeYamlProblem(problem)}`) };
+  }
+  const body: Record<string, unknown> = { ...parsed.data, ...(contactsFile === undefined ? {} : { contacts }) };
 
   return {
     body,
@@ -82,6 +69,30 @@ export async function readCampaignFile(file: string): Promise<CampaignFile> {
       return `${at(fieldPath(problem.field))}: ${describeProblem(problem)}`;
     },
   };
+}
+
+/** The contacts file a definition names: `contacts` as one line of text (CSV text has a header and rows). */
+function contactsPath(definition: unknown): string | undefined {
+  const contacts = definition !== null && typeof definition === 'object' ? (definition as { contacts?: unknown }).contacts : undefined;
+  return typeof contacts === 'string' && contacts.trim() !== '' && !contacts.includes('\n') ? contacts : undefined;
+}
+
+/** A contacts file's text (CSV), or its rows (a .json file); else what is wrong with it. */
+async function readContacts(file: string, definition: string): Promise<{ ok: true; contacts: unknown } | { ok: false; problem: string }> {
+  let text: string;
+  try {
+    const where = `looked for ${file}, as the path is relative to the folder of ${definition}`;
+    text = await readText(file, (reason) => `${reason} (${where}): put the file there, or correct the path`);
+  } catch (error) {
+    if (error instanceof UsageError) return { ok: false, problem: error.message };
+    throw error;
+  }
+  if (!file.endsWith('.json')) return { ok: true, contacts: text };
+  try {
+    return { ok: true, contacts: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, problem: `is not JSON: ${error instanceof Error ? error.message : String(error)}` };
+  }
 }
 
 /** `calling_hours[0].from` → ['calling_hours', 0, 'from']. */
