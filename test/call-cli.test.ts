@@ -38,7 +38,8 @@ interface Held {
 /**
  * Plays Hotline's POST /api/calls: 401 for a wrong token, 400 {error} for a
  * number Hotline would refuse, 502 for the AI flow "no-such-flow" (the
- * service refused), 201 otherwise. `hold` decides when to answer, so tests can
+ * service refused), 503 for the flow "shutting-down" (Hotline places no
+ * calls now), 201 otherwise. `hold` decides when to answer, so tests can
  * see how many requests are in flight at once.
  */
 async function startStubHotline(options: { hold?: (held: Held, waiting: Held[]) => void } = {}) {
@@ -68,6 +69,7 @@ async function startStubHotline(options: { hold?: (held: Held, waiting: Held[]) 
   function respond(res: ServerResponse, request: StubRequest): void {
     if (request.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: 'missing or wrong Authorization: Bearer token' });
     if (request.method !== 'POST' || request.path !== '/api/calls') return send(res, 404, { error: 'not found' });
+    if (request.body.aiFlowId === 'shutting-down') return send(res, 503, { error: 'Hotline is shutting down: no new calls are placed' });
     if (request.body.aiFlowId === 'no-such-flow') {
       return send(res, 502, { error: 'AI flow "no-such-flow" does not exist at the voice service: check AIFLOW_ID' });
     }
@@ -257,12 +259,20 @@ describe('npm run call -- --csv', () => {
 
   test('--pause-ms spaces the start of calls even when more may run at once', async () => {
     const stub = await startStubHotline();
+    // Timed where the CLI starts each request: arrivals at the server can bunch up on a loaded machine.
+    const startedAt: number[] = [];
+    const realFetch = globalThis.fetch;
+    const spy = vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+      startedAt.push(performance.now());
+      return realFetch(input, init);
+    });
+    cleanups.push(async () => spy.mockRestore());
     const file = await csvFile('number\n491511234561\n491511234562\n491511234563\n');
     const result = await run(['--csv', file, '--url', stub.url, '--pause-ms', '80', '--concurrency', '3']);
     expect(result.code).toBe(0);
-    const times = stub.requests.map((r) => r.arrivedAt);
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(70);
-    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(70);
+    expect(startedAt).toHaveLength(3);
+    expect(startedAt[1]! - startedAt[0]!).toBeGreaterThanOrEqual(75);
+    expect(startedAt[2]! - startedAt[1]!).toBeGreaterThanOrEqual(75);
   });
 
   test('a refused admin token stops the batch instead of failing every row', async () => {
@@ -273,6 +283,16 @@ describe('npm run call -- --csv', () => {
     expect(stub.requests).toHaveLength(1);
     expect(result.lines).toContain('0 initiated, 1 failed, 2 not attempted');
     expect(result.output).toMatch(/Stopped early: missing or wrong Authorization/);
+  });
+
+  test('Hotline placing no calls now (503) stops the batch too', async () => {
+    const stub = await startStubHotline();
+    const file = await csvFile('phone\n491511234561\n491511234562\n491511234563\n');
+    const result = await run(['--csv', file, '--url', stub.url, '--pause-ms', '0', '--concurrency', '1', '--flow', 'shutting-down']);
+    expect(result.code).toBe(1);
+    expect(stub.requests).toHaveLength(1);
+    expect(result.lines).toContain('0 initiated, 1 failed, 2 not attempted');
+    expect(result.output).toMatch(/Stopped early: Hotline is shutting down/);
   });
 
   test('a file without a number column, or with a column that cannot be a variable, is bad usage', async () => {

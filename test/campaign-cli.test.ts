@@ -202,6 +202,10 @@ describe('POST /api/campaigns refuses what cannot run with sentences a person ca
       error: expect.stringMatching(/^invalid campaign: contacts line 3: Invalid phone number "abc": it contains letters/),
       problems: [{ field: 'contacts', line: 3, message: expect.stringMatching(/^Invalid phone number "abc"/) }],
     });
+    // A huge list of bad rows is answered with the first hundred and how many more.
+    const many = await api('POST', '/api/campaigns', { name: 'x', contacts: `phone\n${'abc\n'.repeat(150)}` });
+    expect(many.json).toMatchObject({ more: 50 });
+    expect((many.json as { problems: unknown[] }).problems).toHaveLength(100);
     const rows = await api('POST', '/api/campaigns', { name: 'x', contacts: [{ phone: '+49 151 1000001' }, { name: 'Ben' }] });
     expect(rows.json).toEqual({
       error: 'invalid campaign: contacts[1]: no number: give it a column phone, phone_number, number or toPhoneNumber',

@@ -20,7 +20,7 @@ export interface CampaignsRouterOptions {
 /**
  * /api/campaigns, behind the admin token like /api/calls:
  *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id};
- *                                        400 {error, problems: [{field, line?, message}]} names every problem
+ *                                        400 {error, problems: [{field, line?, message}], more?} names the problems
  *   GET  /api/campaigns                  every campaign's progress
  *   GET  /api/campaigns/:id              one campaign's progress
  *   POST /api/campaigns/:id/pause        no new calls; calls in progress go on
@@ -81,9 +81,14 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   return router;
 }
 
+/** Problems listed one by one in an answer: a list of 150,000 bad rows is not answered with 150,000. */
+const PROBLEMS_IN_ANSWER = 100;
+
 /** 400 with every problem: one sentence for people, and the list for a program (the CLI points each at its line). */
 function refuse(res: Response, error: InvalidCampaignError): void {
-  res.status(400).json({ error: `invalid campaign: ${error.message}`, problems: error.problems });
+  const { problems } = error;
+  const more = problems.length - PROBLEMS_IN_ANSWER;
+  res.status(400).json({ error: `invalid campaign: ${error.message}`, problems: problems.slice(0, PROBLEMS_IN_ANSWER), ...(more > 0 ? { more } : {}) });
 }
 
 function found<T>(work: () => T): T {

@@ -241,8 +241,9 @@ async function placeCall(connection: Connection, target: Target): Promise<Outcom
   }
   const error = (answer as { error?: unknown } | undefined)?.error;
   const reason = typeof error === 'string' ? error : text.trim().slice(0, 200) || response.statusText || 'no reason given';
-  // 401: the token is wrong for every row; 404: the admin API is off or this is not Hotline.
-  return { ok: false, reason, status: response.status, fatal: response.status === 401 || response.status === 404 };
+  // 401: the token is wrong for every row; 404: the admin API is off or this is not Hotline; 503: Hotline
+  // places no calls now (outbound calling not configured, or it is shutting down).
+  return { ok: false, reason, status: response.status, fatal: response.status === 401 || response.status === 404 || response.status === 503 };
 }
 
 function formatOutcome(number: string, outcome: Outcome): string {

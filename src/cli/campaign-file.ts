@@ -11,7 +11,7 @@ import { CampaignInputSchema } from '../campaigns/definition.js';
 import { describeProblem, type CampaignProblem } from '../campaigns/errors.js';
 import { UsageError } from '../command-line.js';
 import { readableIssues } from '../readable-issues.js';
-import { describeYamlProblem, parseYamlFile, type YamlProblem } from '../yaml-file.js';
+import { parseYamlFile, type YamlProblem } from '../yaml-file.js';
 
 export type CampaignFile =
   | {
@@ -53,7 +53,7 @@ export async function readCampaignFile(file: string): Promise<CampaignFile> {
   if (problems.length > 0 || 'problems' in parsed) {
     // In the order of the file, as its author reads it; zod's order follows the schema.
     const inOrder = problems.toSorted((a, b) => (a.line ?? 0) - (b.line ?? 0));
-    return { problems: inOrder.map((problem) => `${name} ${describeYamlProblem(problem)}`) };
+    return { problems: inOrder.map((problem) => describeAt(name, problem)) };
   }
   const body: Record<string, unknown> = { ...parsed.data, ...(contactsFile === undefined ? {} : { contacts }) };
 
@@ -69,6 +69,12 @@ export async function readCampaignFile(file: string): Promise<CampaignFile> {
       return `${at(fieldPath(problem.field))}: ${describeProblem(problem)}`;
     },
   };
+}
+
+/** `spring.yaml line 5: calling_hours[0].from: …`; a JSON file's syntax is JSON's, though YAML reads it. */
+function describeAt(name: string, { line, path: field, message }: YamlProblem): string {
+  const said = name.endsWith('.json') ? message.replace(/^YAML: /, 'JSON: ') : message;
+  return `${name}${line === undefined ? '' : ` line ${line}`}: ${field === '' ? '' : `${field}: `}${said}`;
 }
 
 /** The contacts file a definition names: `contacts` as one line of text (CSV text has a header and rows). */

@@ -57,11 +57,12 @@ interface Connection {
   from: string;
 }
 
-/** Hotline answered with an error; `problems` when it names each (a refused definition). */
+/** Hotline answered with an error; `problems` when it names each (a refused definition), `more` not listed. */
 class ApiError extends Error {
   constructor(
     message: string,
     readonly problems: readonly CampaignProblem[] = [],
+    readonly more = 0,
   ) {
     super(message);
   }
@@ -158,8 +159,9 @@ async function start(connection: Connection, file: string, out: Out, usage: Out)
     created = (await request(connection, 'POST', '/api/campaigns', definition.body)) as { id: string; contacts: number };
   } catch (error) {
     if (!(error instanceof ApiError) || error.problems.length === 0) throw error;
-    out(`campaign: Hotline refused ${file} with ${problemCount(error.problems.length)}; nothing was created:`);
+    out(`campaign: Hotline refused ${file} with ${problemCount(error.problems.length + error.more)}; nothing was created:`);
     for (const problem of error.problems) out(`  ${definition.locate(problem)}`);
+    if (error.more > 0) out(`  and ${error.more} more`);
     return 1;
   }
   out(`campaign ${created.id} started with ${created.contacts} contacts`);
@@ -213,14 +215,16 @@ async function request(connection: Connection, method: string, route: string, bo
   if (!response.ok) {
     let message = text;
     let problems: CampaignProblem[] = [];
+    let more = 0;
     try {
-      const answer = JSON.parse(text) as { error?: string; problems?: CampaignProblem[] };
+      const answer = JSON.parse(text) as { error?: string; problems?: CampaignProblem[]; more?: number };
       message = answer.error ?? message;
       problems = Array.isArray(answer.problems) ? answer.problems : [];
+      more = typeof answer.more === 'number' ? answer.more : 0;
     } catch {
       // Not JSON: the text itself says it.
     }
-    throw new ApiError(`HTTP ${response.status}: ${message}`, problems);
+    throw new ApiError(`HTTP ${response.status}: ${message}`, problems, more);
   }
   return response.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as unknown) : text;
 }
