@@ -11,6 +11,7 @@ export const USAGE = `Usage:
       type what the caller says, one line at a time; /hangup or Ctrl-D ends the call.
       Keys, silence and the older barge-in are commands (below).
       Piped input works too: printf 'hello\\n/dtmf 4711#\\nbye\\n' | npm run simulate
+      (each line waits for Hotline's whole answer: the speak that ends its turn, after any hold lines)
 
   npm run simulate -- --platform [--port 4000] [--url ws://localhost:3000/ws] [options]
       Emulates the voice service's outbound API (POST /v3/ai-flows/:id/call). Start Hotline with
