@@ -120,25 +120,33 @@ describe('where simulate finds Hotline, and a reader that stops early', () => {
     return new Promise((resolve) => endWaiters.set(sessionId, resolve));
   }
 
-  test('without --url: at the PORT of the .env in the folder it runs in, and BOT_URL before PORT', async () => {
+  test('without --url: at the PORT (and HOST) of the .env in the folder it runs in, BOT_URL before them; PORT=0 is refused', async () => {
     const port = new URL(env.hotline.url).port;
     const withPort = await folderWithEnv({ PORT: port });
     // A PORT where nothing listens: BOT_URL must be the one used.
     const withBotUrl = await folderWithEnv({ PORT: '9', BOT_URL: `http://127.0.0.1:${port}` });
+    // Hotline listening on one address only: that address, not localhost.
+    const withHost = await folderWithEnv({ PORT: port, HOST: '127.0.0.1' });
+    // PORT=0 has Hotline pick a port only its log shows.
+    const anyPort = await folderWithEnv({ PORT: '0' });
     try {
-      const [fromPort, fromBotUrl] = await Promise.all([
+      const [fromPort, fromBotUrl, fromHost, unknown] = await Promise.all([
         runCli(SIMULATE, ['--speed', '50'], { cwd: withPort.dir, input: 'bye\n' }),
         runCli(SIMULATE, ['--speed', '50'], { cwd: withBotUrl.dir, input: 'bye\n' }),
+        runCli(SIMULATE, ['--speed', '50'], { cwd: withHost.dir, input: 'bye\n' }),
+        runCli(SIMULATE, [], { cwd: anyPort.dir, input: 'bye\n' }),
       ]);
       expect(fromPort.lines[0]).toMatch(new RegExp(`^calling Hotline at ws://localhost:${port}/ws `));
       expect(fromBotUrl.lines[0]).toMatch(new RegExp(`^calling Hotline at ws://127\\.0\\.0\\.1:${port}/ws `));
-      for (const run of [fromPort, fromBotUrl]) {
+      expect(fromHost.lines[0]).toMatch(new RegExp(`^calling Hotline at ws://127\\.0\\.0\\.1:${port}/ws `));
+      for (const run of [fromPort, fromBotUrl, fromHost]) {
         expect(run.code, run.stdout).toBe(0);
         expect(run.lines.at(-1)).toBe('call ended: Hotline hung up');
       }
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/^simulate: PORT=0 lets Hotline pick any free port, which only its log shows: give Hotline's address with --url or BOT_URL\./);
     } finally {
-      await withPort.remove();
-      await withBotUrl.remove();
+      await Promise.all([withPort, withBotUrl, withHost, anyPort].map((folder) => folder.remove()));
     }
   }, CHILD_TEST_TIMEOUT_MS);
 
