@@ -108,8 +108,33 @@ export function numberOption(flag: string, raw: string | undefined, fallback: nu
   throw new UsageError(`${flag} must be ${kind} ${aboveMin ? 'above' : 'of at least'} ${min}, not "${raw}".`);
 }
 
-/** Writes synchronously, so nothing is lost to process.exit, then exits. */
+/** Writes synchronously, so nothing is lost to process.exit, then exits; a reader already gone changes nothing. */
 function exitWriting(code: number, fd: number, text: string): never {
-  writeSync(fd, text);
+  try {
+    writeSync(fd, text);
+  } catch (error) {
+    if (!isClosedOutput(error)) throw error;
+  }
   process.exit(code);
+}
+
+/**
+ * For a script whose output may go to a reader that stops early (`| head -2`,
+ * a pager quit): once stdout is closed nothing more can be shown, so the
+ * script ends quietly with exit code 0 instead of dying of an EPIPE stack
+ * trace. By default at once; `end` lets a script finish properly first (the
+ * simulator hangs up its call) — it then sets the exit code itself.
+ */
+export function endQuietlyWhenOutputCloses(end: () => void = () => process.exit(0)): void {
+  let closed = false;
+  process.stdout.on('error', (error) => {
+    if (!isClosedOutput(error)) throw error;
+    if (closed) return;
+    closed = true;
+    end();
+  });
+}
+
+function isClosedOutput(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'EPIPE';
 }

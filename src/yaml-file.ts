@@ -14,10 +14,25 @@ export interface YamlProblem {
   readonly message: string;
 }
 
-export type YamlParse<T> = { readonly data: T } | { readonly problems: readonly YamlProblem[] };
+export type YamlParse<T> =
+  | {
+      readonly data: T;
+      /** The line where the value at `path` is written (its parent's when it is missing), for problems found later. */
+      readonly lineOf: (path: readonly PropertyKey[]) => number | undefined;
+    }
+  | {
+      readonly problems: readonly YamlProblem[];
+      /** What the file holds, unchecked, and where: for problems found beside the schema's. Absent when it is no YAML. */
+      readonly unchecked?: { readonly data: unknown; readonly lineOf: (path: readonly PropertyKey[]) => number | undefined };
+    };
 
-/** Parses YAML text and checks it with `schema`; every problem is collected, not just the first. */
-export function parseYamlFile<S extends z.ZodType>(text: string, schema: S): YamlParse<z.output<S>> {
+export interface YamlFileOptions {
+  /** How the schema's issues read (e.g. readableIssues); by default zod's own messages, see flattenIssues. */
+  describe?: (issues: readonly z.core.$ZodIssue[], data: unknown) => { path: readonly PropertyKey[]; message: string }[];
+}
+
+/** Parses YAML text (JSON too) and checks it with `schema`; every problem is collected, not just the first. */
+export function parseYamlFile<S extends z.ZodType>(text: string, schema: S, options: YamlFileOptions = {}): YamlParse<z.output<S>> {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -32,13 +47,16 @@ export function parseYamlFile<S extends z.ZodType>(text: string, schema: S): Yam
   const data: unknown = doc.toJS();
   if (data === null || data === undefined) return { problems: [{ line: undefined, path: '', message: 'the file is empty' }] };
   const parsed = schema.safeParse(data);
-  if (parsed.success) return { data: parsed.data };
+  const lineOfPath = (issuePath: readonly PropertyKey[]) => lineOf(doc, lineCounter, issuePath);
+  if (parsed.success) return { data: parsed.data, lineOf: lineOfPath };
+  const issues = options.describe ? options.describe(parsed.error.issues, data) : flattenIssues(parsed.error.issues);
   return {
-    problems: flattenIssues(parsed.error.issues).map(({ path: issuePath, message }) => ({
-      line: lineOf(doc, lineCounter, issuePath),
+    problems: issues.map(({ path: issuePath, message }) => ({
+      line: lineOfPath(issuePath),
       path: formatPath(issuePath),
       message,
     })),
+    unchecked: { data, lineOf: lineOfPath },
   };
 }
 

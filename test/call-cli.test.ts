@@ -8,7 +8,11 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCallCli } from '../src/cli/call.js';
 import { normalizePhoneNumber } from '../src/outbound/phone-number.js';
+import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+import { folderWithEnv, runCli, startCli } from './helpers/cli.js';
+import { startTestHotline } from './helpers/hotline.js';
+import { scriptByUserText } from './helpers/scripts.js';
 
 const TOKEN = 'admin-token-for-cli-tests';
 const cleanups: (() => Promise<void>)[] = [];
@@ -33,8 +37,10 @@ interface Held {
 
 /**
  * Plays Hotline's POST /api/calls: 401 for a wrong token, 400 {error} for a
- * number Hotline would refuse, 201 otherwise. `hold` decides when to answer,
- * so tests can see how many requests are in flight at once.
+ * number Hotline would refuse, 502 for the AI flow "no-such-flow" (the
+ * service refused), 503 for the flow "shutting-down" (Hotline places no
+ * calls now), 201 otherwise. `hold` decides when to answer, so tests can
+ * see how many requests are in flight at once.
  */
 async function startStubHotline(options: { hold?: (held: Held, waiting: Held[]) => void } = {}) {
   const requests: StubRequest[] = [];
@@ -63,6 +69,10 @@ async function startStubHotline(options: { hold?: (held: Held, waiting: Held[]) 
   function respond(res: ServerResponse, request: StubRequest): void {
     if (request.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: 'missing or wrong Authorization: Bearer token' });
     if (request.method !== 'POST' || request.path !== '/api/calls') return send(res, 404, { error: 'not found' });
+    if (request.body.aiFlowId === 'shutting-down') return send(res, 503, { error: 'Hotline is shutting down: no new calls are placed' });
+    if (request.body.aiFlowId === 'no-such-flow') {
+      return send(res, 502, { error: 'AI flow "no-such-flow" does not exist at the voice service: check AIFLOW_ID' });
+    }
     try {
       const toPhoneNumber = normalizePhoneNumber(String(request.body.toPhoneNumber));
       send(res, 201, { toPhoneNumber, status: 'initiated' });
@@ -177,12 +187,12 @@ describe('npm run call -- <number>', () => {
 });
 
 describe('npm run call -- --csv', () => {
-  test('one call per row: columns become variables, aiFlowId/billingDevice are passed, failures are listed', async () => {
+  test("one call per row: columns become variables, aiFlowId/billingDevice are passed, Hotline's refusals are listed", async () => {
     const stub = await startStubHotline();
     const file = await csvFile(
       'name,phone,topic,aiFlowId\n' +
         'Anna,+49 151 1234567,your order 42,\n' +
-        'Ben,call me,delivery,flow-b\n' +
+        'Ben,+49 151 7654321,delivery,no-such-flow\n' +
         'Cleo,0044 20 7946 0958,,flow-c\n',
     );
     const result = await run(['--csv', file, '--url', stub.url, '--pause-ms', '0', '--var', 'shop=Bakery', '--billing-device', 'dev-1']);
@@ -191,17 +201,18 @@ describe('npm run call -- --csv', () => {
     expect(result.lines.slice(0, 3).sort()).toEqual([
       '✓ 442079460958 initiated',
       '✓ 491511234567 initiated',
-      expect.stringMatching(/^✗ call me: Invalid phone number.*\(HTTP 400\)$/),
+      '✗ 491517654321: AI flow "no-such-flow" does not exist at the voice service: check AIFLOW_ID (HTTP 502)',
     ]);
     expect(result.lines[3]).toBe('2 initiated, 1 failed');
-    expect(result.lines.slice(4)).toEqual(['Failed:', expect.stringMatching(/^ {2}line 3: call me: Invalid phone number .*letters.*\(HTTP 400\)$/)]);
+    expect(result.lines.slice(4)).toEqual(['Failed:', '  line 3: 491517654321: AI flow "no-such-flow" does not exist at the voice service: check AIFLOW_ID (HTTP 502)']);
 
+    // Each number as checked before the first call: normalised.
     const bodies = stub.requests.map((r) => r.body).sort((a, b) => String(a.toPhoneNumber).localeCompare(String(b.toPhoneNumber)));
     expect(bodies).toEqual([
-      { toPhoneNumber: '+49 151 1234567', variables: { shop: 'Bakery', name: 'Anna', topic: 'your order 42' }, billingDevice: 'dev-1' },
       // A blank cell is no variable at all.
-      { toPhoneNumber: '0044 20 7946 0958', variables: { shop: 'Bakery', name: 'Cleo' }, aiFlowId: 'flow-c', billingDevice: 'dev-1' },
-      { toPhoneNumber: 'call me', variables: { shop: 'Bakery', name: 'Ben', topic: 'delivery' }, aiFlowId: 'flow-b', billingDevice: 'dev-1' },
+      { toPhoneNumber: '442079460958', variables: { shop: 'Bakery', name: 'Cleo' }, aiFlowId: 'flow-c', billingDevice: 'dev-1' },
+      { toPhoneNumber: '491511234567', variables: { shop: 'Bakery', name: 'Anna', topic: 'your order 42' }, billingDevice: 'dev-1' },
+      { toPhoneNumber: '491517654321', variables: { shop: 'Bakery', name: 'Ben', topic: 'delivery' }, aiFlowId: 'no-such-flow', billingDevice: 'dev-1' },
     ]);
   });
 
@@ -248,12 +259,20 @@ describe('npm run call -- --csv', () => {
 
   test('--pause-ms spaces the start of calls even when more may run at once', async () => {
     const stub = await startStubHotline();
+    // Timed where the CLI starts each request: arrivals at the server can bunch up on a loaded machine.
+    const startedAt: number[] = [];
+    const realFetch = globalThis.fetch;
+    const spy = vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+      startedAt.push(performance.now());
+      return realFetch(input, init);
+    });
+    cleanups.push(async () => spy.mockRestore());
     const file = await csvFile('number\n491511234561\n491511234562\n491511234563\n');
     const result = await run(['--csv', file, '--url', stub.url, '--pause-ms', '80', '--concurrency', '3']);
     expect(result.code).toBe(0);
-    const times = stub.requests.map((r) => r.arrivedAt);
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(70);
-    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(70);
+    expect(startedAt).toHaveLength(3);
+    expect(startedAt[1]! - startedAt[0]!).toBeGreaterThanOrEqual(75);
+    expect(startedAt[2]! - startedAt[1]!).toBeGreaterThanOrEqual(75);
   });
 
   test('a refused admin token stops the batch instead of failing every row', async () => {
@@ -264,6 +283,16 @@ describe('npm run call -- --csv', () => {
     expect(stub.requests).toHaveLength(1);
     expect(result.lines).toContain('0 initiated, 1 failed, 2 not attempted');
     expect(result.output).toMatch(/Stopped early: missing or wrong Authorization/);
+  });
+
+  test('Hotline placing no calls now (503) stops the batch too', async () => {
+    const stub = await startStubHotline();
+    const file = await csvFile('phone\n491511234561\n491511234562\n491511234563\n');
+    const result = await run(['--csv', file, '--url', stub.url, '--pause-ms', '0', '--concurrency', '1', '--flow', 'shutting-down']);
+    expect(result.code).toBe(1);
+    expect(stub.requests).toHaveLength(1);
+    expect(result.lines).toContain('0 initiated, 1 failed, 2 not attempted');
+    expect(result.output).toMatch(/Stopped early: Hotline is shutting down/);
   });
 
   test('a file without a number column, or with a column that cannot be a variable, is bad usage', async () => {
@@ -295,5 +324,78 @@ describe('the script itself', () => {
       (error: { code?: unknown; stdout?: unknown }) => error,
     );
     expect(failed).toMatchObject({ code: 1, stdout: expect.stringMatching(/^✗ 0151 1234567: .*international format.*\(HTTP 400\)/) });
+  }, CHILD_TEST_TIMEOUT_MS);
+});
+
+describe('the real CLI: a list is checked whole before the first call', () => {
+  test('bad rows are each named with their line, no call is placed, exit 2', async () => {
+    const stub = await startStubHotline();
+    const file = await csvFile(
+      'phone,name\n' +
+        '+49 151 1234567,Anna\n' +
+        'call me,Ben\n' +
+        ',Cleo\n' +
+        '0151 7654321,David\n' +
+        '0049 151 1234567,Anna again\n' +
+        '+44 20 7946 0958,Emil\n',
+    );
+    const result = await runCli('src/cli/call.ts', ['--csv', file, '--pause-ms', '0'], { env: { ADMIN_TOKEN: TOKEN, BOT_URL: stub.url } });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.lines).toEqual([
+      `${file}: 4 of 6 rows cannot be called, so no call was placed:`,
+      expect.stringMatching(/^ {2}line 3: Invalid phone number "call me": it contains letters/),
+      '  line 4: no number in this row',
+      expect.stringMatching(/^ {2}line 5: Invalid phone number "0151 7654321": it is in national form .* no default country code is set/),
+      '  line 6: 0049 151 1234567 is 491511234567, already on line 2; a person is called once, so remove one of the rows',
+      'Fix these rows and run the command again.',
+    ]);
+    expect(stub.requests).toHaveLength(0);
+  }, CHILD_TEST_TIMEOUT_MS);
+});
+
+describe('the real CLI and the .env of the folder it runs in', () => {
+  test('PORT, ADMIN_TOKEN and DEFAULT_COUNTRY_CODE from .env reach the running Hotline, which places the calls', async () => {
+    const api = await startFakeAiFlowApi({ token: 'platform-token', flows: { 'flow-1': { phoneNumber: true } } });
+    cleanups.push(() => api.close());
+    const env = await startTestHotline(scriptByUserText({}), {
+      ADMIN_TOKEN: TOKEN,
+      AIFLOW_API_URL: api.url,
+      AIFLOW_ACCESS_TOKEN: 'platform-token',
+      AIFLOW_ID: 'flow-1',
+      AIFLOW_BILLING_DEVICE: 'dev-1',
+      DEFAULT_COUNTRY_CODE: '49',
+    });
+    cleanups.push(() => env.close());
+    const folder = await folderWithEnv({ PORT: env.hotline.port.toString(), ADMIN_TOKEN: TOKEN, DEFAULT_COUNTRY_CODE: '49' });
+    cleanups.push(() => folder.remove());
+    await writeFile(path.join(folder.dir, 'contacts.csv'), 'phone,name\n0151 1234567,Anna\n+49 151 7654321,Ben\n');
+
+    const [one, batch] = await Promise.all([
+      runCli('src/cli/call.ts', ['+49 151 1112223'], { cwd: folder.dir }),
+      runCli('src/cli/call.ts', ['--csv', 'contacts.csv', '--pause-ms', '0'], { cwd: folder.dir }),
+    ]);
+    expect(one, one.stderr).toMatchObject({ code: 0, lines: ['✓ 491511112223 initiated'] });
+    expect(batch.code, `${batch.stdout}${batch.stderr}`).toBe(0);
+    expect(batch.lines.at(-1)).toBe('2 initiated, 0 failed');
+    expect(api.calls.map((call) => (call.body as { toPhoneNumber?: string }).toPhoneNumber).sort()).toEqual([
+      '491511112223',
+      '491511234567',
+      '491517654321',
+    ]);
+  }, CHILD_TEST_TIMEOUT_MS);
+
+  test('a reader that stops early ends a batch quietly: exit 0, no stack', async () => {
+    let closed: () => void = () => undefined;
+    const stdoutClosed = new Promise<void>((resolve) => (closed = resolve));
+    // The second call is answered only once nobody reads the output any more.
+    let requests = 0;
+    const stub = await startStubHotline({ hold: (held) => (++requests === 1 ? held.answer() : void stdoutClosed.then(held.answer)) });
+    const file = await csvFile('phone\n491511234561\n491511234562\n491511234563\n');
+    const cli = startCli('src/cli/call.ts', ['--csv', file, '--pause-ms', '0', '--concurrency', '1'], { env: { ADMIN_TOKEN: TOKEN, BOT_URL: stub.url } });
+    await cli.line(/^✓ 491511234561 initiated$/);
+    cli.child.stdout.destroy();
+    closed();
+    expect(await cli.exited).toBe(0);
+    expect(cli.stderr()).toBe('');
   }, CHILD_TEST_TIMEOUT_MS);
 });

@@ -220,7 +220,7 @@ describe('campaigns against the platform emulator', () => {
     expect(res.status).toBe(401);
     const bad = await api('POST', '/api/campaigns', { name: 'x', contacts: [{ phone: 'abc' }] });
     expect(bad.status).toBe(400);
-    expect(bad.text).toContain('contact 1');
+    expect(bad.json).toMatchObject({ problems: [{ field: 'contacts[0]', message: expect.stringMatching(/^Invalid phone number "abc"/) }] });
     expect((await api('GET', '/api/campaigns/nope')).status).toBe(404);
     const created = await api('POST', '/api/campaigns', {
       name: 'later',

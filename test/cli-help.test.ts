@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import path from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+import { childEnv, isolatedCwd, repoRoot, tsxArgs } from './helpers/child-process.js';
 
 /** Every npm script with a command line: the script name users type, and its file. */
 const COMMANDS = [
@@ -43,11 +44,53 @@ function run(file: string, args: readonly string[]): Promise<Exit> {
   });
 }
 
+/**
+ * As under `npm run … | head -1` once head has gone: the pipe's reading end is closed before the
+ * command writes a word. Only the exit code and stderr are left to look at.
+ */
+function runWithOutputClosed(file: string, args: readonly string[]): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, tsxArgs(file, ...args), { cwd: isolatedCwd(), env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (piece: string) => (stderr += piece));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: '', stderr });
+    });
+  });
+}
+
+/** Commands that print more than their usage, each with a reader already gone. */
+const CLOSED_OUTPUT_RUNS = [
+  ...COMMANDS.map(({ name, file }) => ({ name, file, args: ['--help'] })),
+  { name: 'prompts:check', file: 'src/cli/prompts-check.ts', args: [path.join(repoRoot, 'prompts')] },
+] as const;
+
 const exits = new Map<string, Exit>();
+const closedExits = new Map<string, Exit>();
 const key = (file: string, args: readonly string[]): string => [file, ...args].join(' ');
 
+/** At most this many children at once: a tsx start costs about a second of CPU, and CI has two cores shared with other test files. */
+const AT_ONCE = 4;
+
+/** Runs every job, AT_ONCE at a time, and resolves their results in order. */
+async function inTurns<T>(jobs: (() => Promise<T>)[]): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const index = next++;
+      results[index] = await jobs[index]!();
+    }
+  };
+  await Promise.all(Array.from({ length: AT_ONCE }, worker));
+  return results;
+}
+
 beforeAll(async () => {
-  // All children at once: each tsx start costs about a second.
   const runs: [string, readonly string[]][] = [
     ...COMMANDS.flatMap(({ file }): [string, readonly string[]][] => [
       [file, ['--help']],
@@ -56,9 +99,13 @@ beforeAll(async () => {
     ['src/cli/bench.ts', ['-h']],
     ...BAD_NUMBERS.map(({ file, args }): [string, readonly string[]] => [file, args]),
   ];
-  const results = await Promise.all(runs.map(([file, args]) => run(file, args)));
+  const results = await inTurns([
+    ...runs.map(([file, args]) => () => run(file, args)),
+    ...CLOSED_OUTPUT_RUNS.map(({ file, args }) => () => runWithOutputClosed(file, args)),
+  ]);
   runs.forEach(([file, args], i) => exits.set(key(file, args), results[i]!));
-}, 120_000);
+  CLOSED_OUTPUT_RUNS.forEach(({ file, args }, i) => closedExits.set(key(file, args), results[runs.length + i]!));
+}, 240_000);
 
 function exitOf(file: string, args: readonly string[]): Exit {
   const exit = exits.get(key(file, args));
@@ -99,4 +146,10 @@ test('-h is --help', () => {
 
 test.each(BAD_NUMBERS)('npm run $name -- $args.0 $args.1: exit 2 naming the option', ({ name, file, args, flag }) => {
   expectOneLineRefusal(exitOf(file, args), name, new RegExp(`^${name}: ${flag}\\b.*"${args[1]}"`));
+});
+
+test.each(CLOSED_OUTPUT_RUNS)('npm run $name -- $args.0 with nobody reading its output (| head): exit 0, nothing on stderr', ({ file, args }) => {
+  const exit = closedExits.get(key(file, args));
+  expect(exit?.stderr).toBe('');
+  expect(exit?.code).toBe(0);
 });

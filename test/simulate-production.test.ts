@@ -74,7 +74,10 @@ const GREETING_OPTIONS = {
   vad: { end_of_turn_silence_ms: 800 },
 };
 
-/** Answers like the Hotline being built: keys up to '#', a re-prompt on silence, an interruption answered after a barge_in action. */
+/**
+ * Answers like the Hotline being built: keys up to '#', a re-prompt on silence, an interruption answered after a barge_in
+ * action; the speak that ends each answer asks for the caller's silence to be reported, which marks the end of the turn.
+ */
 function keypadScript(): (event: SentEvent) => Answer {
   let keys = '';
   return (event) => {
@@ -89,12 +92,14 @@ function keypadScript(): (event: SentEvent) => Answer {
         }
         const said = `Customer ${keys}, found you.`;
         keys = '';
-        return { actions: { type: 'speak', text: said } };
+        return { actions: { type: 'speak', text: said, user_input_timeout_seconds: 8 } };
       }
       case 'user_input_timeout':
         return { actions: { type: 'speak', ssml: '<speak>Are you <break time="300ms"/> still there?</speak>', user_input_timeout_seconds: 8 } };
       case 'user_barge_in':
-        return typeof event.text === 'string' ? { actions: [{ type: 'barge_in' }, { type: 'speak', text: 'Okay, I stopped.' }] } : undefined;
+        return typeof event.text === 'string'
+          ? { actions: [{ type: 'barge_in' }, { type: 'speak', text: 'Okay, I stopped.', user_input_timeout_seconds: 8 }] }
+          : undefined;
       default:
         return undefined;
     }
@@ -119,14 +124,14 @@ describe.each([
       /^\+\d+ ms +speak +"Welcome\. Your customer number, please\."  \[barge_in: none · voice: azure de-DE-KatjaNeural · timeout 8 s · vad 800 ms\]$/,
     );
     const keys = expectLine(lines, /^you: \/dtmf 47 11#$/);
-    const found = expectLine(lines, /^\+\d+ ms +speak +"Customer 4711, found you\."$/);
+    const found = expectLine(lines, /^\+\d+ ms +speak +"Customer 4711, found you\."  \[timeout 8 s\]$/);
     const typo = lines.indexOf('! /dtmf: "x" is not a keypad key: keys are 0-9, *, # and A-D');
     const silent = lines.indexOf('you: /silence');
     const reprompt = expectLine(lines, /^\+\d+ ms +speak +"<speak>Are you <break time=\\"300ms\\"\/> still there\?<\/speak>"  \[timeout 8 s · ssml\]$/);
     const bare = lines.indexOf('you: /bargein   (user_barge_in: nothing was playing)');
     const withWords = lines.indexOf('you: /bargein Stop please   (user_barge_in: nothing was playing)');
     const stopped = expectLine(lines, /^\+\d+ ms +barge_in +playback stopped$/);
-    const okay = expectLine(lines, /^\+\d+ ms +speak +"Okay, I stopped\."$/);
+    const okay = expectLine(lines, /^\+\d+ ms +speak +"Okay, I stopped\."  \[timeout 8 s\]$/);
     const unknown = expectLine(lines, /^! unknown command \/nope: use \/dtmf <keys>, \/silence, \/bargein \[words\] or \/hangup; nothing was sent$/);
     const order = [greeting, keys, found, typo, silent, reprompt, bare, withWords, stopped, okay, unknown];
     expect(order).toEqual(order.toSorted((a, b) => a - b));

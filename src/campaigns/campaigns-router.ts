@@ -1,11 +1,12 @@
-import express, { type Router } from 'express';
-import { describeIssues } from '../protocol/parse-event.js';
+import express, { type Response, type Router } from 'express';
+import { readableIssues } from '../readable-issues.js';
 import { requireAdminToken, type SecretGate } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CampaignRunner } from './campaign-runner.js';
 import { parseContacts } from './contacts.js';
 import { CampaignInputSchema, type CampaignStore } from './definition.js';
 import { CampaignNotFoundError, InvalidCampaignError } from './errors.js';
+import { formatPath } from '../yaml-file.js';
 import { progressOf } from './progress.js';
 import { resultsCsv } from './results-csv.js';
 
@@ -20,7 +21,8 @@ export interface CampaignsRouterOptions {
 
 /**
  * /api/campaigns, behind the admin token like /api/calls:
- *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id}
+ *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id};
+ *                                        400 {error, problems: [{field, line?, message}], more?} names the problems
  *   GET  /api/campaigns                  every campaign's progress
  *   GET  /api/campaigns/:id              one campaign's progress
  *   POST /api/campaigns/:id/pause        no new calls; calls in progress go on
@@ -36,13 +38,16 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   router.post('/api/campaigns', express.json({ limit: '5mb' }), function createCampaign(req, res) {
     if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
     const parsed = CampaignInputSchema.safeParse(req.body);
-    if (!parsed.success) throw new HttpError(400, `invalid campaign: ${describeIssues(parsed.error)}`);
+    if (!parsed.success) {
+      const issues = readableIssues(parsed.error.issues, req.body, CampaignInputSchema);
+      return refuse(res, new InvalidCampaignError(issues.map(({ path, message }) => ({ field: formatPath(path), message }))));
+    }
     const { contacts: source, ...settings } = parsed.data;
     let contacts;
     try {
       contacts = parseContacts(source, { defaultCountryCode: options.defaultCountryCode });
     } catch (error) {
-      if (error instanceof InvalidCampaignError) throw new HttpError(400, error.message);
+      if (error instanceof InvalidCampaignError) return refuse(res, error);
       throw error;
     }
     const id = runner.create(settings, contacts);
@@ -76,6 +81,16 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   });
 
   return router;
+}
+
+/** Problems listed one by one in an answer: a list of 150,000 bad rows is not answered with 150,000. */
+const PROBLEMS_IN_ANSWER = 100;
+
+/** 400 with every problem: one sentence for people, and the list for a program (the CLI points each at its line). */
+function refuse(res: Response, error: InvalidCampaignError): void {
+  const { problems } = error;
+  const more = problems.length - PROBLEMS_IN_ANSWER;
+  res.status(400).json({ error: `invalid campaign: ${error.message}`, problems: problems.slice(0, PROBLEMS_IN_ANSWER), ...(more > 0 ? { more } : {}) });
 }
 
 function found<T>(work: () => T): T {

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import { isTimeZone, type Contact } from './definition.js';
-import { InvalidCampaignError } from './errors.js';
+import { InvalidCampaignError, type CampaignProblem } from './errors.js';
 
 const NUMBER_COLUMNS = ['phone', 'phone_number', 'number', 'tophonenumber'];
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
@@ -16,20 +16,22 @@ type Row = Record<string, string | number | boolean>;
  */
 export function parseContacts(source: string | readonly Row[], options: { defaultCountryCode?: string | undefined } = {}): Contact[] {
   const rows = typeof source === 'string' ? parseCsv(source) : source;
-  const problems: string[] = [];
+  const problems: CampaignProblem[] = [];
   const contacts: Contact[] = [];
   rows.forEach((row, index) => {
-    const where = typeof source === 'string' ? `line ${index + 2}` : `contact ${index + 1}`;
+    // A CSV row by its line (the header is line 1), a row of a list by its place in it.
+    const where = typeof source === 'string' ? { field: 'contacts', line: index + 2 } : { field: `contacts[${index}]` };
+    const problem = (message: string) => problems.push({ ...where, message });
     const numberKey = Object.keys(row).find((key) => NUMBER_COLUMNS.includes(key.toLowerCase()));
     if (numberKey === undefined) {
-      problems.push(`${where}: no number (a column phone, phone_number, number or toPhoneNumber)`);
+      problem('no number: give it a column phone, phone_number, number or toPhoneNumber');
       return;
     }
     let number: string;
     try {
       number = normalizePhoneNumber(String(row[numberKey]), { defaultCountryCode: options.defaultCountryCode });
     } catch (error) {
-      problems.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+      problem(error instanceof Error ? error.message : String(error));
       return;
     }
     const variables: Record<string, string> = {};
@@ -39,20 +41,20 @@ export function parseContacts(source: string | readonly Row[], options: { defaul
       const text = String(value);
       if (key === 'time_zone') {
         if (text.trim() === '') continue;
-        if (!isTimeZone(text.trim())) problems.push(`${where}: time_zone "${text}" is not an IANA time zone`);
+        if (!isTimeZone(text.trim())) problem(`time_zone "${text}" is not a time zone: use an IANA name such as Europe/Berlin, or leave it empty`);
         else timeZone = text.trim();
         continue;
       }
       if (!VARIABLE_NAME.test(key)) {
-        problems.push(`${where}: "${key}" is not a variable name (letters, digits, _ . -)`);
+        problem(`column "${key}" cannot be a variable name: use letters, digits, _ . - and start with a letter or _`);
         continue;
       }
       variables[key] = text;
     }
     contacts.push({ number, variables, ...(timeZone ? { time_zone: timeZone } : {}) });
   });
-  if (contacts.length === 0 && problems.length === 0) problems.push('no contacts');
-  if (problems.length > 0) throw new InvalidCampaignError(`contacts: ${problems.slice(0, 20).join('; ')}${problems.length > 20 ? `; and ${problems.length - 20} more` : ''}`);
+  if (contacts.length === 0 && problems.length === 0) problems.push({ field: 'contacts', message: 'no contacts: the CSV has a header but no rows' });
+  if (problems.length > 0) throw new InvalidCampaignError(problems);
   return contacts;
 }
 
@@ -60,6 +62,6 @@ function parseCsv(text: string): Row[] {
   try {
     return parse(text, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Row[];
   } catch (error) {
-    throw new InvalidCampaignError(`contacts CSV: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new InvalidCampaignError([{ field: 'contacts', message: `not valid CSV: ${error instanceof Error ? error.message : String(error)}` }], { cause: error });
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { shown } from '../readable-issues.js';
 import { CampaignRepository, type StoredCampaign } from '../store/campaign-repository.js';
 import type { Database } from '../store/database.js';
 
@@ -10,8 +11,12 @@ import type { Database } from '../store/database.js';
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
+const CLOCK_TIME = /^([01]\d|2[0-4]):[0-5]\d$/;
 // Kept as written, not as minutes: the settings are stored and parsed again with this very schema.
-const clockTime = z.string().regex(/^([01]\d|2[0-4]):[0-5]\d$/, 'a time is HH:MM, e.g. 09:00 (24:00 for the end of the day)');
+// Messages say what was written and what to write: they reach the person who wrote the file (src/readable-issues.ts).
+const clockTime = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is missing: write a time HH:MM, e.g. "09:00"' : `must be a time HH:MM, e.g. "09:00", not ${shown(issue.input)}`) })
+  .regex(CLOCK_TIME, { error: (issue) => `${shown(issue.input)} is not a time: write HH:MM, e.g. "09:00" (24:00 for the end of the day)` });
 
 /** "09:30" → 570, minutes after local midnight. */
 export function minutesOf(time: string): number {
@@ -24,7 +29,13 @@ export const CallingWindowSchema = z
     from: clockTime,
     to: clockTime,
   })
-  .refine((w) => minutesOf(w.from) < minutesOf(w.to), { message: '"from" must be before "to"' });
+  // Only two times to compare: a time written wrong has its own problem already.
+  .refine((w) => !CLOCK_TIME.test(w.from) || !CLOCK_TIME.test(w.to) || minutesOf(w.from) < minutesOf(w.to), {
+    error: (issue) => {
+      const { from, to } = issue.input as { from: string; to: string };
+      return `from ${from} is not before to ${to}: a window ends after it starts (use two windows across midnight)`;
+    },
+  });
 export type CallingWindow = z.infer<typeof CallingWindowSchema>;
 
 export function isTimeZone(zone: string): boolean {
@@ -36,7 +47,7 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
-const timeZone = z.string().refine(isTimeZone, { message: 'not an IANA time zone such as Europe/Berlin' });
+const timeZone = z.string().refine(isTimeZone, { error: (issue) => `${shown(issue.input)} is not a time zone: use an IANA name such as Europe/Berlin` });
 
 const RetryRuleSchema = z.strictObject({
   /** Further attempts after an attempt that ended this way. */
@@ -53,7 +64,9 @@ export const CampaignSettingsSchema = z.strictObject({
   /** Where calling hours are read, unless a contact has its own time_zone. */
   time_zone: timeZone.default('UTC'),
   /** Without it, any time. Several windows: a lunch break, a Saturday morning. */
-  calling_hours: z.union([CallingWindowSchema, z.array(CallingWindowSchema).min(1)]).optional(),
+  calling_hours: z
+    .union([CallingWindowSchema, z.array(CallingWindowSchema).min(1)], { error: 'must be a calling window { days, from, to } or a list of them' })
+    .optional(),
   concurrency: z.number().int().min(1).max(100).default(1),
   /** The least time between two call starts. */
   pace_ms: z.number().int().min(0).default(0),
@@ -75,7 +88,9 @@ export type CampaignSettings = z.infer<typeof CampaignSettingsSchema>;
 
 /** What a campaign's API and file accept: the settings, and the contacts as a JSON array or CSV text. */
 export const CampaignInputSchema = CampaignSettingsSchema.extend({
-  contacts: z.union([z.string().min(1), z.array(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).min(1)]),
+  contacts: z.union([z.string().min(1), z.array(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).min(1)], {
+    error: 'must be the contacts: CSV text (in a file, the path of a CSV file beside it) or a list of rows',
+  }),
 });
 export type CampaignInput = z.input<typeof CampaignInputSchema>;
 

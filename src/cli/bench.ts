@@ -28,7 +28,7 @@ import { parseCounts } from '../bench/stats.js';
 import { warmUp } from '../bench/warm-up.js';
 import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
-import { command, commandLineOrExit, numberOption, UsageError, type CommandLine } from '../command-line.js';
+import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../command-line.js';
 
 const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook'] as const;
 type Phase = (typeof PHASES)[number];
@@ -177,6 +177,7 @@ const {
   samePriority,
   out,
 } = commandLineOrExit(BENCH, process.argv.slice(2), ({ values }) => benchSettings(values));
+endQuietlyWhenOutputCloses();
 const openPerSecond = 400;
 const turnTimeoutMs = 60_000;
 
@@ -341,8 +342,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(dashboard ? { dashboard } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
+// The file first: a reader that stops early (`| head`) ends the run as soon as the table is printed.
+if (out) await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(render(results));
-if (out) {
-  await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nJSON written to ${out}`);
-}
+if (out) console.log(`\nJSON written to ${out}`);

@@ -6,7 +6,10 @@
  */
 import { describeNetworkError } from '../net-errors.js';
 import { isMain } from './is-main.js';
-import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
+import { command, endQuietlyWhenOutputCloses, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
+import { hotlineAddress, httpUrl } from '../hotline-address.js';
+import { normalizePhoneNumber } from '../outbound/phone-number.js';
+import { ConfigError } from '../errors.js';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
@@ -18,7 +21,8 @@ export const USAGE = `Usage:
                    [--var name=value]... [--flow <aiFlowId>] [--billing-device <device>]
 
 Asks the running Hotline (POST <url>/api/calls) to call each number.
-  --url <url>                Hotline's address (default: BOT_URL, else http://localhost:3000)
+  --url <url>                Hotline's address (default: BOT_URL, else http://localhost:PORT with PORT as
+                             Hotline has it, else http://localhost:3000; all also read from .env)
   --token <token>            admin token (default: ADMIN_TOKEN, also read from .env)
   --var name=value           a variable for the greeting and prompt; repeatable. With --csv, a default
                              for every row
@@ -26,7 +30,9 @@ Asks the running Hotline (POST <url>/api/calls) to call each number.
   --billing-device <device>  the billing device (default: the running Hotline's AIFLOW_BILLING_DEVICE)
   --csv <file>               one call per row; the header names the columns. The number is in the column
                              phone, phone_number, number or toPhoneNumber (or --number-column); the columns
-                             aiFlowId and billingDevice are passed as such; every other column is a variable
+                             aiFlowId and billingDevice are passed as such; every other column is a variable.
+                             Every row is checked first (national numbers need DEFAULT_COUNTRY_CODE): with
+                             any bad or repeated number, each is listed with its line and no call is placed
   --number-column <column>   with --csv, the column that holds the number (default: found by name, as above)
   --concurrency <n>          with --csv, at most n requests at once (default 2)
   --pause-ms <ms>            with --csv, at least this long between starting two calls (default 1000)
@@ -81,6 +87,8 @@ type Outcome =
 interface Connection {
   url: string;
   token: string;
+  /** Where the address came from, when the user did not give it: said when Hotline cannot be reached. */
+  from: string;
 }
 
 /**
@@ -115,7 +123,15 @@ export async function runCallCli(
       return outcome.ok ? 0 : 1;
     }
     const targets = await readCsvTargets(parsed.csv, parsed);
-    return await runBatch(connection, targets, parsed, out);
+    // Like a campaign: every row is checked before the first call, so a bad row never leaves half a list called.
+    const { problems, checked } = checkTargets(targets, env.DEFAULT_COUNTRY_CODE);
+    if (problems.length > 0) {
+      out(`${parsed.csv}: ${problems.length} of ${targets.length} rows cannot be called, so no call was placed:`);
+      for (const problem of problems) out(`  ${problem}`);
+      out('Fix these rows and run the command again.');
+      return 2;
+    }
+    return await runBatch(connection, checked, parsed, out);
   } catch (error) {
     if (error instanceof UsageError) {
       reportUsage(error.message);
@@ -182,21 +198,14 @@ function nonEmpty(value: string | undefined): string | undefined {
   return trimmed ? trimmed : undefined;
 }
 
-/** The connection, or the message explaining what is missing. */
+/** The connection, or the message explaining what is missing; UsageError for an address that cannot be one. */
 function connectionFrom(parsed: ParsedArguments, env: Record<string, string | undefined>): Connection | string {
   const token = parsed.token ?? nonEmpty(env.ADMIN_TOKEN);
   if (token === undefined) {
     return 'No admin token: set ADMIN_TOKEN (in the environment or .env) to the value the running Hotline uses, or pass --token.';
   }
-  const raw = parsed.url ?? nonEmpty(env.BOT_URL) ?? 'http://localhost:3000';
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return `"${raw}" is not a URL: set BOT_URL or --url to Hotline's address, e.g. http://localhost:3000.`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Hotline's address must be http(s): ${raw}`;
-  return { url: url.href.replace(/\/+$/, ''), token };
+  if (parsed.url !== undefined) return { url: httpUrl(parsed.url, '--url'), token, from: '' };
+  return { ...hotlineAddress(env), token };
 }
 
 async function placeCall(connection: Connection, target: Target): Promise<Outcome> {
@@ -222,7 +231,8 @@ async function placeCall(connection: Connection, target: Target): Promise<Outcom
       return { ok: false, reason: `Hotline at ${where} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`, fatal: false };
     }
     const detail = redact(describeNetworkError(error), connection.token);
-    return { ok: false, reason: `could not reach Hotline (${detail}): is Hotline running at ${where}?`, fatal: true };
+    const from = connection.from === '' ? '' : ` (${connection.from})`;
+    return { ok: false, reason: `could not reach Hotline (${detail}): is Hotline running at ${where}${from}?`, fatal: true };
   }
   const answer = parseJson(text);
   if (response.status === 201) {
@@ -231,8 +241,9 @@ async function placeCall(connection: Connection, target: Target): Promise<Outcom
   }
   const error = (answer as { error?: unknown } | undefined)?.error;
   const reason = typeof error === 'string' ? error : text.trim().slice(0, 200) || response.statusText || 'no reason given';
-  // 401: the token is wrong for every row; 404: the admin API is off or this is not Hotline.
-  return { ok: false, reason, status: response.status, fatal: response.status === 401 || response.status === 404 };
+  // 401: the token is wrong for every row; 404: the admin API is off or this is not Hotline; 503: Hotline
+  // places no calls now (outbound calling not configured, or it is shutting down).
+  return { ok: false, reason, status: response.status, fatal: response.status === 401 || response.status === 404 || response.status === 503 };
 }
 
 function formatOutcome(number: string, outcome: Outcome): string {
@@ -287,6 +298,41 @@ async function readCsvTargets(file: string, parsed: ParsedArguments): Promise<Ta
   });
 }
 
+/**
+ * What stands in the way of calling every row, one line per bad row: a
+ * number that cannot be one (normalised as Hotline does, with this
+ * DEFAULT_COUNTRY_CODE) or one already on an earlier row. `checked` has the
+ * rows with their numbers normalised: what is then sent is what was checked.
+ */
+function checkTargets(targets: Target[], defaultCountryCode: string | undefined): { problems: string[]; checked: Target[] } {
+  const problems: string[] = [];
+  const checked: Target[] = [];
+  const firstLine = new Map<string, number | undefined>();
+  for (const target of targets) {
+    const where = `line ${target.line}`;
+    if (target.number.trim() === '') {
+      problems.push(`${where}: no number in this row`);
+      continue;
+    }
+    let number: string;
+    try {
+      number = normalizePhoneNumber(target.number, { defaultCountryCode });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(`${error.message}: fix DEFAULT_COUNTRY_CODE (in the environment or .env).`);
+      problems.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+      continue;
+    }
+    const earlier = firstLine.get(number);
+    if (firstLine.has(number)) {
+      problems.push(`${where}: ${target.number} is ${number}, already on line ${earlier}; a person is called once, so remove one of the rows`);
+      continue;
+    }
+    firstLine.set(number, target.line);
+    checked.push({ ...target, number });
+  }
+  return { problems, checked };
+}
+
 async function runBatch(connection: Connection, targets: Target[], parsed: ParsedArguments, out: Out): Promise<number> {
   const failures: { target: Target; line: string }[] = [];
   let initiated = 0;
@@ -295,8 +341,8 @@ async function runBatch(connection: Connection, targets: Target[], parsed: Parse
   const running = new Set<Promise<void>>();
 
   const run = async (target: Target): Promise<void> => {
-    const outcome: Outcome = target.number.trim() === '' ? { ok: false, reason: 'no number in this row', fatal: false } : await placeCall(connection, target);
-    const line = formatOutcome(target.number || '(empty)', outcome);
+    const outcome = await placeCall(connection, target);
+    const line = formatOutcome(target.number, outcome);
     out(line);
     if (outcome.ok) initiated += 1;
     else {
@@ -353,6 +399,7 @@ function displayUrl(url: string): string {
 
 
 if (isMain(import.meta.url)) {
+  endQuietlyWhenOutputCloses();
   config({ quiet: true });
   process.exitCode = await runCallCli(process.argv.slice(2), process.env, (line) => console.log(line), usageToStderr('call'));
 }

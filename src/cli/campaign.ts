@@ -1,14 +1,15 @@
 /**
  * Starts, pauses, resumes and watches campaigns on a running Hotline through its admin API.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from 'dotenv';
-import { parse as parseYaml } from 'yaml';
+import type { CampaignProblem } from '../campaigns/errors.js';
 import { progressLine, type CampaignProgress } from '../campaigns/progress.js';
+import { hotlineAddress, httpUrl } from '../hotline-address.js';
 import { describeNetworkError } from '../net-errors.js';
-import { command, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
+import { readCampaignFile } from './campaign-file.js';
+import { command, endQuietlyWhenOutputCloses, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { isMain } from './is-main.js';
 
 export const USAGE = `Usage:
@@ -19,13 +20,15 @@ export const USAGE = `Usage:
   npm run campaign -- resume <id>
   npm run campaign -- results <id> [--out file.csv] one row per contact (stdout without --out)
 
-  --url <url>        Hotline's address (default: BOT_URL, else http://localhost:3000)
+  --url <url>        Hotline's address (default: BOT_URL, else http://localhost:PORT with PORT as Hotline
+                     has it, else http://localhost:3000; all also read from .env)
   --token <token>    admin token (default: ADMIN_TOKEN, also read from .env)
   --interval-ms <ms> with --watch, how often to ask (default 1000)
 
 The campaign file (YAML or JSON) holds name, contacts (a list of rows, or the path of a CSV file
 beside it), time_zone, calling_hours, concurrency, pace_ms, answer_timeout_seconds, retries and
-stop_list: see README "Campaigns".
+stop_list: see README "Campaigns". It is checked before anything is sent: each problem is shown
+with its file and line, and nothing is created.
 
 Example:
   npm run campaign -- start campaigns/spring.yaml
@@ -50,6 +53,19 @@ type Terminal = (chunk: string) => void;
 interface Connection {
   url: string;
   token: string;
+  /** Where the address came from, when the user did not give it: said when Hotline cannot be reached. */
+  from: string;
+}
+
+/** Hotline answered with an error; `problems` when it names each (a refused definition), `more` not listed. */
+class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly problems: readonly CampaignProblem[] = [],
+    readonly more = 0,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -77,16 +93,21 @@ export async function runCampaignCli(
   if (rest.length > 0) return (usage(`unexpected "${rest.join(' ')}"`), 2);
   const token = line.values.token ?? env.ADMIN_TOKEN?.trim();
   if (!token) return (usage('no admin token: set ADMIN_TOKEN or pass --token'), 2);
-  const connection: Connection = { url: (line.values.url ?? env.BOT_URL ?? 'http://localhost:3000').replace(/\/+$/, ''), token };
+  let connection: Connection;
+  try {
+    const address = line.values.url === undefined ? hotlineAddress(env) : { url: httpUrl(line.values.url, '--url'), from: '' };
+    connection = { ...address, token };
+  } catch (error) {
+    if (error instanceof UsageError) return (usage(error.message), 2);
+    throw error;
+  }
   const needsId = ['status', 'pause', 'resume', 'results'];
   if (verb !== undefined && needsId.includes(verb) && !arg) return (usage(`${verb} needs a campaign id`), 2);
   try {
     switch (verb) {
       case 'start': {
         if (!arg) return (usage('start needs a campaign file'), 2);
-        const created = (await request(connection, 'POST', '/api/campaigns', await readCampaignFile(arg))) as { id: string; contacts: number };
-        out(`campaign ${created.id} started with ${created.contacts} contacts`);
-        return 0;
+        return await start(connection, arg, out, usage);
       }
       case 'list': {
         const { campaigns } = (await request(connection, 'GET', '/api/campaigns')) as { campaigns: CampaignProgress[] };
@@ -119,6 +140,38 @@ export async function runCampaignCli(
   }
 }
 
+/** Checks the definition here, where its lines are known; only a definition without problems is sent. */
+async function start(connection: Connection, file: string, out: Out, usage: Out): Promise<number> {
+  let definition;
+  try {
+    definition = await readCampaignFile(file);
+  } catch (error) {
+    if (error instanceof UsageError) return (usage(error.message), 2);
+    throw error;
+  }
+  if ('problems' in definition) {
+    out(`campaign: ${file} has ${problemCount(definition.problems.length)}; nothing was created:`);
+    for (const problem of definition.problems) out(`  ${problem}`);
+    return 1;
+  }
+  let created;
+  try {
+    created = (await request(connection, 'POST', '/api/campaigns', definition.body)) as { id: string; contacts: number };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.problems.length === 0) throw error;
+    out(`campaign: Hotline refused ${file} with ${problemCount(error.problems.length + error.more)}; nothing was created:`);
+    for (const problem of error.problems) out(`  ${definition.locate(problem)}`);
+    if (error.more > 0) out(`  and ${error.more} more`);
+    return 1;
+  }
+  out(`campaign ${created.id} started with ${created.contacts} contacts`);
+  return 0;
+}
+
+function problemCount(count: number): string {
+  return count === 1 ? '1 problem' : `${count} problems`;
+}
+
 /** One line, rewritten in place on a terminal; a line per change otherwise (a log, a pipe). */
 async function status(
   connection: Connection,
@@ -145,19 +198,6 @@ async function status(
   }
 }
 
-/** The definition, with a `contacts` path read as the CSV (or JSON) file it names, relative to the definition. */
-async function readCampaignFile(file: string): Promise<unknown> {
-  const text = await readFile(file, 'utf8');
-  const definition = (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Record<string, unknown>;
-  const contacts = definition.contacts;
-  if (typeof contacts === 'string' && !contacts.includes('\n')) {
-    const contactsFile = path.resolve(path.dirname(file), contacts);
-    const body = await readFile(contactsFile, 'utf8');
-    definition.contacts = contactsFile.endsWith('.json') ? (JSON.parse(body) as unknown) : body;
-  }
-  return definition;
-}
-
 async function request(connection: Connection, method: string, route: string, body?: unknown): Promise<unknown> {
   let response: Response;
   try {
@@ -168,22 +208,29 @@ async function request(connection: Connection, method: string, route: string, bo
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
-    throw new Error(`could not reach Hotline at ${connection.url} (${describeNetworkError(error)})`, { cause: error });
+    const from = connection.from === '' ? '' : ` (${connection.from})`;
+    throw new Error(`could not reach Hotline at ${connection.url} (${describeNetworkError(error)}): is it running there${from}?`, { cause: error });
   }
   const text = await response.text();
   if (!response.ok) {
     let message = text;
+    let problems: CampaignProblem[] = [];
+    let more = 0;
     try {
-      message = (JSON.parse(text) as { error?: string; message?: string }).error ?? message;
+      const answer = JSON.parse(text) as { error?: string; problems?: CampaignProblem[]; more?: number };
+      message = answer.error ?? message;
+      problems = Array.isArray(answer.problems) ? answer.problems : [];
+      more = typeof answer.more === 'number' ? answer.more : 0;
     } catch {
       // Not JSON: the text itself says it.
     }
-    throw new Error(`HTTP ${response.status}: ${message}`);
+    throw new ApiError(`HTTP ${response.status}: ${message}`, problems, more);
   }
   return response.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as unknown) : text;
 }
 
 if (isMain(import.meta.url)) {
+  endQuietlyWhenOutputCloses();
   config({ quiet: true });
   process.exitCode = await runCampaignCli(
     process.argv.slice(2),

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { checkPrompts, type CheckedFile } from '../prompts-check.js';
-import { command, commandLineOrExit, UsageError } from '../command-line.js';
+import { command, commandLineOrExit, endQuietlyWhenOutputCloses, UsageError } from '../command-line.js';
 
 const USAGE = `Usage: npm run prompts:check -- [folder]
 
@@ -40,6 +40,7 @@ function plural(count: number, word: string): string {
 async function main(): Promise<number> {
   // Before the folder is read: --help and bad usage end the process here.
   const dir = commandLineOrExit(PROMPTS_CHECK, process.argv.slice(2), ({ positionals }) => folderFrom(positionals, process.env));
+  endQuietlyWhenOutputCloses();
   const check = await checkPrompts(dir, process.env);
   const lines = [`prompts in ${dir}`];
   const show = (file: CheckedFile) => {

@@ -7,7 +7,7 @@
  * failed (a file that does not load counts as failed), 2 on bad usage.
  */
 import { isMain } from './is-main.js';
-import { command, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
+import { command, endQuietlyWhenOutputCloses, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { config as loadDotenv } from 'dotenv';
@@ -146,6 +146,7 @@ export function resultLine(result: ScenarioResult): string {
 
 
 if (isMain(import.meta.url)) {
+  endQuietlyWhenOutputCloses();
   const argv = process.argv.slice(2);
   if (argv.includes('--live')) loadDotenv({ quiet: true });
   runScenariosCli(argv, process.env, (line) => process.stdout.write(`${line}\n`), usageToStderr('scenarios')).then(

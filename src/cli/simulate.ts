@@ -11,7 +11,7 @@ import { isMain } from './is-main.js';
 import { config } from 'dotenv';
 import { LineSource } from '../simulator/line-source.js';
 import { parseSettings, UsageError, USAGE, type PlatformSettings } from '../simulator/options.js';
-import { usageToStderr } from '../command-line.js';
+import { endQuietlyWhenOutputCloses, usageToStderr } from '../command-line.js';
 import { startPlatformEmulator } from '../simulator/platform-emulator.js';
 import { runCall } from '../simulator/run-call.js';
 
@@ -104,15 +104,24 @@ async function runPlatform(settings: PlatformSettings, io: SimulateIo, interacti
 if (isMain(import.meta.url)) {
   config({ quiet: true });
   const interrupted = new AbortController();
+  // Nobody reads any more (`| head -2`): the call is hung up properly, as for Ctrl-C, and the run ends with 0.
+  let outputClosed = false;
+  endQuietlyWhenOutputCloses(() => {
+    outputClosed = true;
+    interrupted.abort();
+  });
   // The first Ctrl-C hangs up properly (session_end reaches Hotline); a second one quits at once.
   process.once('SIGINT', () => {
     interrupted.abort();
     process.once('SIGINT', () => process.exit(130));
   });
-  process.exitCode = await runSimulate(process.argv.slice(2), process.env, {
+  const code = await runSimulate(process.argv.slice(2), process.env, {
     input: process.stdin,
-    output: (line) => console.log(line),
+    output: (line) => {
+      if (!outputClosed) console.log(line);
+    },
     signal: interrupted.signal,
     reportUsage: usageToStderr('simulate'),
   });
+  process.exitCode = outputClosed ? 0 : code;
 }

@@ -13,7 +13,7 @@ import { loadConfig } from '../config.js';
 import { startScriptedLlmServer } from '../llm/scripted-server.js';
 import { startHotline } from '../server.js';
 import { FakeVoiceService } from '../testing/voice-service-client.js';
-import { command, commandLineOrExit, numberOption } from '../command-line.js';
+import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption } from '../command-line.js';
 
 const USAGE = `Usage: npm run soak -- [--calls 200] [--minutes 10]
 
@@ -38,6 +38,7 @@ const { calls, durationMs } = commandLineOrExit(SOAK, process.argv.slice(2), ({ 
   calls: numberOption('--calls', values.calls, 200, { min: 1, integer: true }),
   durationMs: numberOption('--minutes', values.minutes, 10) * 60_000,
 }));
+endQuietlyWhenOutputCloses();
 
 const gc = (globalThis as { gc?: () => void }).gc;
 function snapshot(): { rssMb: number; heapMb: number; handles: number } {

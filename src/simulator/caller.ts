@@ -66,6 +66,13 @@ export class Caller {
   private readonly quietMs: number;
   /** Whether the latest speak carried user_input_timeout_seconds: the service reports silence only then. */
   private silenceAskedFor = false;
+  /**
+   * Whether Hotline marks the end of its turns in this call: it asks for the caller's silence to be
+   * reported (user_input_timeout_seconds) on the speak that ends what it has to say, and only there.
+   */
+  private marksTurnEnds = false;
+  /** Whether the current answer's latest speak was such an end. */
+  private turnEnded = false;
 
   constructor(
     private readonly transport: Transport,
@@ -182,16 +189,29 @@ export class Caller {
     return this.finish({ reason: 'caller_hangup' }, true);
   }
 
+  /** True while Hotline, which marks the end of its turns, has answered but not yet ended its turn (a tool still runs). */
+  get answerUnfinished(): boolean {
+    return this.marksTurnEnds && !this.turnEnded && this.actionCount > this.answerFrom;
+  }
+
   /**
    * Resolves once Hotline has answered the caller's last words: at least one
    * action came, every speech has played, no webhook request is still open,
    * and nothing happened for a short quiet time. Or the call ended, or the
    * time ran out.
    *
-   * The LLM is not sped up by --speed: a sped-up playback can run dry while
-   * the next sentence is still being written. So after the last action the
-   * wait is also at least as long as the first action of this answer took,
-   * which is about as long as a sentence takes Hotline to write.
+   * When Hotline marks the end of its turns (silence handling on, the
+   * default), the answer is over only once the speak that ends the turn has
+   * played: a hold line while a business tool runs, or while a model thinks,
+   * ends nothing, however long the tool takes — and Hotline always gets
+   * there, since when its last sentence left unmarked it times the caller's
+   * silence itself and re-prompts with a marked speak.
+   *
+   * Otherwise the end is guessed from the pauses. The LLM is not sped up by
+   * --speed: a sped-up playback can run dry while the next sentence is still
+   * being written. So after the last action the wait is also at least as long
+   * as the first action of this answer took, which is about as long as a
+   * sentence takes Hotline to write.
    */
   waitForAnswer(timeoutMs: number): Promise<AnswerOutcome> {
     return new Promise((resolve) => {
@@ -207,6 +227,10 @@ export class Caller {
         if (this.end) return done('over');
         const answered = this.actionCount > this.answerFrom && !this.playback.speaking && this.transport.inFlight === 0;
         if (!answered) return;
+        if (this.marksTurnEnds) {
+          if (this.turnEnded) quiet = setTimeout(() => done('answered'), this.quietMs);
+          return;
+        }
         const sentenceGap = Math.min(this.answerLatency, MAX_SENTENCE_GAP_MS);
         const wait = Math.max(this.quietMs, this.lastActionAt + sentenceGap - performance.now());
         quiet = setTimeout(() => done('answered'), wait);
@@ -221,6 +245,7 @@ export class Caller {
   private expectAnswer(): void {
     this.spokeAt = performance.now();
     this.answerFrom = this.actionCount;
+    this.turnEnded = false;
   }
 
   /** Resolves once nothing plays any more (or the call is over). */
@@ -263,11 +288,16 @@ export class Caller {
     switch (action.type) {
       case 'speak': {
         this.silenceAskedFor = typeof action.user_input_timeout_seconds === 'number';
+        // Read before the speech is queued: its end is looked at once it has played.
+        this.turnEnded = this.silenceAskedFor;
+        if (this.silenceAskedFor) this.marksTurnEnds = true;
         const text = spokenText(action);
         if (text !== '') this.playback.enqueue({ kind: 'speech', text, bargeIn: bargeInOf(action) });
         return;
       }
       case 'audio':
+        // A clip (the hold music after a hold line) ends no turn.
+        this.turnEnded = false;
         if (typeof action.audio === 'string') {
           this.playback.enqueue({ kind: 'clip', ms: clipDurationMs(action.audio), bargeIn: bargeInOf(action) });
         }

@@ -17,7 +17,9 @@ export async function converse(caller: Caller, lines: LineSource, options: Conve
   const { output } = options;
   const awaitAnswer = async () => {
     const outcome = await caller.waitForAnswer(options.answerTimeoutMs);
-    if (outcome === 'timeout') output(formatWarning(`Hotline did not finish answering within ${options.answerTimeoutMs} ms; going on`));
+    if (outcome !== 'timeout') return;
+    const unfinished = caller.answerUnfinished ? ' (no speak that ends its turn, with user_input_timeout_seconds, came)' : '';
+    output(formatWarning(`Hotline did not finish answering within ${options.answerTimeoutMs} ms${unfinished}; going on`));
   };
   /** The echo for piped input (the terminal echoes nothing), or just the note at a terminal. */
   const show = (text: string, note?: string) => {

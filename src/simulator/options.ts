@@ -1,4 +1,5 @@
 import { command, numberOption, parseCommandLine, UsageError, wantsHelp, type CommandLine } from '../command-line.js';
+import { hotlineWebSocketUrl } from '../hotline-address.js';
 import { CALLER_COMMANDS } from './caller-input.js';
 import { MAILBOX_GREETINGS, type PersonAnswer } from './person-called.js';
 
@@ -10,6 +11,7 @@ export const USAGE = `Usage:
       type what the caller says, one line at a time; /hangup or Ctrl-D ends the call.
       Keys, silence and the older barge-in are commands (below).
       Piped input works too: printf 'hello\\n/dtmf 4711#\\nbye\\n' | npm run simulate
+      (each line waits for Hotline's whole answer: the speak that ends its turn, after any hold lines)
 
   npm run simulate -- --platform [--port 4000] [--url ws://localhost:3000/ws] [options]
       Emulates the voice service's outbound API (POST /v3/ai-flows/:id/call). Start Hotline with
@@ -20,7 +22,8 @@ Caller commands (typed as a line of their own):
 ${CALLER_COMMANDS.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}
 
 Connection:
-  --url <ws url>          Hotline's WebSocket (default ws://localhost:3000/ws)
+  --url <ws url>          Hotline's WebSocket (default: /ws at BOT_URL, else ws://localhost:PORT/ws with PORT
+                          as Hotline has it, else ws://localhost:3000/ws; all also read from .env)
   --webhook <url>         use the webhook transport instead, e.g. http://localhost:3000/webhook
   --token <token>         WebSocket token, sent as ?token= (default: WS_TOKEN)
   --secret <secret>       webhook X-API-TOKEN (default: WEBHOOK_SECRET)
@@ -103,7 +106,6 @@ export interface PlatformSettings {
 
 export type Settings = { mode: 'help' } | CallSettings | PlatformSettings;
 
-export const DEFAULT_WS_URL = 'ws://localhost:3000/ws';
 export const DEFAULT_CALLER_NUMBER = '4915100000000';
 export const DEFAULT_FLOW_NUMBER = '4930000000';
 const DEFAULT_PLATFORM_PORT = 4000;
@@ -221,7 +223,7 @@ function targetFrom(values: Values, env: Record<string, string | undefined>): Ho
   }
   if (values.secret !== undefined) throw new UsageError('--secret is the webhook secret; the WebSocket uses --token.');
   const token = nonEmpty(values.token) ?? nonEmpty(env.WS_TOKEN);
-  return { kind: 'websocket', url: nonEmpty(values.url) ?? DEFAULT_WS_URL, ...(token === undefined ? {} : { token }) };
+  return { kind: 'websocket', url: nonEmpty(values.url) ?? hotlineWebSocketUrl(env), ...(token === undefined ? {} : { token }) };
 }
 
 /** --mailbox, --no-answer and --busy as one map; a number given to two of them is a mistake worth saying. */

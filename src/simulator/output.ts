@@ -11,13 +11,24 @@ export interface ShownAction {
   [field: string]: unknown;
 }
 
+/** The widest time (`+9999 ms`, `+99.9 s`, `+9999 s`) and the space after it. */
 const TIME_WIDTH = 9;
 const TYPE_WIDTH = 10;
 
-/** e.g. `+412 ms  speak     "Hello, thanks for calling!"` */
+/** e.g. `+412 ms  speak     "Hello, thanks for calling!"`, `+14.2 s   speak     "…"` */
 export function formatAction(action: ShownAction, msSinceCallerSpoke: number): string {
-  const time = `+${Math.max(0, Math.round(msSinceCallerSpoke))} ms`.padEnd(TIME_WIDTH);
-  return `${time}${action.type.padEnd(TYPE_WIDTH)}${describeAction(action)}`.trimEnd();
+  const time = formatTime(msSinceCallerSpoke);
+  // Never run together, even past the widest time the column is made for.
+  const column = time.length < TIME_WIDTH ? time.padEnd(TIME_WIDTH) : `${time} `;
+  return `${column}${action.type.padEnd(TYPE_WIDTH)}${describeAction(action)}`.trimEnd();
+}
+
+/** `+412 ms` below 10 s, `+14.2 s` below 100 s, whole seconds after: a time keeps to its column. */
+export function formatTime(ms: number): string {
+  const rounded = Math.max(0, Math.round(ms));
+  if (rounded < 10_000) return `+${rounded} ms`;
+  const tenths = Math.round(rounded / 100) / 10;
+  return tenths < 100 ? `+${tenths.toFixed(1)} s` : `+${Math.round(rounded / 1000)} s`;
 }
 
 function describeAction(action: ShownAction): string {
