@@ -21,6 +21,7 @@ import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-s
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
+import { OutboundCalls } from './outbound/outbound-calls.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
 import { ReportService } from './reports/report-service.js';
@@ -146,13 +147,24 @@ export async function startHotline(
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
   const campaignStore = openCampaignStore(db);
+  // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
+  const outboundCalls = new OutboundCalls({
+    client,
+    settings: outbound,
+    pendingCalls,
+    numbersOnTheLine: () => registry.numbersOnTheLine(),
+    isStopped: (number) => campaignStore.isStopped(number),
+  });
   const campaigns = new CampaignRunner({
     repository: campaignStore,
-    dialer: serviceDialer({ client, pendingCalls, defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice } }),
+    dialer: serviceDialer(outboundCalls),
     clock: campaignClock,
     logger,
+    defaultCountryCode: outbound.defaultCountryCode,
   });
-  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())));
+  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())), {
+    defaultCountryCode: outbound.defaultCountryCode,
+  });
 
   const llm = new OpenAiLlm({
     apiKey,
@@ -228,11 +240,10 @@ export async function startHotline(
     : undefined;
   const admin = adminApiRouter({
     token: config.adminToken,
-    client,
-    pendingCalls,
+    outbound: outboundCalls,
     control: registry,
     redeliver: (sessionId) => reports.redeliver(sessionId),
-    defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice, countryCode: outbound.defaultCountryCode },
+    defaults: { countryCode: outbound.defaultCountryCode },
     logger,
   });
   const app = createHttpApp({
@@ -332,6 +343,10 @@ export async function startHotline(
     campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();
+      // Nothing new is dialled: a person picking up now would reach a Hotline on its way out. Campaigns
+      // stay running in the store and go on after the restart.
+      outboundCalls.stopDialling();
+      campaigns.stopDialling();
       const deadline = performance.now() + graceMs;
       // Calls may finish by themselves until the callers must be told, SHUTDOWN_NOTICE_MS before the end.
       await untilEmptyOr(registry, graceMs - config.limits.shutdownNoticeMs);

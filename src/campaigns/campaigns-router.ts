@@ -1,10 +1,10 @@
-import express, { type Router } from 'express';
-import { describeIssues } from '../protocol/parse-event.js';
+import express, { type ErrorRequestHandler, type Router } from 'express';
+import { CallNotPlacedError, OutboundNotConfiguredError } from '../outbound/errors.js';
 import { requireAdminToken } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CampaignRunner } from './campaign-runner.js';
-import { parseContacts } from './contacts.js';
-import { CampaignInputSchema, type CampaignStore } from './definition.js';
+import { createCampaign } from './create-campaign.js';
+import type { CampaignStore } from './definition.js';
 import { CampaignNotFoundError, InvalidCampaignError } from './errors.js';
 import { progressOf } from './progress.js';
 import { resultsCsv } from './results-csv.js';
@@ -18,7 +18,7 @@ export interface CampaignsRouterOptions {
 
 /**
  * /api/campaigns, behind the admin token like /api/calls:
- *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id}
+ *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id, contacts, merged, duplicates}
  *   GET  /api/campaigns                  every campaign's progress
  *   GET  /api/campaigns/:id              one campaign's progress
  *   POST /api/campaigns/:id/pause        no new calls; calls in progress go on
@@ -31,20 +31,17 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
 
   router.use('/api/campaigns', requireAdminToken(options.token));
 
-  router.post('/api/campaigns', express.json({ limit: '5mb' }), function createCampaign(req, res) {
+  router.post('/api/campaigns', express.json({ limit: MAX_BODY }), async function startCampaign(req, res) {
     if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
-    const parsed = CampaignInputSchema.safeParse(req.body);
-    if (!parsed.success) throw new HttpError(400, `invalid campaign: ${describeIssues(parsed.error)}`);
-    const { contacts: source, ...settings } = parsed.data;
-    let contacts;
     try {
-      contacts = parseContacts(source, { defaultCountryCode: options.defaultCountryCode });
+      res.status(201).json(await createCampaign(runner, req.body, { defaultCountryCode: options.defaultCountryCode }));
     } catch (error) {
-      if (error instanceof InvalidCampaignError) throw new HttpError(400, error.message);
+      // Every problem, one per entry, besides the message that sums them up.
+      if (error instanceof InvalidCampaignError) return void res.status(400).json({ error: error.message, problems: error.problems });
+      if (error instanceof OutboundNotConfiguredError) return void res.status(error.status).json({ error: error.message, missing: error.missing });
+      if (error instanceof CallNotPlacedError) throw new HttpError(error.status, error.message);
       throw error;
     }
-    const id = runner.create(settings, contacts);
-    res.status(201).json({ id, contacts: contacts.length });
   });
 
   router.get('/api/campaigns', function listCampaigns(_req, res) {
@@ -62,7 +59,14 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   });
 
   router.post('/api/campaigns/:id/resume', function resumeCampaign(req, res) {
-    const campaign = found(() => runner.resume(req.params.id!));
+    let campaign;
+    try {
+      campaign = found(() => runner.resume(req.params.id!));
+    } catch (error) {
+      // Resumed without the AIFLOW_* settings, it would burn its contacts: it stays paused.
+      if (error instanceof OutboundNotConfiguredError) return void res.status(error.status).json({ error: error.message, missing: error.missing });
+      throw error;
+    }
     res.json(progressOf(campaign, repository.tally(campaign.id)));
   });
 
@@ -73,8 +77,21 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
     res.send(resultsCsv(repository.contacts(campaign.id)));
   });
 
+  router.use('/api/campaigns', tooLarge);
   return router;
 }
+
+const MAX_BODY = '5mb';
+
+/** The body parser's 413, saying what to do about it. */
+const tooLarge: ErrorRequestHandler = (error: unknown, _req, _res, next) => {
+  if (error && typeof error === 'object' && 'type' in error && error.type === 'entity.too.large') {
+    return next(
+      new HttpError(413, `the campaign is larger than ${MAX_BODY.replace('mb', ' MB')}: send the contacts as CSV text (about 30 bytes a row), or split the list into several campaigns`),
+    );
+  }
+  next(error);
+};
 
 function found<T>(work: () => T): T {
   try {

@@ -1,65 +1,200 @@
-import { parse } from 'csv-parse/sync';
+import { Readable } from 'node:stream';
+import { parse, type Info } from 'csv-parse';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import { isTimeZone, type Contact } from './definition.js';
-import { InvalidCampaignError } from './errors.js';
+import { Slices } from './slices.js';
 
 const NUMBER_COLUMNS = ['phone', 'phone_number', 'number', 'tophonenumber'];
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** Problems named one by one; past this many, only counted: a list of 150,000 bad rows is not read row by row. */
+export const MAX_PROBLEMS = 200;
+/** The CSV text is handed to the parser in pieces about this long, each parsed in a slice of its own. */
+const CSV_PIECE_CHARS = 32 * 1024;
 
-type Row = Record<string, string | number | boolean>;
+/** Rows of one person written more than once: the first is kept, the others merged into it. */
+export interface DuplicateGroup {
+  /** Normalised. */
+  number: string;
+  /** Where the row kept is: "line 2" (CSV), "contact 1" (JSON rows). */
+  kept: string;
+  merged: string[];
+}
+
+export interface ReadContacts {
+  /** One per person, in list order. */
+  contacts: Contact[];
+  /** Rows merged into an earlier one with the same number. */
+  merged: number;
+  /** Each number written more than once (at most MAX_PROBLEMS of them; `merged` counts all). */
+  duplicates: DuplicateGroup[];
+  /** Every bad row, with where it is; empty when the list can be run. */
+  problems: string[];
+}
+
+type Cell = string | number | boolean;
 
 /**
  * The contacts of a campaign, from CSV text with a header or from JSON rows:
- * the number column found by name, a `time_zone` column taken as the
- * contact's own, every other column a variable. Every bad row is named in one
- * error, so a list is fixed in one go, not row by row.
+ * the number column found by name and normalised, a `time_zone` column taken
+ * as the contact's own, every other column a variable. Rows with the same
+ * number after normalisation are one person: merged into the first. Every
+ * bad row is named, so a list is fixed in one go, not row by row.
+ *
+ * A list may be long (150,000 rows): it is read in slices with a turn for the
+ * calls in between, never holding the event loop more than a slice.
  */
-export function parseContacts(source: string | readonly Row[], options: { defaultCountryCode?: string | undefined } = {}): Contact[] {
-  const rows = typeof source === 'string' ? parseCsv(source) : source;
-  const problems: string[] = [];
-  const contacts: Contact[] = [];
-  rows.forEach((row, index) => {
-    const where = typeof source === 'string' ? `line ${index + 2}` : `contact ${index + 1}`;
-    const numberKey = Object.keys(row).find((key) => NUMBER_COLUMNS.includes(key.toLowerCase()));
-    if (numberKey === undefined) {
-      problems.push(`${where}: no number (a column phone, phone_number, number or toPhoneNumber)`);
-      return;
+export async function readContacts(
+  source: string | readonly unknown[],
+  options: { defaultCountryCode?: string | undefined; slices?: Slices } = {},
+): Promise<ReadContacts> {
+  const slices = options.slices ?? new Slices();
+  const reader = new ContactReader(options.defaultCountryCode);
+  if (typeof source === 'string') await readCsv(source, reader, slices);
+  else {
+    for (let i = 0; i < source.length; i++) {
+      reader.row(`contact ${i + 1}`, source[i]);
+      if (slices.enough()) await slices.next();
     }
-    let number: string;
-    try {
-      number = normalizePhoneNumber(String(row[numberKey]), { defaultCountryCode: options.defaultCountryCode });
-    } catch (error) {
-      problems.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
-      return;
+  }
+  return reader.result();
+}
+
+class ContactReader {
+  private readonly contacts: Contact[] = [];
+  /** Number → where its first row is, and the group once a second one comes. */
+  private readonly seen = new Map<string, { where: string; group?: DuplicateGroup }>();
+  private readonly duplicates: DuplicateGroup[] = [];
+  private merged = 0;
+  private readonly problems: string[] = [];
+  private unlisted = 0;
+
+  constructor(private readonly defaultCountryCode: string | undefined) {}
+
+  problem(text: string): void {
+    if (this.problems.length < MAX_PROBLEMS) this.problems.push(text);
+    else this.unlisted += 1;
+  }
+
+  row(where: string, row: unknown): void {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      return this.problem(`${where}: not a row of columns (an object such as {"phone": "+49 151 1234567", "name": "Anna"})`);
+    }
+    const cells = Object.entries(row as Record<string, unknown>);
+    const numberCell = cells.find(([key]) => NUMBER_COLUMNS.includes(key.toLowerCase()));
+    if (numberCell === undefined) return this.problem(`${where}: no number (a column phone, phone_number, number or toPhoneNumber)`);
+    let bad = false;
+    let number: string | undefined;
+    if (!isCell(numberCell[1])) {
+      this.problem(`${where}: "${numberCell[0]}" is not text or a number`);
+      bad = true;
+    } else {
+      try {
+        number = normalizePhoneNumber(String(numberCell[1]), { defaultCountryCode: this.defaultCountryCode });
+      } catch (error) {
+        this.problem(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+        bad = true;
+      }
     }
     const variables: Record<string, string> = {};
     let timeZone: string | undefined;
-    for (const [key, value] of Object.entries(row)) {
-      if (key === numberKey) continue;
+    for (const [key, value] of cells) {
+      if (key === numberCell[0]) continue;
+      if (!isCell(value)) {
+        this.problem(`${where}: "${key}" is not text, a number or true/false`);
+        bad = true;
+        continue;
+      }
       const text = String(value);
       if (key === 'time_zone') {
         if (text.trim() === '') continue;
-        if (!isTimeZone(text.trim())) problems.push(`${where}: time_zone "${text}" is not an IANA time zone`);
-        else timeZone = text.trim();
+        if (!isTimeZone(text.trim())) {
+          this.problem(`${where}: time_zone "${text}" is not an IANA time zone such as Europe/Berlin`);
+          bad = true;
+        } else timeZone = text.trim();
         continue;
       }
       if (!VARIABLE_NAME.test(key)) {
-        problems.push(`${where}: "${key}" is not a variable name (letters, digits, _ . -)`);
+        this.problem(`${where}: "${key}" is not a variable name (letters, digits, _ . -)`);
+        bad = true;
         continue;
       }
       variables[key] = text;
     }
-    contacts.push({ number, variables, ...(timeZone ? { time_zone: timeZone } : {}) });
-  });
-  if (contacts.length === 0 && problems.length === 0) problems.push('no contacts');
-  if (problems.length > 0) throw new InvalidCampaignError(`contacts: ${problems.slice(0, 20).join('; ')}${problems.length > 20 ? `; and ${problems.length - 20} more` : ''}`);
-  return contacts;
+    if (bad || number === undefined) return;
+    const first = this.seen.get(number);
+    if (first) {
+      this.merged += 1;
+      if (!first.group && this.duplicates.length < MAX_PROBLEMS) {
+        first.group = { number, kept: first.where, merged: [] };
+        this.duplicates.push(first.group);
+      }
+      first.group?.merged.push(where);
+      return;
+    }
+    this.seen.set(number, { where });
+    this.contacts.push({ number, variables, ...(timeZone ? { time_zone: timeZone } : {}) });
+  }
+
+  result(): ReadContacts {
+    const problems = [...this.problems];
+    if (this.unlisted > 0) problems.push(`and ${this.unlisted} more rows with problems like these`);
+    if (this.contacts.length === 0 && problems.length === 0) problems.push('no contacts');
+    return { contacts: this.contacts, merged: this.merged, duplicates: this.duplicates, problems: problems.map((p) => `contacts: ${p}`) };
+  }
 }
 
-function parseCsv(text: string): Row[] {
+/**
+ * CSV with a header, parsed a piece at a time: each piece (cut after a newline, so no character is
+ * split) is parsed in a turn of its own, and its rows are read in slices.
+ */
+async function readCsv(text: string, reader: ContactReader, slices: Slices): Promise<void> {
+  const parser = Readable.from(pieces(text, slices)).pipe(
+    parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }),
+  );
+  let header: string[] | undefined;
   try {
-    return parse(text, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Row[];
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
+      const where = `line ${info.lines}`;
+      if (!header) {
+        header = record;
+        checkHeader(header, reader);
+        continue;
+      }
+      if (record.length !== header.length) {
+        reader.problem(`${where}: ${record.length} fields where the header has ${header.length}`);
+      } else {
+        reader.row(where, Object.fromEntries(header.map((name, i) => [name, record[i]!])));
+      }
+      if (slices.enough()) await slices.next();
+    }
   } catch (error) {
-    throw new InvalidCampaignError(`contacts CSV: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    // Malformed CSV (a quote never closed): csv-parse's message says where.
+    reader.problem(`the CSV cannot be read: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+function checkHeader(header: readonly string[], reader: ContactReader): void {
+  const names = new Set<string>();
+  header.forEach((name, i) => {
+    if (name === '') reader.problem(`line 1: column ${i + 1} has no name`);
+    else if (names.has(name)) reader.problem(`line 1: the column "${name}" appears twice`);
+    names.add(name);
+  });
+}
+
+async function* pieces(text: string, slices: Slices): AsyncGenerator<string> {
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + CSV_PIECE_CHARS);
+    if (end < text.length) {
+      const newline = text.indexOf('\n', end);
+      end = newline === -1 ? text.length : newline + 1;
+    }
+    yield text.slice(start, end);
+    start = end;
+    await slices.next();
+  }
+}
+
+function isCell(value: unknown): value is Cell {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 }

@@ -66,18 +66,12 @@ export const CampaignSettingsSchema = z.strictObject({
       voicemail: RetryRuleSchema.default(NO_RETRY),
     })
     .default({ no_answer: NO_RETRY, busy: NO_RETRY, voicemail: NO_RETRY }),
-  /** Numbers this campaign never calls, besides the global stop list. */
+  /** Numbers this campaign never calls, besides the global stop list; normalised when the campaign is created. */
   stop_list: z.array(z.union([z.string(), z.number()]).transform(String)).default([]),
   aiFlowId: z.string().trim().min(1).optional(),
   billingDevice: z.string().trim().min(1).optional(),
 });
 export type CampaignSettings = z.infer<typeof CampaignSettingsSchema>;
-
-/** What a campaign's API and file accept: the settings, and the contacts as a JSON array or CSV text. */
-export const CampaignInputSchema = CampaignSettingsSchema.extend({
-  contacts: z.union([z.string().min(1), z.array(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).min(1)]),
-});
-export type CampaignInput = z.input<typeof CampaignInputSchema>;
 
 /** One person to call, as stored: the number normalised, every other column a variable. */
 export const ContactSchema = z.object({

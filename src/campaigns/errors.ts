@@ -1,8 +1,15 @@
 import { HotlineError } from '../errors.js';
 
-/** A campaign definition or contact list that cannot be run; the message names every problem. */
+/** Problems listed in a message; the rest are in `problems`. */
+const LISTED = 5;
+
+/** A campaign definition or contact list that cannot be run; `problems` names every one, each with where it is. */
 export class InvalidCampaignError extends HotlineError {
   readonly code = 'campaign_invalid';
+  constructor(readonly problems: readonly string[]) {
+    const more = problems.length - LISTED;
+    super(`invalid campaign: ${problems.slice(0, LISTED).join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
+  }
 }
 
 /** No campaign has this id. */
@@ -11,9 +18,4 @@ export class CampaignNotFoundError extends HotlineError {
   constructor(readonly campaignId: string) {
     super(`no campaign ${campaignId}`);
   }
-}
-
-/** Campaigns need the outbound settings of the service (AIFLOW_*). */
-export class CampaignsUnavailableError extends HotlineError {
-  readonly code = 'campaigns_unavailable';
 }

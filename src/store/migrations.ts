@@ -102,4 +102,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN retry_from TEXT;
   CREATE INDEX deliveries_failed ON deliveries (session_id) WHERE status = 'failed';
   `,
+  // 5: a campaign's contacts are written in slices, never in one long write on the calls' event loop:
+  // a campaign is one only once `complete` (a process that died half-way leaves one that is not). How
+  // many rows were merged as duplicates, and the contacts' time zones, written at creation. Up to which
+  // stop-list row its waiting contacts have been checked (-1: made before numbers on stop lists were
+  // normalised, so its own list is checked again, normalised). Contacts found by number, for that check.
+  `
+  ALTER TABLE campaigns ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE campaigns ADD COLUMN merged INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE campaigns ADD COLUMN zones TEXT;
+  ALTER TABLE campaigns ADD COLUMN stop_mark INTEGER NOT NULL DEFAULT -1;
+  CREATE INDEX campaign_contacts_number ON campaign_contacts (campaign_id, number);
+  `,
 ];
