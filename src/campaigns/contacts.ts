@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { parse, type Info } from 'csv-parse';
+import { parse } from 'csv-parse';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import { isTimeZone, type Contact } from './definition.js';
 import { Slices } from './slices.js';
@@ -75,6 +75,7 @@ class ContactReader {
     else this.unlisted += 1;
   }
 
+  /** A JSON row: an object of columns. */
   row(where: string, row: unknown): void {
     if (row === null || typeof row !== 'object' || Array.isArray(row)) {
       return this.problem(`${where}: not a row of columns (an object such as {"phone": "+49 151 1234567", "name": "Anna"})`);
@@ -83,17 +84,9 @@ class ContactReader {
     const numberCell = cells.find(([key]) => NUMBER_COLUMNS.includes(key.toLowerCase()));
     if (numberCell === undefined) return this.problem(`${where}: no number (a column phone, phone_number, number or toPhoneNumber)`);
     let bad = false;
-    let number: string | undefined;
     if (!isCell(numberCell[1])) {
       this.problem(`${where}: "${numberCell[0]}" is not text or a number`);
       bad = true;
-    } else {
-      try {
-        number = normalizePhoneNumber(String(numberCell[1]), { defaultCountryCode: this.defaultCountryCode });
-      } catch (error) {
-        this.problem(`${where}: ${error instanceof Error ? error.message : String(error)}`);
-        bad = true;
-      }
     }
     const variables: Record<string, string> = {};
     let timeZone: string | undefined;
@@ -102,25 +95,25 @@ class ContactReader {
       if (!isCell(value)) {
         this.problem(`${where}: "${key}" is not text, a number or true/false`);
         bad = true;
-        continue;
-      }
-      const text = String(value);
-      if (key === 'time_zone') {
-        if (text.trim() === '') continue;
-        if (!isTimeZone(text.trim())) {
-          this.problem(`${where}: time_zone "${text}" is not an IANA time zone such as Europe/Berlin`);
-          bad = true;
-        } else timeZone = text.trim();
-        continue;
-      }
-      if (!VARIABLE_NAME.test(key)) {
+      } else if (key === 'time_zone') timeZone = String(value);
+      else if (!VARIABLE_NAME.test(key)) {
         this.problem(`${where}: "${key}" is not a variable name (letters, digits, _ . -)`);
         bad = true;
-        continue;
-      }
-      variables[key] = text;
+      } else variables[key] = String(value);
     }
-    if (bad || number === undefined) return;
+    if (!bad) this.contact(where, String(numberCell[1]), variables, timeZone);
+  }
+
+  /** One person: the number normalised, the time zone checked; merged into an earlier row with the same number. */
+  contact(where: string, written: string, variables: Record<string, string>, timeZone: string | undefined): void {
+    let number: string;
+    try {
+      number = normalizePhoneNumber(written, { defaultCountryCode: this.defaultCountryCode });
+    } catch (error) {
+      return this.problem(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const zone = timeZone?.trim() || undefined;
+    if (zone !== undefined && !isTimeZone(zone)) return this.problem(`${where}: time_zone "${timeZone}" is not an IANA time zone such as Europe/Berlin`);
     const first = this.seen.get(number);
     if (first) {
       this.merged += 1;
@@ -132,7 +125,7 @@ class ContactReader {
       return;
     }
     this.seen.set(number, { where });
-    this.contacts.push({ number, variables, ...(timeZone ? { time_zone: timeZone } : {}) });
+    this.contacts.push(zone === undefined ? { number, variables } : { number, variables, time_zone: zone });
   }
 
   result(): ReadContacts {
@@ -148,22 +141,26 @@ class ContactReader {
  * split) is parsed in a turn of its own, and its rows are read in slices.
  */
 async function readCsv(text: string, reader: ContactReader, slices: Slices): Promise<void> {
-  const parser = Readable.from(pieces(text, slices)).pipe(
-    parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }),
-  );
-  let header: string[] | undefined;
+  // Empty lines come through as records, so lines are counted here: csv-parse's own count (`info`) costs a third of the parse.
+  const parser = Readable.from(pieces(text, slices)).pipe(parse({ bom: true, trim: true, relax_column_count: true }));
+  let columns: Columns | undefined;
+  let line = 1;
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
-      const where = `line ${info.lines}`;
-      if (!header) {
-        header = record;
-        checkHeader(header, reader);
+    for await (const record of parser as AsyncIterable<string[]>) {
+      const where = `line ${line}`;
+      line += 1 + newlinesIn(record);
+      if (record.every((field) => field === '')) continue;
+      if (!columns) {
+        columns = headerOf(record, reader);
+        if (!columns) return;
         continue;
       }
-      if (record.length !== header.length) {
-        reader.problem(`${where}: ${record.length} fields where the header has ${header.length}`);
+      if (record.length !== columns.count) {
+        reader.problem(`${where}: ${record.length} fields where the header has ${columns.count}`);
       } else {
-        reader.row(where, Object.fromEntries(header.map((name, i) => [name, record[i]!])));
+        const variables: Record<string, string> = {};
+        for (const [name, i] of columns.variables) variables[name] = record[i]!;
+        reader.contact(where, record[columns.number]!, variables, columns.timeZone === undefined ? undefined : record[columns.timeZone]);
       }
       if (slices.enough()) await slices.next();
     }
@@ -173,13 +170,49 @@ async function readCsv(text: string, reader: ContactReader, slices: Slices): Pro
   }
 }
 
-function checkHeader(header: readonly string[], reader: ContactReader): void {
-  const names = new Set<string>();
+/** Where each column of a CSV is: the number, the time zone, the variables (by name). */
+interface Columns {
+  count: number;
+  number: number;
+  timeZone: number | undefined;
+  variables: [string, number][];
+}
+
+/** The header read once: a problem with a column is said once, on line 1, not on every row. Undefined when rows cannot be read. */
+function headerOf(header: readonly string[], reader: ContactReader): Columns | undefined {
+  const number = header.findIndex((name) => NUMBER_COLUMNS.includes(name.toLowerCase()));
+  if (number === -1) {
+    reader.problem('line 1: no number column in the header (phone, phone_number, number or toPhoneNumber)');
+    return undefined;
+  }
+  const seen = new Set<string>();
+  const variables: [string, number][] = [];
+  let timeZone: number | undefined;
+  let bad = false;
   header.forEach((name, i) => {
-    if (name === '') reader.problem(`line 1: column ${i + 1} has no name`);
-    else if (names.has(name)) reader.problem(`line 1: the column "${name}" appears twice`);
-    names.add(name);
+    if (seen.has(name)) {
+      reader.problem(`line 1: the column "${name}" appears twice`);
+      bad = true;
+    }
+    seen.add(name);
+    if (i === number) return;
+    if (name === 'time_zone') timeZone = i;
+    else if (!VARIABLE_NAME.test(name)) {
+      reader.problem(`line 1: ${name === '' ? `column ${i + 1} has no name` : `"${name}" is not a variable name (letters, digits, _ . -)`}`);
+      bad = true;
+    } else variables.push([name, i]);
   });
+  return bad ? undefined : { count: header.length, number, timeZone, variables };
+}
+
+/** Line breaks inside quoted fields: the next record starts that many lines further down. */
+function newlinesIn(record: readonly string[]): number {
+  let n = 0;
+  for (const field of record) {
+    if (!field.includes('\n')) continue;
+    for (const char of field) if (char === '\n') n += 1;
+  }
+  return n;
 }
 
 async function* pieces(text: string, slices: Slices): AsyncGenerator<string> {

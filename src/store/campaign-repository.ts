@@ -131,15 +131,7 @@ const ContactRow = z
     }),
   );
 
-const TallyRow = z.object({
-  contacts: z.number(),
-  called: z.number(),
-  reached: z.number(),
-  pending: z.number(),
-  in_call: z.number(),
-  next_retry_at: z.number().nullable(),
-});
-const OutcomeCount = z.object({ outcome: z.enum(OUTCOMES), n: z.number() });
+const TallyRow = z.object({ status: z.enum(CONTACT_STATUSES), outcome: z.union([z.enum(OUTCOMES), z.literal('')]), called: z.number(), n: z.number() });
 
 /**
  * The `campaigns`, `campaign_contacts` and `stop_list` tables. Every write is
@@ -189,8 +181,9 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
       contacts: sql.prepare<[string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? ORDER BY idx'),
       contact: sql.prepare<[string, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx = ?'),
       inStatus: sql.prepare<[string, string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND status = ? ORDER BY idx'),
-      inCall: sql.prepare<[string]>(`SELECT COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
-      open: sql.prepare<[string]>(`SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND status != 'done' LIMIT 1`),
+      // Counts from campaign_tally (kept by triggers): a few rows, however many contacts.
+      inCall: sql.prepare<[string]>(`SELECT COALESCE(SUM(n), 0) AS n FROM campaign_tally WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
+      open: sql.prepare<[string]>(`SELECT 1 FROM campaign_tally WHERE campaign_id = ? AND status != 'done' AND n > 0 LIMIT 1`),
       storedZones: sql.prepare<[string]>('SELECT zones FROM campaigns WHERE id = ?'),
       // Campaigns made before the zones were written at creation.
       zones: sql.prepare<[string, string]>(`SELECT DISTINCT COALESCE(time_zone, ?) AS zone FROM campaign_contacts WHERE campaign_id = ?`),
@@ -219,18 +212,10 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
          WHERE campaign_id = @campaignId AND number IN (SELECT value FROM json_each(@numbers)) AND status = 'pending'`,
       ),
       setStopMark: sql.prepare<[number, string]>('UPDATE campaigns SET stop_mark = ? WHERE id = ?'),
-      tally: sql.prepare<[string]>(
-        `SELECT
-           COUNT(*) AS contacts,
-           COUNT(*) FILTER (WHERE attempts > 0) AS called,
-           COUNT(*) FILTER (WHERE status = 'reached' OR (status = 'done' AND attempts > 0 AND outcome IN ('completed', 'refused'))) AS reached,
-           COUNT(*) FILTER (WHERE status = 'pending') AS pending,
-           COUNT(*) FILTER (WHERE status IN ('calling', 'reached')) AS in_call,
-           MIN(next_attempt_at) FILTER (WHERE status = 'pending' AND attempts > 0) AS next_retry_at
-         FROM campaign_contacts WHERE campaign_id = ?`,
-      ),
-      outcomes: sql.prepare<[string]>(
-        `SELECT outcome, COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status = 'done' AND outcome IS NOT NULL GROUP BY outcome`,
+      tally: sql.prepare<[string]>('SELECT status, outcome, called, n FROM campaign_tally WHERE campaign_id = ? AND n > 0'),
+      // A waiting contact has been called before exactly when it waits for a time (a first call waits for 0): the index's first.
+      nextRetry: sql.prepare<[string]>(
+        `SELECT MIN(next_attempt_at) AS at FROM campaign_contacts WHERE campaign_id = ? AND status = 'pending' AND next_attempt_at > 0`,
       ),
       startAttempt: sql.prepare(
         `UPDATE campaign_contacts SET status = 'calling', attempts = attempts + 1, last_error = NULL, last_session_id = NULL, updated_at = @now
@@ -401,21 +386,19 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
   }
 
   tally(campaignId: string): ContactTally {
-    const row = TallyRow.parse(this.statements.tally.get(campaignId));
     const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-    for (const counted of this.statements.outcomes.all(campaignId)) {
-      const { outcome, n } = OutcomeCount.parse(counted);
-      outcomes[outcome] = n;
+    const tally: ContactTally = { contacts: 0, called: 0, reached: 0, pending: 0, inCall: 0, nextRetryAt: null, outcomes };
+    for (const counted of this.statements.tally.all(campaignId)) {
+      const { status, outcome, called, n } = TallyRow.parse(counted);
+      tally.contacts += n;
+      if (called) tally.called += n;
+      if (status === 'reached' || (status === 'done' && called && (outcome === 'completed' || outcome === 'refused'))) tally.reached += n;
+      if (status === 'pending') tally.pending += n;
+      if (status === 'calling' || status === 'reached') tally.inCall += n;
+      if (status === 'done' && outcome !== '') outcomes[outcome] += n;
     }
-    return {
-      contacts: row.contacts,
-      called: row.called,
-      reached: row.reached,
-      pending: row.pending,
-      inCall: row.in_call,
-      nextRetryAt: row.next_retry_at,
-      outcomes,
-    };
+    tally.nextRetryAt = z.object({ at: z.number().nullable() }).parse(this.statements.nextRetry.get(campaignId)).at;
+    return tally;
   }
 
   contact(campaignId: string, index: number): StoredContact | undefined {
