@@ -7,6 +7,7 @@ import { openCampaignStore } from './campaigns/definition.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
 import { CampaignNotFoundError } from './campaigns/errors.js';
+import { createCampaign } from './campaigns/create-campaign.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
 import { inProcessReads, ThreadReads } from './dashboard/reads.js';
@@ -21,6 +22,7 @@ import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-s
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
+import { OutboundNotConfiguredError } from './outbound/errors.js';
 import { OutboundCalls } from './outbound/outbound-calls.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
@@ -266,12 +268,15 @@ export async function startHotline(
           try {
             if (action === 'pause') campaigns.pause(id);
             else campaigns.resume(id);
-            return true;
+            return 'done';
           } catch (error) {
-            if (error instanceof CampaignNotFoundError) return false;
+            if (error instanceof CampaignNotFoundError) return 'not_found';
+            if (error instanceof OutboundNotConfiguredError) return { notDone: error.message };
             throw error;
           }
         },
+        createCampaign: (input) => createCampaign(campaigns, input, { defaultCountryCode: outbound.defaultCountryCode }),
+        outboundMissing: () => outboundCalls.missing(),
         promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
         logger,
