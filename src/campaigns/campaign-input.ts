@@ -33,7 +33,9 @@ export async function readCampaign(input: unknown, options: { defaultCountryCode
   const parsed = CampaignSettingsSchema.safeParse(rest);
   if (!parsed.success) problems.push(...issuesOf(parsed.error));
   const slices = options.slices ?? new Slices();
-  const stopList = parsed.success ? await normaliseStopList(parsed.data.stop_list, options.defaultCountryCode, problems, slices) : [];
+  // Read even when other settings are wrong: every problem is named at once.
+  const entries: readonly unknown[] = parsed.success ? parsed.data.stop_list : Array.isArray(rest.stop_list) ? rest.stop_list : [];
+  const stopList = await normaliseStopList(entries, options.defaultCountryCode, problems, slices);
 
   let contacts: Contact[] = [];
   let merged = 0;
@@ -56,15 +58,17 @@ export async function readCampaign(input: unknown, options: { defaultCountryCode
  * `+49 151 …`. An entry that is not a number is a problem naming its place: never kept as typed.
  */
 async function normaliseStopList(
-  entries: readonly string[],
+  entries: readonly unknown[],
   defaultCountryCode: string | undefined,
   problems: string[],
   slices: Slices,
 ): Promise<string[]> {
   const numbers = new Set<string>();
   for (const [i, entry] of entries.entries()) {
+    // Neither text nor a number: the schema has said so.
+    if (!isEntry(entry)) continue;
     try {
-      numbers.add(normalizePhoneNumber(entry, { defaultCountryCode }));
+      numbers.add(normalizePhoneNumber(String(entry), { defaultCountryCode }));
     } catch (error) {
       if (!(error instanceof InvalidPhoneNumberError)) throw error;
       if (problems.length < MAX_PROBLEMS) problems.push(`stop_list, entry ${i + 1}: ${error.message}`);
@@ -72,6 +76,10 @@ async function normaliseStopList(
     if (slices.enough()) await slices.next();
   }
   return [...numbers];
+}
+
+function isEntry(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number';
 }
 
 /** Every issue, each with its path: `calling_hours.0.from: a time is HH:MM …`. */
