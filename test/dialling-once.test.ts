@@ -2,6 +2,9 @@
  * One person, one call at a time: duplicates in a list are merged at creation, and a number being
  * rung or on the line is not dialled again — by a campaign or the outbound API — until that call ends.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { CampaignProgress } from '../src/campaigns/progress.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -81,6 +84,21 @@ describe('duplicates', () => {
     expect(await runCampaignCli(['status', id, '--url', env!.hotline.url], { ADMIN_TOKEN: ADMIN }, (l) => out.push(l), (l) => out.push(l))).toBe(0);
     expect(out).toEqual(['three ways [running]: called 2/2, reached 0, voicemail 0, pending 0, in call 2, 2 duplicate rows merged']);
     expect(env!.hotline.campaigns.contacts(id)[0]!.variables).toEqual({ name: 'Anna' });
+  });
+
+  test('npm run campaign -- start says how many rows were merged', async () => {
+    await start();
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-duplicates-'));
+    try {
+      await writeFile(path.join(dir, 'people.csv'), 'phone,name\n+49 151 0000001,Anna\n0151 0000001,Anna\n');
+      await writeFile(path.join(dir, 'spring.yaml'), 'name: spring\ncontacts: people.csv\n');
+      const out: string[] = [];
+      const argv = ['start', path.join(dir, 'spring.yaml'), '--url', env!.hotline.url];
+      expect(await runCampaignCli(argv, { ADMIN_TOKEN: ADMIN }, (l) => out.push(l), (l) => out.push(l))).toBe(0);
+      expect(out).toEqual([expect.stringMatching(/^campaign \S+ started with 1 contacts \(1 duplicate row merged\)$/)]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

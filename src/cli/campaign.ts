@@ -84,8 +84,9 @@ export async function runCampaignCli(
     switch (verb) {
       case 'start': {
         if (!arg) return (usage('start needs a campaign file'), 2);
-        const created = (await request(connection, 'POST', '/api/campaigns', await readCampaignFile(arg))) as { id: string; contacts: number };
-        out(`campaign ${created.id} started with ${created.contacts} contacts`);
+        const created = (await request(connection, 'POST', '/api/campaigns', await readCampaignFile(arg))) as { id: string; contacts: number; merged?: number };
+        const merged = created.merged ? ` (${created.merged} duplicate ${created.merged === 1 ? 'row' : 'rows'} merged)` : '';
+        out(`campaign ${created.id} started with ${created.contacts} contacts${merged}`);
         return 0;
       }
       case 'list': {
