@@ -27,7 +27,8 @@ export async function readDefinitionText(text: string): Promise<unknown> {
     ]);
   }
   const answer = await offThread(trimmed);
-  if (!answer.ok) throw new InvalidCampaignError([`definition: not valid YAML (${answer.message.split('\n')[0]})`]);
+  // The yaml package's first line says what and where ("… at line 1, column 9:"); the rest quotes the text.
+  if (!answer.ok) throw new InvalidCampaignError([`definition: not valid YAML (${answer.message.split('\n')[0]!.replace(/:$/, '')})`]);
   return answer.value;
 }
 
