@@ -59,7 +59,8 @@ export interface RunningHotline {
   readonly campaigns: CampaignRunner;
   /**
    * Graceful shutdown: new calls are refused (and /readyz says 503) at once,
-   * calls in progress may finish for up to `graceMs`. SHUTDOWN_NOTICE_MS before
+   * nothing more is dialled (POST /api/calls says 503, campaigns place no
+   * call but stay running), calls in progress may finish for up to `graceMs`. SHUTDOWN_NOTICE_MS before
    * that, the callers still on the line hear why and are transferred to
    * TRANSFER_TARGET, or hung up on, politely. Then every call is ended,
    * transcripts are flushed and the server closes.
@@ -311,6 +312,7 @@ export async function startHotline(
   campaigns.start();
 
   async function close(): Promise<void> {
+    outboundCalls.stopDialling();
     campaigns.close();
     live.close();
     await dashboardReads.close();
