@@ -8,6 +8,8 @@ const NUMBER_COLUMNS = ['phone', 'phone_number', 'number', 'tophonenumber'];
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 /** Problems named one by one; past this many, only counted: a list of 150,000 bad rows is not read row by row. */
 export const MAX_PROBLEMS = 200;
+/** Where the rows merged into one are, named up to this many per number (`merged` counts them all). */
+const MAX_LINES_PER_DUPLICATE = 20;
 /** The CSV text is handed to the parser in pieces about this long, each parsed in a slice of its own. */
 const CSV_PIECE_CHARS = 32 * 1024;
 
@@ -17,6 +19,7 @@ export interface DuplicateGroup {
   number: string;
   /** Where the row kept is: "line 2" (CSV), "contact 1" (JSON rows). */
   kept: string;
+  /** Where the rows merged into it are (the first MAX_LINES_PER_DUPLICATE). */
   merged: string[];
 }
 
@@ -121,7 +124,7 @@ class ContactReader {
         first.group = { number, kept: first.where, merged: [] };
         this.duplicates.push(first.group);
       }
-      first.group?.merged.push(where);
+      if (first.group && first.group.merged.length < MAX_LINES_PER_DUPLICATE) first.group.merged.push(where);
       return;
     }
     this.seen.set(number, { where });
