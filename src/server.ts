@@ -7,6 +7,7 @@ import { openCampaignStore } from './campaigns/definition.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
 import { CampaignNotFoundError } from './campaigns/errors.js';
+import { createCampaign } from './campaigns/create-campaign.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
 import { inProcessReads, ThreadReads } from './dashboard/reads.js';
@@ -21,6 +22,8 @@ import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-s
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
+import { OutboundNotConfiguredError } from './outbound/errors.js';
+import { OutboundCalls } from './outbound/outbound-calls.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
 import { ReportService } from './reports/report-service.js';
@@ -56,7 +59,8 @@ export interface RunningHotline {
   readonly campaigns: CampaignRunner;
   /**
    * Graceful shutdown: new calls are refused (and /readyz says 503) at once,
-   * calls in progress may finish for up to `graceMs`. SHUTDOWN_NOTICE_MS before
+   * nothing more is dialled (POST /api/calls says 503, campaigns place no
+   * call but stay running), calls in progress may finish for up to `graceMs`. SHUTDOWN_NOTICE_MS before
    * that, the callers still on the line hear why and are transferred to
    * TRANSFER_TARGET, or hung up on, politely. Then every call is ended,
    * transcripts are flushed and the server closes.
@@ -146,13 +150,24 @@ export async function startHotline(
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
   const campaignStore = openCampaignStore(db);
+  // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
+  const outboundCalls = new OutboundCalls({
+    client,
+    settings: outbound,
+    pendingCalls,
+    numbersOnTheLine: () => registry.numbersOnTheLine(),
+    isStopped: (number) => campaignStore.isStopped(number),
+  });
   const campaigns = new CampaignRunner({
     repository: campaignStore,
-    dialer: serviceDialer({ client, pendingCalls, defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice } }),
+    dialer: serviceDialer(outboundCalls),
     clock: campaignClock,
     logger,
+    defaultCountryCode: outbound.defaultCountryCode,
   });
-  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())));
+  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())), {
+    defaultCountryCode: outbound.defaultCountryCode,
+  });
 
   const llm = new OpenAiLlm({
     apiKey,
@@ -231,11 +246,10 @@ export async function startHotline(
   const admin = adminApiRouter({
     token: config.adminToken,
     gate,
-    client,
-    pendingCalls,
+    outbound: outboundCalls,
     control: registry,
     redeliver: (sessionId) => reports.redeliver(sessionId),
-    defaults: { aiFlowId: outbound.aiFlowId, billingDevice: outbound.billingDevice, countryCode: outbound.defaultCountryCode },
+    defaults: { countryCode: outbound.defaultCountryCode },
     logger,
   });
   const app = createHttpApp({
@@ -261,12 +275,15 @@ export async function startHotline(
           try {
             if (action === 'pause') campaigns.pause(id);
             else campaigns.resume(id);
-            return true;
+            return 'done';
           } catch (error) {
-            if (error instanceof CampaignNotFoundError) return false;
+            if (error instanceof CampaignNotFoundError) return 'not_found';
+            if (error instanceof OutboundNotConfiguredError) return { notDone: error.message };
             throw error;
           }
         },
+        createCampaign: (input) => createCampaign(campaigns, input, { defaultCountryCode: outbound.defaultCountryCode }),
+        outboundMissing: () => outboundCalls.missing(),
         promptsStatus: () => prompts.status,
         gate,
         logger,
@@ -302,6 +319,7 @@ export async function startHotline(
   campaigns.start();
 
   async function close(): Promise<void> {
+    outboundCalls.stopDialling();
     campaigns.close();
     live.close();
     await dashboardReads.close();
@@ -339,6 +357,10 @@ export async function startHotline(
     campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();
+      // Nothing new is dialled: a person picking up now would reach a Hotline on its way out. Campaigns
+      // stay running in the store and go on after the restart.
+      outboundCalls.stopDialling();
+      campaigns.stopDialling();
       const deadline = performance.now() + graceMs;
       // Calls may finish by themselves until the callers must be told, SHUTDOWN_NOTICE_MS before the end.
       await untilEmptyOr(registry, graceMs - config.limits.shutdownNoticeMs);

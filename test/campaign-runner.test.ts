@@ -24,6 +24,8 @@ function recordingDialer(): Dialer & { dialed: DialRequest[] } {
   const dialed: DialRequest[] = [];
   return {
     dialed,
+    missing: () => [],
+    refusal: () => undefined,
     dial(request) {
       dialed.push(request);
       return Promise.resolve(calls.add(request.to, request.variables, request.tags));
@@ -47,13 +49,13 @@ function setUp(clock: ShiftedClock) {
 const contacts = (n: number): Contact[] => Array.from({ length: n }, (_, i) => ({ number: `4915100000${String(i).padStart(3, '0')}`, variables: {} }));
 
 describe('CampaignRunner', () => {
-  test('the pace holds across a restart: the next call waits for pace_ms after the last one the old process started', () => {
+  test('the pace holds across a restart: the next call waits for pace_ms after the last one the old process started', async () => {
     const clock = new ShiftedClock(Date.parse('2026-03-02T10:00:00Z'));
     const { repository, runner } = setUp(clock);
     const settings = CampaignSettingsSchema.parse({ name: 'paced', pace_ms: 60_000, concurrency: 5 });
     const first = recordingDialer();
     const before = runner(first);
-    const id = before.create(settings, contacts(3));
+    const id = await before.create(settings, contacts(3));
     expect(first.dialed).toHaveLength(1);
     before.close();
 
@@ -69,13 +71,13 @@ describe('CampaignRunner', () => {
     expect(second.dialed.map((d) => d.to)).toEqual(['4915100000001']);
   });
 
-  test('a number that joins the global stop list while waiting for a retry is refused at the next look, never called', () => {
+  test('a number that joins the global stop list while waiting for a retry is refused at the next look, never called', async () => {
     const clock = new ShiftedClock(Date.parse('2026-03-02T10:00:00Z'));
     const { repository, runner } = setUp(clock);
     const dialer = recordingDialer();
     const r = runner(dialer);
     const settings = CampaignSettingsSchema.parse({ name: 'retry', retries: { busy: { times: 1, after_minutes: 10 } } });
-    const id = r.create(settings, contacts(1));
+    const id = await r.create(settings, contacts(1));
     const [request] = dialer.dialed;
     r.callNotConnected({ toPhoneNumber: request!.to, variables: {}, tags: request!.tags, requestedAt: clock.now() }, 'busy');
     expect(repository.contact(id, 0)).toMatchObject({ status: 'pending', outcome: 'busy', attempts: 1 });
@@ -87,7 +89,7 @@ describe('CampaignRunner', () => {
     expect(repository.contact(id, 0)).toMatchObject({ status: 'done', outcome: 'refused' });
   });
 
-  test("the repository's queries on contacts walk indexes: no scan of the table, no sort for ORDER BY", () => {
+  test("the repository's queries and changes on contacts walk indexes: no scan of the table, no sort for ORDER BY", () => {
     const db = Database.open(':memory:', logger);
     cleanups.push(() => db.close());
     // Every statement the repository prepares, recorded as it is prepared.
@@ -95,8 +97,8 @@ describe('CampaignRunner', () => {
     const prepare = db.sql.prepare.bind(db.sql);
     db.sql.prepare = ((source: string) => (sources.push(source), prepare(source))) as typeof db.sql.prepare;
     openCampaignStore(db).updateContact('x', 0, { status: 'done' }, new Date());
-    const reads = sources.filter((source) => /^\s*SELECT[\s\S]*campaign_contacts/.test(source));
-    expect(reads.length).toBeGreaterThanOrEqual(8);
+    const reads = sources.filter((source) => /^\s*(SELECT|UPDATE|DELETE)[\s\S]*campaign_contacts/.test(source));
+    expect(reads.length).toBeGreaterThanOrEqual(12);
     for (const source of reads) {
       // Bind every parameter to null: the plan depends on the query's shape, not on values.
       const named = Object.fromEntries([...source.matchAll(/@(\w+)/g)].map(([, name]) => [name, null]));

@@ -56,6 +56,11 @@ async function logIn(): Promise<string> {
   return setCookie.split(';')[0]!;
 }
 
+/** Outbound calling configured, against a voice service that is not there: every call fails. */
+async function unreachableService(): Promise<Record<string, string>> {
+  return { AIFLOW_API_URL: `http://127.0.0.1:${await closedPort()}`, AIFLOW_ACCESS_TOKEN: 'platform-token', AIFLOW_ID: 'flow-1', AIFLOW_BILLING_DEVICE: 'dev-1' };
+}
+
 /** One finished call from `from`: a word, then goodbye and the hangup. */
 async function finishedCall(from: string): Promise<FakeVoiceService> {
   const service = await calls.connect();
@@ -338,7 +343,7 @@ describe('pages', () => {
   });
 
   test('the campaigns page: each campaign with its progress, a way to its calls; the history filters by its name', async () => {
-    await start();
+    await start({ ADMIN_TOKEN: ADMIN, ...(await unreachableService()) });
     const cookie = await logIn();
     expect(await (await get('/dashboard/campaigns', cookie)).text()).toContain('No campaign yet.');
     const created = await fetch(`${env!.hotline.url}/api/campaigns`, {
@@ -347,7 +352,7 @@ describe('pages', () => {
       body: JSON.stringify({ name: 'Spring <check-in>', contacts: [{ phone: '+49 151 1234567', name: 'Anna' }] }),
     });
     const { id } = (await created.json()) as { id: string };
-    // Outbound calls are not configured here: the one contact fails at once, and the campaign is done.
+    // The voice service cannot be reached: the one contact fails at once, and the campaign is done.
     await expect.poll(() => env!.hotline.campaigns.require(id).state).toBe('done');
     const page = await (await get('/dashboard/campaigns', cookie)).text();
     expect(page).toContain(`data-campaign="${id}"`);
@@ -361,7 +366,7 @@ describe('pages', () => {
   });
 
   test('a running campaign is paused and resumed from its row', async () => {
-    await start();
+    await start({ ADMIN_TOKEN: ADMIN, ...(await unreachableService()) });
     const cookie = await logIn();
     // Calling hours two days from now: the campaign runs, and its contact waits.
     const day = WEEKDAYS[(new Date().getUTCDay() + 2) % 7]!;

@@ -82,16 +82,18 @@ describe('outbound follow-up calls', () => {
     expect(generic).not.toMatch(/\{\{|\}\}|\s{2}|\s[,.!?]/);
   });
 
-  test('several requests to one number are matched oldest first; inbound calls are never matched', async () => {
+  test('a number being rung is not requested again; inbound calls are never matched', async () => {
     await startWithPlatform();
     await placeCall({ toPhoneNumber: '491511234567', variables: { name: 'Anna' } });
-    await placeCall({ toPhoneNumber: '491511234567', variables: { name: 'Ben' } });
+    expect(await placeCall({ toPhoneNumber: '0049 151 1234567', variables: { name: 'Ben' } })).toMatchObject({
+      status: 409,
+      body: { error: '491511234567 is already in a call (being rung, or on the line): it is not called again until that call has ended' },
+    });
+    expect(api!.calls).toHaveLength(1);
     const inbound = await ring('491511234567', 'inbound');
     expect((await inbound.nextOfType('speak')).text).toBe('Hello, thanks for calling! How can I help you today?');
     const first = await ring('491511234567');
     expect((await first.nextOfType('speak')).text).toContain('Anna');
-    const second = await ring('491511234567');
-    expect((await second.nextOfType('speak')).text).toContain('Ben');
   });
 
   test('refusals: bad token 401, bad body or number 400 with nothing sent, the service refusal says what to fix', async () => {
@@ -167,7 +169,7 @@ describe('npm run call against a running Hotline', () => {
     expect((await service.nextOfType('speak')).text).toContain('Anna');
 
     lines.length = 0;
-    const refused = await runCallCli(['491511234567', '--flow', 'no-such-flow'], env_, (l) => lines.push(l));
+    const refused = await runCallCli(['491517654321', '--flow', 'no-such-flow'], env_, (l) => lines.push(l));
     expect(refused).toBe(1);
     expect(lines.join('\n')).toMatch(/AIFLOW_ID|does not exist/i);
   });

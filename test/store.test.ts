@@ -43,7 +43,7 @@ describe('Database.open', () => {
     expect(db.sql.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.sql.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     const tables = db.sql.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['calls', 'campaign_contacts', 'campaigns', 'deliveries', 'reports', 'stop_list']);
+    expect(tables).toEqual(['calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'deliveries', 'reports', 'stop_list']);
   });
 
   test('a second open of the same file keeps its rows and runs no migration again', async () => {

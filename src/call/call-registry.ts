@@ -141,6 +141,11 @@ export class CallRegistry implements CallControl {
     return new Promise((resolve) => this.emptyWaiters.push(resolve));
   }
 
+  /** The numbers of the people on the line in the calls in progress, as the service wrote them: no one is dialled twice at once. */
+  *numbersOnTheLine(): Iterable<string> {
+    for (const call of this.calls.values()) if (call.party) yield call.party;
+  }
+
   onCallEnded(listener: (sessionId: string) => void): void {
     this.endedListeners.push(listener);
   }

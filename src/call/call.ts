@@ -139,6 +139,11 @@ export class Call {
     return this.turn !== undefined || this.input.typing || this.gate.closed;
   }
 
+  /** The person on the line (the caller, or the person called), once the call has begun. */
+  get party(): string | undefined {
+    return this.parties.party;
+  }
+
   /** The connection the call's actions go to. */
   get sink(): ActionSink {
     return this.currentSink;

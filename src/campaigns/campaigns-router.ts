@@ -1,12 +1,11 @@
-import express, { type Response, type Router } from 'express';
-import { readableIssues } from '../readable-issues.js';
+import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
+import { CallNotPlacedError, OutboundNotConfiguredError } from '../outbound/errors.js';
 import { requireAdminToken, type SecretGate } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CampaignRunner } from './campaign-runner.js';
-import { parseContacts } from './contacts.js';
-import { CampaignInputSchema, type CampaignStore } from './definition.js';
+import { createCampaign } from './create-campaign.js';
+import type { CampaignStore } from './definition.js';
 import { CampaignNotFoundError, InvalidCampaignError } from './errors.js';
-import { formatPath } from '../yaml-file.js';
 import { progressOf } from './progress.js';
 import { resultsCsv } from './results-csv.js';
 
@@ -21,7 +20,7 @@ export interface CampaignsRouterOptions {
 
 /**
  * /api/campaigns, behind the admin token like /api/calls:
- *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id};
+ *   POST /api/campaigns                  a definition with its contacts (JSON rows or CSV text) → 201 {id, contacts, merged, duplicates};
  *                                        400 {error, problems: [{field, line?, message}], more?} names the problems
  *   GET  /api/campaigns                  every campaign's progress
  *   GET  /api/campaigns/:id              one campaign's progress
@@ -35,23 +34,16 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
 
   router.use('/api/campaigns', requireAdminToken(options.token, options.gate));
 
-  router.post('/api/campaigns', express.json({ limit: '5mb' }), function createCampaign(req, res) {
+  router.post('/api/campaigns', express.json({ limit: MAX_BODY }), async function startCampaign(req, res) {
     if (!req.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
-    const parsed = CampaignInputSchema.safeParse(req.body);
-    if (!parsed.success) {
-      const issues = readableIssues(parsed.error.issues, req.body, CampaignInputSchema);
-      return refuse(res, new InvalidCampaignError(issues.map(({ path, message }) => ({ field: formatPath(path), message }))));
-    }
-    const { contacts: source, ...settings } = parsed.data;
-    let contacts;
     try {
-      contacts = parseContacts(source, { defaultCountryCode: options.defaultCountryCode });
+      res.status(201).json(await createCampaign(runner, req.body, { defaultCountryCode: options.defaultCountryCode }));
     } catch (error) {
       if (error instanceof InvalidCampaignError) return refuse(res, error);
+      if (error instanceof OutboundNotConfiguredError) return void res.status(error.status).json({ error: error.message, missing: error.missing });
+      if (error instanceof CallNotPlacedError) throw new HttpError(error.status, error.message);
       throw error;
     }
-    const id = runner.create(settings, contacts);
-    res.status(201).json({ id, contacts: contacts.length });
   });
 
   router.get('/api/campaigns', function listCampaigns(_req, res) {
@@ -69,7 +61,14 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
   });
 
   router.post('/api/campaigns/:id/resume', function resumeCampaign(req, res) {
-    const campaign = found(() => runner.resume(req.params.id!));
+    let campaign;
+    try {
+      campaign = found(() => runner.resume(req.params.id!));
+    } catch (error) {
+      // Resumed without the AIFLOW_* settings, it would burn its contacts: it stays paused.
+      if (error instanceof OutboundNotConfiguredError) return void res.status(error.status).json({ error: error.message, missing: error.missing });
+      throw error;
+    }
     res.json(progressOf(campaign, repository.tally(campaign.id)));
   });
 
@@ -80,6 +79,7 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
     res.send(resultsCsv(repository.contacts(campaign.id)));
   });
 
+  router.use('/api/campaigns', tooLarge);
   return router;
 }
 
@@ -92,6 +92,18 @@ function refuse(res: Response, error: InvalidCampaignError): void {
   const more = problems.length - PROBLEMS_IN_ANSWER;
   res.status(400).json({ error: `invalid campaign: ${error.message}`, problems: problems.slice(0, PROBLEMS_IN_ANSWER), ...(more > 0 ? { more } : {}) });
 }
+
+const MAX_BODY = '5mb';
+
+/** The body parser's 413, saying what to do about it. */
+const tooLarge: ErrorRequestHandler = (error: unknown, _req, _res, next) => {
+  if (error && typeof error === 'object' && 'type' in error && error.type === 'entity.too.large') {
+    return next(
+      new HttpError(413, `the campaign is larger than ${MAX_BODY.replace('mb', ' MB')}: send the contacts as CSV text (about 30 bytes a row), or split the list into several campaigns`),
+    );
+  }
+  next(error);
+};
 
 function found<T>(work: () => T): T {
   try {

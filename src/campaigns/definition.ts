@@ -79,7 +79,7 @@ export const CampaignSettingsSchema = z.strictObject({
       voicemail: RetryRuleSchema.default(NO_RETRY),
     })
     .default({ no_answer: NO_RETRY, busy: NO_RETRY, voicemail: NO_RETRY }),
-  /** Numbers this campaign never calls, besides the global stop list. */
+  /** Numbers this campaign never calls, besides the global stop list; normalised when the campaign is created. */
   stop_list: z.array(z.union([z.string(), z.number()]).transform(String)).default([]),
   aiFlowId: z.string().trim().min(1).optional(),
   billingDevice: z.string().trim().min(1).optional(),

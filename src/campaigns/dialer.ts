@@ -1,6 +1,6 @@
-import type { AiFlowClient } from '../outbound/aiflow-client.js';
-import type { PendingCall, PendingCalls } from '../outbound/pending-calls.js';
-import { CampaignsUnavailableError } from './errors.js';
+import type { CallNotPlacedError } from '../outbound/errors.js';
+import type { OutboundCalls, OutboundOverrides } from '../outbound/outbound-calls.js';
+import type { PendingCall } from '../outbound/pending-calls.js';
 
 export interface DialRequest {
   to: string;
@@ -12,6 +12,10 @@ export interface DialRequest {
 
 /** How the scheduler places a call; tests may hand in their own. */
 export interface Dialer {
+  /** The AIFLOW_* variables calls with these overrides would lack; empty when they can be placed. */
+  missing(overrides: OutboundOverrides): string[];
+  /** Why `number` may not be dialled now (shutting down, not configured, stopped, in a call); undefined when it may. */
+  refusal(number: string, overrides: OutboundOverrides): CallNotPlacedError | undefined;
   /**
    * Remembers the request for its session_start, then asks the service.
    * Rejects — the request forgotten — when the service refuses.
@@ -21,32 +25,12 @@ export interface Dialer {
   forget(call: PendingCall): void;
 }
 
-/** The real one: the service's API through AiFlowClient, and the PendingCalls every call is matched against. */
-export function serviceDialer(options: {
-  client: AiFlowClient | undefined;
-  pendingCalls: PendingCalls;
-  defaults: { aiFlowId: string | undefined; billingDevice: string | undefined };
-}): Dialer {
-  const { pendingCalls } = options;
+/** The real one: every outbound call goes through OutboundCalls, the API's as well as the campaigns'. */
+export function serviceDialer(outbound: OutboundCalls): Dialer {
   return {
-    async dial(request) {
-      const aiFlowId = request.aiFlowId ?? options.defaults.aiFlowId;
-      const billingDevice = request.billingDevice ?? options.defaults.billingDevice;
-      if (!options.client) throw new CampaignsUnavailableError('outbound calls are not configured: set AIFLOW_API_URL and AIFLOW_ACCESS_TOKEN');
-      if (!aiFlowId) throw new CampaignsUnavailableError('no AI flow: set aiFlowId in the campaign or AIFLOW_ID');
-      if (!billingDevice) throw new CampaignsUnavailableError('no billing device: set billingDevice in the campaign or AIFLOW_BILLING_DEVICE');
-      // Remembered before the request: the call may be answered before the service's 201 arrives.
-      const pending = pendingCalls.add(request.to, request.variables, request.tags);
-      try {
-        await options.client.startCall({ aiFlowId, billingDevice, toPhoneNumber: request.to });
-      } catch (error) {
-        pendingCalls.remove(pending);
-        throw error;
-      }
-      return pending;
-    },
-    forget(call) {
-      pendingCalls.remove(call);
-    },
+    missing: (overrides) => outbound.missing(overrides),
+    refusal: (number, overrides) => outbound.refusal(number, overrides),
+    dial: (request) => outbound.place(request),
+    forget: (call) => outbound.forget(call),
   };
 }

@@ -1,13 +1,18 @@
 import type { BusinessTool, ToolBox } from '../call/ports/business-tools.js';
+import { phoneKey } from '../outbound/phone-number.js';
 
 export const DO_NOT_CALL = 'do_not_call';
 
 /**
  * The model's way to honour "never call me again": the person's number joins
  * the stop list, and a campaign's contact ends `refused` (the campaign reads
- * the tool run in the call's summary).
+ * the tool run in the call's summary). The number goes there normalised, as
+ * every number it is compared with is.
  */
-export function doNotCallToolBox(addToStopList: (number: string, reason: string) => void): ToolBox {
+export function doNotCallToolBox(
+  addToStopList: (number: string, reason: string) => void,
+  options: { defaultCountryCode: string | undefined },
+): ToolBox {
   const tool: BusinessTool = {
     name: DO_NOT_CALL,
     definition: {
@@ -28,7 +33,7 @@ export function doNotCallToolBox(addToStopList: (number: string, reason: string)
       // Offered on outbound calls only: the number called is the person's.
       const number = context.variables.called_number;
       if (!number) return { outcome: 'error', content: 'The number of this call is unknown; it could not be put on the stop list.' };
-      addToStopList(number.replace(/\D/g, ''), reasonOf(argumentsJson));
+      addToStopList(phoneKey(number, options), reasonOf(argumentsJson));
       return { outcome: 'ok', content: 'Done: this number will not be called again.' };
     },
   };

@@ -6,6 +6,8 @@ export interface CampaignProgress {
   name: string;
   state: StoredCampaign['state'];
   contacts: number;
+  /** Rows of its list merged at creation into an earlier row with the same number: one person, called once. */
+  merged: number;
   /** Contacts called at least once. */
   called: number;
   /** Contacts a person (not a mailbox) answered: completed, or refused on the call. */
@@ -29,6 +31,7 @@ export function progressOf(campaign: StoredCampaign, tally: ContactTally): Campa
     name: campaign.name,
     state: campaign.state,
     contacts: tally.contacts,
+    merged: campaign.merged,
     called: tally.called,
     reached: tally.reached,
     voicemail: tally.outcomes.voicemail,
@@ -44,5 +47,6 @@ export function progressOf(campaign: StoredCampaign, tally: ContactTally): Campa
 /** The one line of the CLI's live progress. */
 export function progressLine(p: CampaignProgress): string {
   const retry = p.nextRetry === null ? '' : `, next retry ${p.nextRetry.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`;
-  return `${p.name} [${p.state}]: called ${p.called}/${p.contacts}, reached ${p.reached}, voicemail ${p.voicemail}, pending ${p.pending}, in call ${p.inCall}${retry}`;
+  const merged = p.merged > 0 ? `, ${p.merged} duplicate ${p.merged === 1 ? 'row' : 'rows'} merged` : '';
+  return `${p.name} [${p.state}]: called ${p.called}/${p.contacts}, reached ${p.reached}, voicemail ${p.voicemail}, pending ${p.pending}, in call ${p.inCall}${retry}${merged}`;
 }

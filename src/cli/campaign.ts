@@ -156,7 +156,7 @@ async function start(connection: Connection, file: string, out: Out, usage: Out)
   }
   let created;
   try {
-    created = (await request(connection, 'POST', '/api/campaigns', definition.body)) as { id: string; contacts: number };
+    created = (await request(connection, 'POST', '/api/campaigns', definition.body)) as { id: string; contacts: number; merged?: number };
   } catch (error) {
     if (!(error instanceof ApiError) || error.problems.length === 0) throw error;
     out(`campaign: Hotline refused ${file} with ${problemCount(error.problems.length + error.more)}; nothing was created:`);
@@ -164,7 +164,8 @@ async function start(connection: Connection, file: string, out: Out, usage: Out)
     if (error.more > 0) out(`  and ${error.more} more`);
     return 1;
   }
-  out(`campaign ${created.id} started with ${created.contacts} contacts`);
+  const merged = created.merged ? ` (${created.merged} duplicate ${created.merged === 1 ? 'row' : 'rows'} merged)` : '';
+  out(`campaign ${created.id} started with ${created.contacts} contacts${merged}`);
   return 0;
 }
 

@@ -18,7 +18,12 @@ import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { LIVE_SCRIPT, livePage } from './pages/live.js';
 import { CALL_LIVE_SCRIPT, liveCallPage, type OperatorLines } from './pages/live-call.js';
 import { storyPage } from './pages/story.js';
-import { campaignsPage } from './pages/campaigns.js';
+import { campaignsPage, type CampaignsPageOptions } from './pages/campaigns.js';
+import { MAX_CAMPAIGN_BYTES, readCampaignForm } from './campaign-form.js';
+import type { CreatedCampaign } from '../campaigns/create-campaign.js';
+import { describeProblem, InvalidCampaignError } from '../campaigns/errors.js';
+import { readDefinitionText } from '../campaigns/definition-text.js';
+import { CallNotPlacedError } from '../outbound/errors.js';
 import { chartsPage } from './pages/charts.js';
 import { promptsPage } from './pages/prompts.js';
 import { CHARTS_SCRIPT } from './charts-script.js';
@@ -50,8 +55,15 @@ export interface DashboardDeps {
   timeZone: string | undefined;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
   redeliver(sessionId?: string): number | undefined;
-  /** Pauses or resumes a campaign: no new calls while paused, calls in progress go on. False for no such campaign. */
-  campaign(id: string, action: 'pause' | 'resume'): boolean;
+  /**
+   * Pauses or resumes a campaign: no new calls while paused, calls in progress go on. 'not_found' for no such
+   * campaign; why not, for one that cannot be resumed (outbound calling not configured).
+   */
+  campaign(id: string, action: 'pause' | 'resume'): 'done' | 'not_found' | { notDone: string };
+  /** Creates a campaign as POST /api/campaigns does: the same checks, the same errors. */
+  createCampaign(input: unknown): Promise<CreatedCampaign>;
+  /** The AIFLOW_* variables not set, which campaigns need: the campaigns page says so before anyone types. */
+  outboundMissing(): string[];
   /** The prompts folder's version in use and its last check. */
   promptsStatus(): PromptsStatus;
   /** The failure budget a wrong admin token spends, shared with every other edge. */
@@ -302,14 +314,55 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const id = typeof req.body?.campaign === 'string' ? (req.body.campaign as string) : '';
     const action = req.body?.do === 'pause' || req.body?.do === 'resume' ? (req.body.do as 'pause' | 'resume') : undefined;
     if (!action) return void res.status(400).type('text').send('do is pause or resume');
-    const found = deps.campaign(id, action);
-    deps.logger.info({ campaignId: id, action, found }, 'campaign paused or resumed on the dashboard');
-    if (found) return res.redirect(303, 'campaigns');
-    res.status(404);
-    const body = html`<p><a href="campaigns">← Campaigns</a></p><h1>No such campaign</h1>`;
-    sendPage(res, layout({ title: 'No such campaign', section: 'campaigns', root: '', body }));
+    const outcome = deps.campaign(id, action);
+    deps.logger.info({ campaignId: id, action, outcome }, 'campaign paused or resumed on the dashboard');
+    if (outcome === 'done') return res.redirect(303, 'campaigns');
+    const notFound = outcome === 'not_found';
+    res.status(notFound ? 404 : 409);
+    const body = notFound
+      ? html`<p><a href="campaigns">← Campaigns</a></p><h1>No such campaign</h1>`
+      : html`<p><a href="campaigns">← Campaigns</a></p><h1>Not done</h1><p role="alert">${outcome.notDone}</p>`;
+    sendPage(res, layout({ title: notFound ? 'No such campaign' : 'Not done', section: 'campaigns', root: '', body }));
   });
-  router.get('/dashboard/campaigns', async (req, res) => sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req) })));
+  const campaigns = async (req: Request, res: Response, more: Partial<CampaignsPageOptions> = {}): Promise<void> =>
+    sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req), outboundMissing: deps.outboundMissing(), ...more }));
+  router.get('/dashboard/campaigns', async (req, res) => {
+    // Back from the form: what was started (no personal data, so it may sit in the URL).
+    const { created, contacts, merged } = req.query;
+    const count = (value: unknown): number => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : 0);
+    await campaigns(req, res, typeof created === 'string' && created !== '' ? { created: { id: created, contacts: count(contacts), merged: count(merged) } } : {});
+  });
+  router.get('/dashboard/campaigns/new', (_req, res) => res.redirect(303, '../campaigns#new-campaign'));
+  // The New campaign form: the definition and the contacts, pasted or as files, created as POST /api/campaigns creates.
+  router.post('/dashboard/campaigns/new', async (req: Request, res: Response) => {
+    if (Number(req.headers['content-length'] ?? 0) > 2 * MAX_CAMPAIGN_BYTES + 64 * 1024) {
+      res.status(413);
+      return campaigns(req, res, { root: '../', form: { definition: '', contacts: '', problems: ['the form is larger than 10 MB: split the list into several campaigns'] } });
+    }
+    const sent = await readCampaignForm(req);
+    try {
+      if (sent.problems.length > 0) throw new InvalidCampaignError(sent.problems.map((message) => ({ field: '', message })));
+      const definition = await readDefinitionText(sent.definition);
+      const input =
+        sent.contacts.trim() !== '' && definition !== null && typeof definition === 'object' && !Array.isArray(definition)
+          ? { ...definition, contacts: sent.contacts }
+          : definition;
+      const created = await deps.createCampaign(fileNamedContacts(input));
+      deps.logger.info({ campaignId: created.id, contacts: created.contacts, merged: created.merged }, 'campaign started on the dashboard');
+      res.redirect(303, `../campaigns?created=${encodeURIComponent(created.id)}&contacts=${created.contacts}&merged=${created.merged}`);
+    } catch (error) {
+      // Shown with the form as it was sent, to be fixed there: every problem of the definition, or why none can start now.
+      const refused =
+        error instanceof InvalidCampaignError
+          ? { status: 400, problems: error.problems.map(describeProblem) }
+          : error instanceof CallNotPlacedError
+            ? { status: error.status, problems: [error.message] }
+            : undefined;
+      if (!refused) throw error;
+      res.status(refused.status);
+      await campaigns(req, res, { root: '../', form: { definition: sent.definition, contacts: sent.contacts, problems: refused.problems } });
+    }
+  });
   router.get('/dashboard/charts', async (req, res) => {
     // A range is no personal data: it may sit in the URL, so a chart of 90 days can be bookmarked.
     const asked = Number(req.query.days);
@@ -320,6 +373,21 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     sendPage(res, promptsPage(deps.promptsStatus(), { numbersShown: numbersShown(req) }, await deps.reads.checkPrompts())),
   );
   return router;
+}
+
+/**
+ * A definition for the CLI names its contacts' file (`contacts: people.csv`); here the file is not
+ * there to read: say where the contacts go instead.
+ */
+function fileNamedContacts(input: unknown): unknown {
+  if (input === null || typeof input !== 'object') return input;
+  const { contacts } = input as { contacts?: unknown };
+  if (typeof contacts === 'string' && !contacts.includes('\n') && /\.(csv|json|txt)$/i.test(contacts.trim())) {
+    throw new InvalidCampaignError([
+      { field: 'contacts', message: `"${contacts.trim()}" names a file, which is not read here: paste its rows under Contacts, or choose the file there` },
+    ]);
+  }
+  return input;
 }
 
 /** Reports sent again need somewhere to go. */

@@ -11,6 +11,12 @@ import { HotlineError } from '../errors.js';
  *   AiFlowUnexpectedResponseError    (any other)      → 502  ┘ `upstreamStatus` keeps what the service said.
  *   AiFlowTimeoutError                                → 504  the service did not answer in time
  *   AiFlowNetworkError                                → 502  the service could not be reached
+ *
+ * The call was not placed at all, nothing sent to the service (CallNotPlacedError):
+ *   OutboundNotConfiguredError                        → 409  AIFLOW_* settings missing; names them
+ *   NumberInCallError                                 → 409  the number is being rung or is on the line
+ *   NumberStoppedError                                → 409  the number is on the stop list
+ *   ShuttingDownError                                 → 503  Hotline is shutting down
  */
 
 /** The number cannot be turned into E.164; the message says what is wrong with it. */
@@ -108,6 +114,61 @@ export class AiFlowNetworkError extends HotlineError {
   constructor(target: string, detail: string, cause: unknown) {
     super(`Could not reach the voice service at ${target}: ${detail} (check AIFLOW_API_URL)`, { cause });
   }
+}
+
+/** Hotline refused to place the call itself: nothing reached the voice service. */
+export abstract class CallNotPlacedError extends HotlineError {
+  abstract readonly status: number;
+}
+
+/** What outbound calls need and is not set: the names of the variables, in the README's order. */
+export class OutboundNotConfiguredError extends CallNotPlacedError {
+  readonly code = 'outbound_not_configured';
+  readonly status = 409;
+  constructor(readonly missing: readonly string[]) {
+    super(
+      `outbound calling is not configured: set ${listed(missing)} (see README, "Outbound follow-up calls")` +
+        (missing.some((name) => name === 'AIFLOW_ID' || name === 'AIFLOW_BILLING_DEVICE')
+          ? '; aiFlowId and billingDevice may also be given with the call or the campaign'
+          : ''),
+    );
+  }
+}
+
+/** The number is already being rung, or is on the line: one person, one call at a time. */
+export class NumberInCallError extends CallNotPlacedError {
+  readonly code = 'number_in_call';
+  readonly status = 409;
+  constructor(
+    readonly number: string,
+    /** Epoch ms when a request still unanswered stops being waited for; undefined while a call is on the line. */
+    readonly until: number | undefined,
+  ) {
+    super(`${number} is already in a call (being rung, or on the line): it is not called again until that call has ended`);
+  }
+}
+
+/** The person asked not to be called (do_not_call), or someone put the number on the stop list. */
+export class NumberStoppedError extends CallNotPlacedError {
+  readonly code = 'number_stopped';
+  readonly status = 409;
+  constructor(readonly number: string) {
+    super(`${number} is on the stop list: it is never called`);
+  }
+}
+
+/** From the moment shutdown begins nothing new is dialled: the person would reach a Hotline on its way out. */
+export class ShuttingDownError extends CallNotPlacedError {
+  readonly code = 'shutting_down';
+  readonly status = 503;
+  constructor() {
+    super('Hotline is shutting down: no new call is placed; try again once it has restarted');
+  }
+}
+
+/** "A", "A and B", "A, B and C". */
+function listed(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
 }
 
 function excerpt(text: string, max: number): string {

@@ -57,6 +57,20 @@ export class PendingCalls {
     return taken;
   }
 
+  /**
+   * When the last unexpired request for this number stops waiting for its call, if there is one:
+   * until then the number is being rung, and must not be rung again.
+   */
+  waitingUntil(toPhoneNumber: string): number | undefined {
+    const list = this.byNumber.get(digitsOf(toPhoneNumber));
+    let until: number | undefined;
+    for (const call of list ?? []) {
+      const expires = call.requestedAt + this.ttlMs;
+      if (expires >= this.now() && (until === undefined || expires > until)) until = expires;
+    }
+    return until;
+  }
+
   /** Requests whose call never arrived are dropped once they expire. */
   private prune(): void {
     for (const [key, list] of this.byNumber) {

@@ -12,7 +12,7 @@ const MAX_DIGITS = 15; // E.164's limit, country code included
  * accepted. A national form with a single leading 0 (`0151 1234567`) needs
  * `defaultCountryCode`, since without it the country cannot be known.
  */
-export function normalizePhoneNumber(input: string, options: { defaultCountryCode?: string } = {}): string {
+export function normalizePhoneNumber(input: string, options: { defaultCountryCode?: string | undefined } = {}): string {
   function fail(reason: string): never {
     throw new InvalidPhoneNumberError(input, reason);
   }
@@ -59,4 +59,18 @@ function parseCountryCode(value: string | undefined): string | undefined {
     throw new ConfigError(`Default country code "${value}" is not a country calling code such as 49 or 1`);
   }
   return code;
+}
+
+/**
+ * A number Hotline did not write itself (the service's `to_phone_number`, a row stored before
+ * numbers were normalised) as numbers are compared: normalised where it can be, else its digits.
+ * A number that cannot be dialled can still be one that must not be.
+ */
+export function phoneKey(input: string, options: { defaultCountryCode?: string | undefined } = {}): string {
+  try {
+    return normalizePhoneNumber(input, options);
+  } catch (error) {
+    if (error instanceof InvalidPhoneNumberError) return input.replace(/\D/g, '');
+    throw error;
+  }
 }

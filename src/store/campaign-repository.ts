@@ -30,6 +30,10 @@ export interface StoredCampaign<Settings extends CampaignSettingsShape = Campaig
   readonly state: CampaignState;
   /** Epoch ms of its last call start, for the pace; null before the first. */
   readonly lastStartedAt: number | null;
+  /** Rows of its list merged into another row with the same number at creation. */
+  readonly merged: number;
+  /** The stop list's mark (`stopListMark`) its waiting contacts were last checked against; -1: never, with numbers normalised. */
+  readonly stopMark: number;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -63,10 +67,13 @@ export interface ContactTally {
   outcomes: Record<Outcome, number>;
 }
 
+/** Why a contact on a stop list was never called. */
+const NEVER_CALLED = 'on the stop list: never called';
+
 /** What a transition changes of a contact. */
 export type ContactChange = Partial<Pick<StoredContact, 'status' | 'outcome' | 'attempts' | 'nextAttemptAt' | 'lastSessionId' | 'lastError'>>;
 
-function campaignRow<Settings extends CampaignSettingsShape>(settingsSchema: z.ZodType<Settings>) {
+function campaignRow<Settings extends CampaignSettingsShape>(settings: (id: string, json: string) => Settings) {
   return z
   .object({
     id: z.string(),
@@ -74,6 +81,8 @@ function campaignRow<Settings extends CampaignSettingsShape>(settingsSchema: z.Z
     settings: z.string(),
     state: z.enum(CAMPAIGN_STATES),
     last_started_at: z.number().nullable(),
+    merged: z.number(),
+    stop_mark: z.number(),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -81,9 +90,11 @@ function campaignRow<Settings extends CampaignSettingsShape>(settingsSchema: z.Z
     (row): StoredCampaign<Settings> => ({
       id: row.id,
       name: row.name,
-      settings: settingsSchema.parse(JSON.parse(row.settings)),
+      settings: settings(row.id, row.settings),
       state: row.state,
       lastStartedAt: row.last_started_at,
+      merged: row.merged,
+      stopMark: row.stop_mark,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     }),
@@ -120,15 +131,7 @@ const ContactRow = z
     }),
   );
 
-const TallyRow = z.object({
-  contacts: z.number(),
-  called: z.number(),
-  reached: z.number(),
-  pending: z.number(),
-  in_call: z.number(),
-  next_retry_at: z.number().nullable(),
-});
-const OutcomeCount = z.object({ outcome: z.enum(OUTCOMES), n: z.number() });
+const TallyRow = z.object({ status: z.enum(CONTACT_STATUSES), outcome: z.union([z.enum(OUTCOMES), z.literal('')]), called: z.number(), n: z.number() });
 
 /**
  * The `campaigns`, `campaign_contacts` and `stop_list` tables. Every write is
@@ -138,30 +141,52 @@ const OutcomeCount = z.object({ outcome: z.enum(OUTCOMES), n: z.number() });
 export class CampaignRepository<Settings extends CampaignSettingsShape> {
   private readonly statements;
   private readonly campaignRow;
+  /** A campaign's settings never change once written: each is parsed once, not at every look of the scheduler. */
+  private readonly settingsOf = new Map<string, Settings>();
 
   /** `settingsSchema` reads a campaign's settings back: the store keeps them as JSON and knows only their name. */
   constructor(
     private readonly db: Database,
     settingsSchema: z.ZodType<Settings>,
   ) {
-    this.campaignRow = campaignRow(settingsSchema);
+    this.campaignRow = campaignRow((id, json) => {
+      let settings = this.settingsOf.get(id);
+      if (!settings) this.settingsOf.set(id, (settings = settingsSchema.parse(JSON.parse(json))));
+      return settings;
+    });
     const { sql } = db;
     this.statements = {
+      // Not complete until its last contact is written: until then no one sees it, the scheduler included.
       insertCampaign: sql.prepare(
-        `INSERT INTO campaigns (id, name, settings, state, created_at, updated_at) VALUES (@id, @name, @settings, 'running', @now, @now)`,
+        `INSERT INTO campaigns (id, name, settings, state, created_at, updated_at, complete, merged, zones, stop_mark)
+         VALUES (@id, @name, @settings, 'running', @now, @now, 0, @merged, @zones, @stopMark)`,
       ),
       insertContact: sql.prepare(
         `INSERT INTO campaign_contacts (campaign_id, idx, number, variables, time_zone, status, next_attempt_at, updated_at)
          VALUES (@campaign_id, @idx, @number, @variables, @time_zone, 'pending', 0, @now)`,
       ),
-      campaign: sql.prepare<[string]>('SELECT * FROM campaigns WHERE id = ?'),
-      campaigns: sql.prepare('SELECT * FROM campaigns ORDER BY created_at, id'),
+      insertStoppedContact: sql.prepare(
+        `INSERT INTO campaign_contacts (campaign_id, idx, number, variables, time_zone, status, outcome, next_attempt_at, last_error, updated_at)
+         VALUES (@campaign_id, @idx, @number, @variables, @time_zone, 'done', 'refused', 0, '${NEVER_CALLED}', @now)`,
+      ),
+      complete: sql.prepare<[string, string]>('UPDATE campaigns SET complete = 1, updated_at = ? WHERE id = ?'),
+      incomplete: sql.prepare('SELECT id FROM campaigns WHERE complete = 0'),
+      deleteSomeContacts: sql.prepare<[string, number]>(
+        'DELETE FROM campaign_contacts WHERE rowid IN (SELECT rowid FROM campaign_contacts WHERE campaign_id = ? LIMIT ?)',
+      ),
+      deleteCampaign: sql.prepare<[string]>('DELETE FROM campaigns WHERE id = ?'),
+      campaign: sql.prepare<[string]>('SELECT * FROM campaigns WHERE id = ? AND complete = 1'),
+      campaigns: sql.prepare('SELECT * FROM campaigns WHERE complete = 1 ORDER BY created_at, id'),
       setState: sql.prepare<[string, string, string]>('UPDATE campaigns SET state = ?, updated_at = ? WHERE id = ?'),
       contacts: sql.prepare<[string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? ORDER BY idx'),
+      contactsFrom: sql.prepare<[string, number, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx >= ? ORDER BY idx LIMIT ?'),
       contact: sql.prepare<[string, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx = ?'),
       inStatus: sql.prepare<[string, string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND status = ? ORDER BY idx'),
-      inCall: sql.prepare<[string]>(`SELECT COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
-      open: sql.prepare<[string]>(`SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND status != 'done' LIMIT 1`),
+      // Counts from campaign_tally (kept by triggers): a few rows, however many contacts.
+      inCall: sql.prepare<[string]>(`SELECT COALESCE(SUM(n), 0) AS n FROM campaign_tally WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
+      open: sql.prepare<[string]>(`SELECT 1 FROM campaign_tally WHERE campaign_id = ? AND status != 'done' AND n > 0 LIMIT 1`),
+      storedZones: sql.prepare<[string]>('SELECT zones FROM campaigns WHERE id = ?'),
+      // Campaigns made before the zones were written at creation.
       zones: sql.prepare<[string, string]>(`SELECT DISTINCT COALESCE(time_zone, ?) AS zone FROM campaign_contacts WHERE campaign_id = ?`),
       // Rows are only ever added: the highest rowid changes exactly when the list grows.
       stopListMark: sql.prepare('SELECT COALESCE(MAX(rowid), 0) AS mark FROM stop_list'),
@@ -170,29 +195,28 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
         `SELECT * FROM campaign_contacts
          WHERE campaign_id = @campaignId AND status = 'pending' AND next_attempt_at <= @now
            AND COALESCE(time_zone, @zone) IN (SELECT value FROM json_each(@openZones))
+           AND idx NOT IN (SELECT value FROM json_each(@passed))
          ORDER BY next_attempt_at, idx LIMIT 1`,
       ),
       nextLater: sql.prepare<[string, number]>(
         `SELECT MIN(next_attempt_at) AS at FROM campaign_contacts WHERE campaign_id = ? AND status = 'pending' AND next_attempt_at > ?`,
       ),
-      refuseStopped: sql.prepare(
-        `UPDATE campaign_contacts
-         SET status = 'done', outcome = 'refused', last_error = 'on the stop list: never called', updated_at = @now
-         WHERE campaign_id = @campaignId AND status = 'pending'
-           AND (number IN (SELECT value FROM json_each(@stopList)) OR number IN (SELECT number FROM stop_list))`,
+      // From the stop list's side, through the index on numbers: a look costs the rows added since the last, not the contacts.
+      refuseStoppedSince: sql.prepare(
+        `UPDATE campaign_contacts INDEXED BY campaign_contacts_number
+         SET status = 'done', outcome = 'refused', last_error = '${NEVER_CALLED}', updated_at = @now
+         WHERE campaign_id = @campaignId AND number IN (SELECT number FROM stop_list WHERE rowid > @since) AND status = 'pending'`,
       ),
-      tally: sql.prepare<[string]>(
-        `SELECT
-           COUNT(*) AS contacts,
-           COUNT(*) FILTER (WHERE attempts > 0) AS called,
-           COUNT(*) FILTER (WHERE status = 'reached' OR (status = 'done' AND attempts > 0 AND outcome IN ('completed', 'refused'))) AS reached,
-           COUNT(*) FILTER (WHERE status = 'pending') AS pending,
-           COUNT(*) FILTER (WHERE status IN ('calling', 'reached')) AS in_call,
-           MIN(next_attempt_at) FILTER (WHERE status = 'pending' AND attempts > 0) AS next_retry_at
-         FROM campaign_contacts WHERE campaign_id = ?`,
+      refuseListed: sql.prepare(
+        `UPDATE campaign_contacts INDEXED BY campaign_contacts_number
+         SET status = 'done', outcome = 'refused', last_error = '${NEVER_CALLED}', updated_at = @now
+         WHERE campaign_id = @campaignId AND number IN (SELECT value FROM json_each(@numbers)) AND status = 'pending'`,
       ),
-      outcomes: sql.prepare<[string]>(
-        `SELECT outcome, COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status = 'done' AND outcome IS NOT NULL GROUP BY outcome`,
+      setStopMark: sql.prepare<[number, string]>('UPDATE campaigns SET stop_mark = ? WHERE id = ?'),
+      tally: sql.prepare<[string]>('SELECT status, outcome, called, n FROM campaign_tally WHERE campaign_id = ? AND n > 0'),
+      // A waiting contact has been called before exactly when it waits for a time (a first call waits for 0): the index's first.
+      nextRetry: sql.prepare<[string]>(
+        `SELECT MIN(next_attempt_at) AS at FROM campaign_contacts WHERE campaign_id = ? AND status = 'pending' AND next_attempt_at > 0`,
       ),
       startAttempt: sql.prepare(
         `UPDATE campaign_contacts SET status = 'calling', attempts = attempts + 1, last_error = NULL, last_session_id = NULL, updated_at = @now
@@ -201,24 +225,76 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
       setLastStart: sql.prepare<[number, string]>('UPDATE campaigns SET last_started_at = ? WHERE id = ?'),
       stopped: sql.prepare<[string]>('SELECT 1 FROM stop_list WHERE number = ?'),
       addStop: sql.prepare<[string, string, string]>('INSERT OR IGNORE INTO stop_list (number, reason, added_at) VALUES (?, ?, ?)'),
+      // Anything but E.164 digits: rows written before numbers were normalised.
+      unnormalisedStops: sql.prepare(`SELECT number, reason, added_at FROM stop_list WHERE number NOT GLOB '[1-9]*' OR number GLOB '*[^0-9]*'`),
+      deleteStop: sql.prepare<[string]>('DELETE FROM stop_list WHERE number = ?'),
     };
   }
 
-  createCampaign(id: string, settings: Settings, contacts: readonly NewContact[], now: Date): void {
+  /**
+   * A new campaign, invisible until `completeCampaign`: its contacts are written in between, a slice
+   * at a time (`insertContacts`). `stopMark` is the stop list's mark before its contacts were checked.
+   */
+  beginCampaign(id: string, settings: Settings, extra: { merged: number; zones: readonly string[]; stopMark: number }, now: Date): void {
+    this.statements.insertCampaign.run({
+      id,
+      name: settings.name,
+      settings: JSON.stringify(settings),
+      now: now.toISOString(),
+      merged: extra.merged,
+      zones: JSON.stringify(extra.zones),
+      stopMark: extra.stopMark,
+    });
+  }
+
+  /**
+   * Writes contacts from `from` on, in one transaction, until `enough()` says the slice has had its
+   * time; returns where the next slice starts. A contact `stopped` says is written refused, never called.
+   */
+  insertContacts(
+    id: string,
+    contacts: readonly NewContact[],
+    from: number,
+    options: { stopped: (number: string) => boolean; enough: () => boolean },
+    now: Date,
+  ): number {
     const at = now.toISOString();
-    this.db.transaction(() => {
-      this.statements.insertCampaign.run({ id, name: settings.name, settings: JSON.stringify(settings), now: at });
-      contacts.forEach((contact, idx) =>
-        this.statements.insertContact.run({
+    return this.db.transaction(() => {
+      let idx = from;
+      while (idx < contacts.length) {
+        const contact = contacts[idx]!;
+        const row = {
           campaign_id: id,
           idx,
           number: contact.number,
           variables: JSON.stringify(contact.variables),
           time_zone: contact.time_zone ?? null,
           now: at,
-        }),
-      );
+        };
+        (options.stopped(contact.number) ? this.statements.insertStoppedContact : this.statements.insertContact).run(row);
+        idx += 1;
+        if (idx % 64 === 0 && options.enough()) break;
+      }
+      return idx;
     });
+  }
+
+  /** Every contact is written: the campaign is one now, and the scheduler sees it. */
+  completeCampaign(id: string, now: Date): void {
+    this.statements.complete.run(now.toISOString(), id);
+  }
+
+  /** Campaigns whose writing never finished (the process died, or a write failed). */
+  incompleteCampaigns(): string[] {
+    return this.statements.incomplete.all().map((row) => z.object({ id: z.string() }).parse(row).id);
+  }
+
+  /** Deletes up to `limit` of an incomplete campaign's contacts, then the campaign; true once it is gone. */
+  discardSome(id: string, limit: number): boolean {
+    if (this.statements.deleteSomeContacts.run(id, limit).changes > 0) return false;
+    this.statements.deleteCampaign.run(id);
+    this.settingsOf.delete(id);
+    return true;
   }
 
   campaign(id: string): StoredCampaign<Settings> | undefined {
@@ -238,6 +314,14 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
     return this.statements.contacts.all(campaignId).map((row) => ContactRow.parse(row));
   }
 
+  /**
+   * Up to `limit` contacts from index `from` on, in list order: a long list read a batch at a time
+   * (`contacts` reads 150,000 rows in seconds, on the event loop the calls share).
+   */
+  contactsFrom(campaignId: string, from: number, limit: number): StoredContact[] {
+    return this.statements.contactsFrom.all(campaignId, from, limit).map((row) => ContactRow.parse(row));
+  }
+
   /** The contacts in one status, e.g. those a stopped process left in a call. */
   contactsIn(campaignId: string, status: ContactStatus): StoredContact[] {
     return this.statements.inStatus.all(campaignId, status).map((row) => ContactRow.parse(row));
@@ -254,6 +338,8 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
 
   /** The time zones the contacts are called in: each one's own, else `campaignZone`. They never change. */
   zones(campaignId: string, campaignZone: string): string[] {
+    const stored = z.object({ zones: z.string().nullable() }).optional().parse(this.statements.storedZones.get(campaignId))?.zones;
+    if (stored) return z.array(z.string()).parse(JSON.parse(stored));
     return this.statements.zones.all(campaignZone, campaignId).map((row) => z.object({ zone: z.string() }).parse(row).zone);
   }
 
@@ -262,9 +348,18 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
     return z.object({ mark: z.number() }).parse(this.statements.stopListMark.get()).mark;
   }
 
-  /** The next contact to call: waiting, due by `now`, in one of `openZones`; earliest due first, then list order. */
-  nextDue(campaignId: string, now: number, campaignZone: string, openZones: readonly string[]): StoredContact | undefined {
-    const row = this.statements.nextDue.get({ campaignId, now, zone: campaignZone, openZones: JSON.stringify(openZones) });
+  /**
+   * The next contact to call: waiting, due by `now`, in one of `openZones`, not one of `passed` (by index);
+   * earliest due first, then list order.
+   */
+  nextDue(campaignId: string, now: number, campaignZone: string, openZones: readonly string[], passed: readonly number[] = []): StoredContact | undefined {
+    const row = this.statements.nextDue.get({
+      campaignId,
+      now,
+      zone: campaignZone,
+      openZones: JSON.stringify(openZones),
+      passed: JSON.stringify(passed),
+    });
     return row === undefined ? undefined : ContactRow.parse(row);
   }
 
@@ -274,11 +369,21 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
   }
 
   /**
-   * Every waiting contact whose number is on the campaign's or the global stop list ends `refused`,
-   * never called. Reads every waiting contact: run it when the global list changed (`stopListMark`).
+   * Every waiting contact whose number joined the global stop list after row `since` (a `stopListMark`),
+   * or is one of `numbers` (normalised), ends `refused`, never called. Returns how many did.
    */
-  refuseStopped(campaignId: string, stopList: readonly string[], now: Date): number {
-    return this.statements.refuseStopped.run({ campaignId, stopList: JSON.stringify(stopList), now: now.toISOString() }).changes;
+  refuseStopped(campaignId: string, since: number, numbers: readonly string[], now: Date): number {
+    const at = now.toISOString();
+    return this.db.transaction(() => {
+      let changes = this.statements.refuseStoppedSince.run({ campaignId, since, now: at }).changes;
+      if (numbers.length > 0) changes += this.statements.refuseListed.run({ campaignId, numbers: JSON.stringify(numbers), now: at }).changes;
+      return changes;
+    });
+  }
+
+  /** The campaign's waiting contacts have been checked against the stop list up to `mark`. */
+  setStopMark(campaignId: string, mark: number): void {
+    this.statements.setStopMark.run(mark, campaignId);
   }
 
   /** An attempt begins: the contact is `calling`, its attempt counted, and the campaign's pace clock set, in one write. */
@@ -290,21 +395,19 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
   }
 
   tally(campaignId: string): ContactTally {
-    const row = TallyRow.parse(this.statements.tally.get(campaignId));
     const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-    for (const counted of this.statements.outcomes.all(campaignId)) {
-      const { outcome, n } = OutcomeCount.parse(counted);
-      outcomes[outcome] = n;
+    const tally: ContactTally = { contacts: 0, called: 0, reached: 0, pending: 0, inCall: 0, nextRetryAt: null, outcomes };
+    for (const counted of this.statements.tally.all(campaignId)) {
+      const { status, outcome, called, n } = TallyRow.parse(counted);
+      tally.contacts += n;
+      if (called) tally.called += n;
+      if (status === 'reached' || (status === 'done' && called && (outcome === 'completed' || outcome === 'refused'))) tally.reached += n;
+      if (status === 'pending') tally.pending += n;
+      if (status === 'calling' || status === 'reached') tally.inCall += n;
+      if (status === 'done' && outcome !== '') outcomes[outcome] += n;
     }
-    return {
-      contacts: row.contacts,
-      called: row.called,
-      reached: row.reached,
-      pending: row.pending,
-      inCall: row.in_call,
-      nextRetryAt: row.next_retry_at,
-      outcomes,
-    };
+    tally.nextRetryAt = z.object({ at: z.number().nullable() }).parse(this.statements.nextRetry.get(campaignId)).at;
+    return tally;
   }
 
   contact(campaignId: string, index: number): StoredContact | undefined {
@@ -335,7 +438,29 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
     return this.statements.stopped.get(number) !== undefined;
   }
 
+  /** `number` normalised, as every number compared with the list is. */
   addToStopList(number: string, reason: string, now: Date): void {
     this.statements.addStop.run(number, reason, now.toISOString());
+  }
+
+  /**
+   * Rewrites the stop list's rows written before numbers were normalised (`0049…`, a national `0151…`)
+   * as `normalise` says; a row it cannot read (undefined) is kept as it is. Returns those kept.
+   */
+  normaliseStopList(normalise: (number: string) => string | undefined): string[] {
+    const kept: string[] = [];
+    const Row = z.object({ number: z.string(), reason: z.string(), added_at: z.string() });
+    this.db.transaction(() => {
+      for (const row of this.statements.unnormalisedStops.all().map((r) => Row.parse(r))) {
+        const number = normalise(row.number);
+        if (number === undefined || number === row.number) {
+          kept.push(row.number);
+          continue;
+        }
+        this.statements.addStop.run(number, row.reason, row.added_at);
+        this.statements.deleteStop.run(row.number);
+      }
+    });
+    return kept;
   }
 }

@@ -102,4 +102,45 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN retry_from TEXT;
   CREATE INDEX deliveries_failed ON deliveries (session_id) WHERE status = 'failed';
   `,
+  // 5: a campaign's contacts are written in slices, never in one long write on the calls' event loop:
+  // a campaign is one only once `complete` (a process that died half-way leaves one that is not). How
+  // many rows were merged as duplicates, and the contacts' time zones, written at creation. Up to which
+  // stop-list row its waiting contacts have been checked (-1: made before numbers on stop lists were
+  // normalised, so its own list is checked again, normalised). Contacts found by number, for that check.
+  // The contacts counted by status, outcome and whether called, kept by triggers: a campaign's progress
+  // is a few rows to read, not 150,000 to count on the event loop the calls share.
+  `
+  ALTER TABLE campaigns ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE campaigns ADD COLUMN merged INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE campaigns ADD COLUMN zones TEXT;
+  ALTER TABLE campaigns ADD COLUMN stop_mark INTEGER NOT NULL DEFAULT -1;
+  CREATE INDEX campaign_contacts_number ON campaign_contacts (campaign_id, number);
+
+  CREATE TABLE campaign_tally (
+    campaign_id TEXT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+    status      TEXT NOT NULL,
+    outcome     TEXT NOT NULL,  -- '' while there is none
+    called      INTEGER NOT NULL,  -- attempts > 0
+    n           INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, status, outcome, called)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO campaign_tally (campaign_id, status, outcome, called, n)
+    SELECT campaign_id, status, COALESCE(outcome, ''), attempts > 0, COUNT(*) FROM campaign_contacts GROUP BY 1, 2, 3, 4;
+  CREATE TRIGGER campaign_tally_insert AFTER INSERT ON campaign_contacts BEGIN
+    INSERT INTO campaign_tally (campaign_id, status, outcome, called, n)
+      VALUES (NEW.campaign_id, NEW.status, COALESCE(NEW.outcome, ''), NEW.attempts > 0, 1)
+      ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER campaign_tally_update AFTER UPDATE OF status, outcome, attempts ON campaign_contacts BEGIN
+    UPDATE campaign_tally SET n = n - 1
+      WHERE campaign_id = OLD.campaign_id AND status = OLD.status AND outcome = COALESCE(OLD.outcome, '') AND called = (OLD.attempts > 0);
+    INSERT INTO campaign_tally (campaign_id, status, outcome, called, n)
+      VALUES (NEW.campaign_id, NEW.status, COALESCE(NEW.outcome, ''), NEW.attempts > 0, 1)
+      ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER campaign_tally_delete AFTER DELETE ON campaign_contacts BEGIN
+    UPDATE campaign_tally SET n = n - 1
+      WHERE campaign_id = OLD.campaign_id AND status = OLD.status AND outcome = COALESCE(OLD.outcome, '') AND called = (OLD.attempts > 0);
+  END;
+  `,
 ];

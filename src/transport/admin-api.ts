@@ -2,9 +2,9 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { z } from 'zod';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
 import type { Logger } from '../logger.js';
-import type { AiFlowClient } from '../outbound/aiflow-client.js';
+import { CallNotPlacedError } from '../outbound/errors.js';
+import type { OutboundCalls } from '../outbound/outbound-calls.js';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
-import type { PendingCalls } from '../outbound/pending-calls.js';
 import { HotlineError } from '../errors.js';
 import { describeIssues } from '../protocol/parse-event.js';
 import { requireAdminToken, type SecretGate } from './auth.js';
@@ -14,14 +14,13 @@ export interface AdminApiOptions {
   token: string | undefined;
   /** The failure budget a wrong token spends, shared with every other edge. */
   gate: SecretGate;
-  /** Undefined when AIFLOW_API_URL / AIFLOW_ACCESS_TOKEN are not set. */
-  client: AiFlowClient | undefined;
-  pendingCalls: PendingCalls;
+  /** Places outbound calls: refuses while shutting down, without the AIFLOW_* settings, and for a number stopped or in a call. */
+  outbound: OutboundCalls;
   /** The calls in progress, for a person to hand over or end. */
   control: CallControl;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
   redeliver(sessionId?: string): number | undefined;
-  defaults: { aiFlowId: string | undefined; billingDevice: string | undefined; countryCode: string | undefined };
+  defaults: { countryCode: string | undefined };
   logger: Logger;
 }
 
@@ -105,20 +104,14 @@ export function adminApiRouter(options: AdminApiOptions): Router {
       } catch (error) {
         throw new HttpError(400, error instanceof Error ? error.message : 'invalid phone number');
       }
-      const aiFlowId = body.aiFlowId ?? options.defaults.aiFlowId;
-      const billingDevice = body.billingDevice ?? options.defaults.billingDevice;
-      if (!aiFlowId) throw new HttpError(400, 'no AI flow: pass aiFlowId or set AIFLOW_ID');
-      if (!billingDevice) throw new HttpError(400, 'no billing device: pass billingDevice or set AIFLOW_BILLING_DEVICE');
-      if (!options.client) {
-        throw new HttpError(503, 'outbound calls are not configured: set AIFLOW_API_URL and AIFLOW_ACCESS_TOKEN');
-      }
-
-      // Remembered before the request: the call may be answered before the service's 201 arrives.
-      const pending = options.pendingCalls.add(toPhoneNumber, body.variables ?? {});
+      const { aiFlowId, billingDevice } = body;
       try {
-        await options.client.startCall({ aiFlowId, billingDevice, toPhoneNumber });
+        await options.outbound.place({ to: toPhoneNumber, variables: body.variables ?? {}, aiFlowId, billingDevice });
       } catch (error) {
-        options.pendingCalls.remove(pending);
+        if (error instanceof CallNotPlacedError) {
+          logger.info({ toPhoneNumber, reason: error.code }, 'outbound call not placed');
+          throw new HttpError(error.status, error.message);
+        }
         logger.warn({ err: error, aiFlowId, toPhoneNumber }, 'outbound call refused');
         throw new HttpError(statusOf(error), error instanceof Error ? error.message : 'outbound call failed', { cause: error });
       }

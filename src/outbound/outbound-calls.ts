@@ -1,0 +1,125 @@
+import type { AiFlowClient } from './aiflow-client.js';
+import { NumberInCallError, NumberStoppedError, OutboundNotConfiguredError, ShuttingDownError, type CallNotPlacedError } from './errors.js';
+import type { PendingCall, PendingCalls } from './pending-calls.js';
+import { phoneKey } from './phone-number.js';
+
+export interface OutboundCallRequest {
+  /** Normalised already (normalizePhoneNumber): E.164 digits without '+'. */
+  to: string;
+  variables: Readonly<Record<string, string>>;
+  /** Who asked (a campaign and its contact), kept with the call's record. */
+  tags?: Readonly<Record<string, string>> | undefined;
+  /** Without them, AIFLOW_ID / AIFLOW_BILLING_DEVICE. */
+  aiFlowId?: string | undefined;
+  billingDevice?: string | undefined;
+}
+
+/** A campaign or a request may name its own AI flow and billing device. */
+export interface OutboundOverrides {
+  aiFlowId?: string | undefined;
+  billingDevice?: string | undefined;
+}
+
+export interface OutboundCallsOptions {
+  /** Undefined when AIFLOW_API_URL or AIFLOW_ACCESS_TOKEN is not set. */
+  client: AiFlowClient | undefined;
+  /** The AIFLOW_* settings, to name what is missing. */
+  settings: {
+    apiUrl: string | undefined;
+    accessToken: string | undefined;
+    aiFlowId: string | undefined;
+    billingDevice: string | undefined;
+    defaultCountryCode: string | undefined;
+  };
+  pendingCalls: PendingCalls;
+  /** The numbers of the people on the line in the calls in progress (caller or person called), as the service wrote them. */
+  numbersOnTheLine(): Iterable<string>;
+  /** Whether a normalised number is on the global stop list. */
+  isStopped(number: string): boolean;
+}
+
+/**
+ * The one way Hotline dials out, for the outbound API and the campaigns alike:
+ * nothing while shutting down or without the AIFLOW_* settings, never a number
+ * on the stop list, and never a number already in a call — being rung
+ * (a request waiting for its session_start) or on the line — until that call
+ * has ended.
+ */
+export class OutboundCalls {
+  private shuttingDown = false;
+
+  constructor(private readonly options: OutboundCallsOptions) {}
+
+  /** The AIFLOW_* variables that calls with these overrides would lack; empty when they can be placed. */
+  missing(overrides: OutboundOverrides = {}): string[] {
+    const { settings } = this.options;
+    const missing: string[] = [];
+    if (!settings.apiUrl) missing.push('AIFLOW_API_URL');
+    if (!settings.accessToken) missing.push('AIFLOW_ACCESS_TOKEN');
+    if (!(overrides.aiFlowId ?? settings.aiFlowId)) missing.push('AIFLOW_ID');
+    if (!(overrides.billingDevice ?? settings.billingDevice)) missing.push('AIFLOW_BILLING_DEVICE');
+    // Set but refused at startup would have stopped Hotline; set and here means a client exists.
+    if (missing.length === 0 && !this.options.client) missing.push('AIFLOW_API_URL', 'AIFLOW_ACCESS_TOKEN');
+    return missing;
+  }
+
+  /** Shutdown begins: from now on every request is refused. Calls in progress and those already requested go on. */
+  stopDialling(): void {
+    this.shuttingDown = true;
+  }
+
+  get dialling(): boolean {
+    return !this.shuttingDown;
+  }
+
+  /**
+   * Why `to` (normalised) may not be dialled now, or undefined when it may. Synchronous and cheap
+   * (lookups, and a walk over the calls in progress): check, then dial, with nothing in between.
+   */
+  refusal(to: string, overrides: OutboundOverrides = {}): CallNotPlacedError | undefined {
+    if (this.shuttingDown) return new ShuttingDownError();
+    const missing = this.missing(overrides);
+    if (missing.length > 0) return new OutboundNotConfiguredError(missing);
+    if (this.options.isStopped(to)) return new NumberStoppedError(to);
+    const ringing = this.options.pendingCalls.waitingUntil(to);
+    if (ringing !== undefined) return new NumberInCallError(to, ringing);
+    const { defaultCountryCode } = this.options.settings;
+    for (const number of this.options.numbersOnTheLine()) {
+      if (phoneKey(number, { defaultCountryCode }) === to) return new NumberInCallError(to, undefined);
+    }
+    return undefined;
+  }
+
+  /**
+   * Checks (see `refusal`), remembers the request for its session_start, then asks the service.
+   * Rejects — the request forgotten — when it is refused here or by the service.
+   */
+  async place(request: OutboundCallRequest): Promise<PendingCall> {
+    const refused = this.refusal(request.to, request);
+    if (refused) throw refused;
+    const target = this.target(request);
+    if (!target) throw new OutboundNotConfiguredError(this.missing(request));
+    const { pendingCalls } = this.options;
+    // Remembered before the request: the call may be answered before the service's 201 arrives.
+    const pending = pendingCalls.add(request.to, { ...request.variables }, request.tags ? { ...request.tags } : undefined);
+    try {
+      await target.client.startCall({ aiFlowId: target.aiFlowId, billingDevice: target.billingDevice, toPhoneNumber: request.to });
+    } catch (error) {
+      pendingCalls.remove(pending);
+      throw error;
+    }
+    return pending;
+  }
+
+  private target(overrides: OutboundOverrides): { client: AiFlowClient; aiFlowId: string; billingDevice: string } | undefined {
+    const { client, settings } = this.options;
+    const aiFlowId = overrides.aiFlowId ?? settings.aiFlowId;
+    const billingDevice = overrides.billingDevice ?? settings.billingDevice;
+    return client && aiFlowId && billingDevice ? { client, aiFlowId, billingDevice } : undefined;
+  }
+
+  /** The call will not come (a campaign's answer timeout): a late session_start must not be taken for it. */
+  forget(call: PendingCall): void {
+    this.options.pendingCalls.remove(call);
+  }
+}
