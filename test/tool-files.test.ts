@@ -10,6 +10,7 @@ import { createHttpTool } from '../src/tools/http-tool.js';
 import type { Env } from '../src/tools/request-template.js';
 import { CUT_MARK } from '../src/tools/result-text.js';
 import { toolFileSchema } from '../src/tools/tool-file.js';
+import { toolScrubber } from '../src/tools/tool-scrubber.js';
 import { describeYamlProblem, parseYamlFile } from '../src/yaml-file.js';
 import { json, startBusinessServer, type BusinessHandler, type BusinessServer } from './helpers/business-server.js';
 
@@ -38,7 +39,7 @@ function problemsOf(yaml: string, env: Env = {}): string[] {
 function toolFrom(yaml: string, env: Env = {}): BusinessTool {
   const parsed = parseYamlFile(yaml, toolFileSchema(env));
   if (!('data' in parsed)) throw new Error(parsed.problems.map(describeYamlProblem).join('\n'));
-  return createHttpTool(parsed.data.name ?? 'test_tool', parsed.data, DEFAULTS);
+  return createHttpTool(parsed.data.name ?? 'test_tool', parsed.data, DEFAULTS, toolScrubber([]));
 }
 
 function context(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
@@ -357,7 +358,7 @@ describe('a broken tool file names the line and what is wrong', () => {
 
   test('a body on a GET, a reserved name, no description', () => {
     expect(problemsOf('name: transfer\nrequest: { url: "https://x.example/", body: { a: 1 } }\n')).toEqual([
-      'line 1: name: "transfer" is the name of one of the call\'s own tools (speak, transfer, hangup)',
+      'line 1: name: "transfer" is the name of one of Hotline\'s own tools (speak, transfer, hangup, do_not_call), in any spelling',
       'line 1: description: Invalid input: expected string, received undefined',
       'line 2: request.body: a GET request has no body: use POST, PUT, PATCH or DELETE, or send the values as query',
     ]);
