@@ -114,10 +114,10 @@ describe('tool definitions an MCP server lists', () => {
     const status = env.hotline.tools.mcp.status()[0];
     expect(status?.tools).toEqual(['lookup']);
     expect(status?.problems).toEqual([
-      expect.stringMatching(/^tool "bad_type" left out: inputSchema\.properties\.a: .*strnig/),
-      expect.stringMatching(/^tool "bad_ref" left out: inputSchema\.properties\.a: .*#\/\$defs\/missing/),
-      expect.stringMatching(/^tool "huge_description" left out: its description is 1050000 characters; .* at most 1024$/),
-      expect.stringMatching(/^tool "huge_schema" left out: inputSchema: is \d+ characters of JSON; a tool's schema may have at most 16000$/),
+      expect.stringMatching(/^tool "bad_type" of MCP server sloppy left out: inputSchema\.properties\.a: .*strnig/),
+      expect.stringMatching(/^tool "bad_ref" of MCP server sloppy left out: inputSchema\.properties\.a: .*#\/\$defs\/missing/),
+      expect.stringMatching(/^tool "huge_description" of MCP server sloppy left out: its description is 1050000 characters; .* at most 1024$/),
+      expect.stringMatching(/^tool "huge_schema" of MCP server sloppy left out: inputSchema: is \d+ characters of JSON; a tool's schema may have at most 16000$/),
     ]);
   });
 

@@ -20,15 +20,17 @@ export interface ToolDefaults {
 const ERROR_EXCERPT_CHARS = 300;
 const ABORTED: ToolResult = { content: 'not done: the caller interrupted', outcome: 'aborted' };
 
+/** What the model is offered of a tool file. */
+export function httpToolDefinition(name: string, file: ToolFile): ChatCompletionTool {
+  return { type: 'function', function: { name, description: file.description, parameters: file.parameters.schema } };
+}
+
 /** A tool file made runnable; `scrub` takes its secrets out of everything it returns; `source` is the file. */
 export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefaults, scrub: ToolScrubber, source?: string): BusinessTool {
   const timeoutMs = file.timeout_ms ?? defaults.timeoutMs;
   const maxChars = file.response.max_chars ?? defaults.maxChars;
   const path = file.response.path === undefined ? undefined : pathParts(file.response.path);
-  const definition: ChatCompletionTool = {
-    type: 'function',
-    function: { name, description: file.description, parameters: file.parameters.schema },
-  };
+  const definition = httpToolDefinition(name, file);
   const { method } = file.request;
 
   const timeoutText = (): string => `error: ${file.errors.timeout ?? `${name} did not answer within ${timeoutMs / 1000} s`}`;

@@ -90,6 +90,11 @@ export class McpHub implements ToolBox {
     return this.offered;
   }
 
+  /** Each server's tools as it offers them, in configuration order, before a name taken by an earlier server is left out. */
+  listings(): { server: string; tools: readonly BusinessTool[] }[] {
+    return [...this.servers.values()].map((server) => ({ server: server.connection.name, tools: server.connection.tools() }));
+  }
+
   status(): McpServerStatus[] {
     return [...this.servers.values()].map((server) => server.connection.status());
   }

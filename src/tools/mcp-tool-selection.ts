@@ -39,7 +39,7 @@ export function selectTools(config: McpServerConfig, listed: readonly Tool[]): T
   for (const tool of listed) {
     if (allowed && !allowed.has(tool.name)) continue;
     const name = `${prefix}${tool.name}`;
-    const leftOut = (why: string): void => void problems.push(`tool "${name}" left out: ${why}`);
+    const leftOut = (why: string): void => void problems.push(`tool "${name}" of MCP server ${config.name} left out: ${why}`);
     const nameProblem = toolNameProblem(name);
     if (nameProblem !== undefined) {
       leftOut(nameProblem);
@@ -66,7 +66,7 @@ export function selectTools(config: McpServerConfig, listed: readonly Tool[]): T
     offered.push({ name, serverName: tool.name, definition, sideEffect: hasSideEffect(config, tool), parameters });
   }
   for (const name of allowed ?? []) {
-    if (!listed.some((tool) => tool.name === name)) problems.push(`tool "${name}" of the tools list is not offered by the server`);
+    if (!listed.some((tool) => tool.name === name)) problems.push(`tool "${name}" of the tools list is not offered by MCP server ${config.name}`);
   }
   return { offered, problems };
 }

@@ -41,6 +41,8 @@ export interface ToolsFolderRead {
   readonly tools: readonly ReadTool[];
   readonly context: { readonly file: string; readonly spec: ContextFile } | undefined;
   readonly mcpServers: readonly McpServerConfig[];
+  /** The file the MCP servers come from, if there is one. */
+  readonly mcpFile: string | undefined;
   /** Every YAML file by name, and the folder itself if it cannot be read. */
   readonly reports: readonly ToolFileReport[];
   readonly problems: readonly PromptProblem[];
@@ -106,6 +108,7 @@ function folderRead(
     tools: reader?.tools ?? [],
     context: reader?.context,
     mcpServers: reader?.mcpServers ?? [],
+    mcpFile: reader?.mcpFile,
     reports,
     problems,
     fingerprint,
@@ -118,7 +121,7 @@ class FolderReader {
   readonly tools: ReadTool[] = [];
   context: { file: string; spec: ContextFile } | undefined;
   mcpServers: McpServerConfig[] = [];
-  private mcpFile: string | undefined;
+  mcpFile: string | undefined;
   private contextFile: string | undefined;
   private readonly toolFiles = new Map<string, string>();
 

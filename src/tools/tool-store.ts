@@ -161,14 +161,4 @@ export class ToolStore implements ToolBox {
   }
 }
 
-export interface ToolsFolderCheck {
-  files: { file: string; summary: string; needs: string[]; problems: PromptProblem[] }[];
-  /** True if no file has a problem. Unset environment variables are no problem: the tool waits for them. */
-  ok: boolean;
-}
-
-/** Everything prompts:check reports about `<dir>/tools`; a missing folder is fine and lists nothing. */
-export async function checkToolsFolder(dir: string, env: Env): Promise<ToolsFolderCheck> {
-  const read = await readToolsFolder(dir, env);
-  return { files: read.reports.map((r) => ({ ...r, needs: [...r.needs], problems: [...r.problems] })), ok: read.problems.length === 0 };
-}
+export { checkToolsFolder, type ToolsFolderCheck } from './tools-check.js';
