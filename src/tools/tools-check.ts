@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import type { PromptProblem } from '../prompts/folder-load.js';
 import { httpToolDefinition } from './http-tool.js';
-import { McpHub } from './mcp-hub.js';
+import type { McpServerConfig } from './mcp-config.js';
 import type { Env } from './request-template.js';
 import { readToolsFolder, type ToolFileReport } from './tool-folder.js';
 import { assembleOffer, describeLeftOut, type OfferItem } from './tool-offer.js';
@@ -81,11 +81,9 @@ function annotated(report: ToolFileReport, standIns: NonNullable<ToolsCheckOptio
  * is not: servers started (or connected to) as Hotline does, each given
  * `timeoutMs` to come up, all closed again before this returns.
  */
-async function listMcpTools(
-  servers: Parameters<McpHub['update']>[0],
-  env: Env,
-  timeoutMs: number,
-): Promise<{ tools: OfferItem[][]; problems: string[] }> {
+async function listMcpTools(servers: readonly McpServerConfig[], env: Env, timeoutMs: number): Promise<{ tools: OfferItem[][]; problems: string[] }> {
+  // Loaded only here: the dashboard's check, which starts no server, does without the MCP client.
+  const { McpHub } = await import('./mcp-hub.js');
   const hub = new McpHub(pino({ level: 'silent' }), {
     env,
     defaults: { timeoutMs, maxChars: 2_000 },
