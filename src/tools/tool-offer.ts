@@ -9,7 +9,9 @@ export interface OfferItem {
   readonly source?: string;
 }
 
-export interface LeftOut {
+export interface LeftOut<T extends OfferItem = OfferItem> {
+  /** The tool left out. */
+  readonly tool: T;
   readonly name: string;
   readonly source: string;
   readonly reason: string;
@@ -25,14 +27,14 @@ export interface LeftOut {
  * MAX_OFFERED_TOOLS and MAX_OFFER_CHARS, the later tools left out. Each tool
  * left out is said with why, for the log and prompts:check.
  */
-export function assembleOffer<T extends OfferItem>(sources: readonly (readonly T[])[]): { offered: T[]; leftOut: LeftOut[] } {
+export function assembleOffer<T extends OfferItem>(sources: readonly (readonly T[])[]): { offered: T[]; leftOut: LeftOut<T>[] } {
   const offered: T[] = [];
-  const leftOut: LeftOut[] = [];
+  const leftOut: LeftOut<T>[] = [];
   const owners = new Map<string, T>();
   let chars = 0;
   for (const tool of sources.flat()) {
     const source = tool.source ?? 'a tool';
-    const out = (reason: string, takenBy?: OfferItem): void => void leftOut.push({ name: tool.name, source, reason, ...(takenBy ? { takenBy } : {}) });
+    const out = (reason: string, takenBy?: OfferItem): void => void leftOut.push({ tool, name: tool.name, source, reason, ...(takenBy ? { takenBy } : {}) });
     const reserved = reservedName(tool.name);
     if (reserved !== undefined) {
       out(`"${tool.name}" is the name of Hotline's own ${reserved} tool, in any spelling`);

@@ -53,10 +53,15 @@ export async function checkToolsFolder(dir: string, env: Env, options: ToolsChec
   });
 
   const fileTools: OfferItem[] = read.tools.map(({ file, name, spec }) => ({ name, definition: httpToolDefinition(name, spec), source: file }));
-  const listings = options.mcpTimeoutMs !== undefined && read.mcpFile ? await listMcpTools(startable, checkEnv, options.mcpTimeoutMs) : undefined;
-  for (const message of listings?.problems ?? []) problem(read.mcpFile!, message);
+  const mcpFile = read.mcpFile;
+  const listings = options.mcpTimeoutMs !== undefined && mcpFile ? await listMcpTools(startable, checkEnv, options.mcpTimeoutMs) : undefined;
+  if (mcpFile) for (const message of listings?.problems ?? []) problem(mcpFile, message);
   const { leftOut } = assembleOffer([fileTools, ...(listings?.tools ?? [])]);
-  for (const left of leftOut) problem(left.source.startsWith('MCP server ') ? read.mcpFile! : left.source, describeLeftOut(left));
+  for (const left of leftOut) {
+    // A tool file's own problem; an MCP server's tool's is mcp.yaml's.
+    const file = fileTools.includes(left.tool) ? left.source : mcpFile;
+    if (file) problem(file, describeLeftOut(left));
+  }
 
   return { files, ok: files.every((f) => f.problems.length === 0) };
 }
