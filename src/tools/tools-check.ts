@@ -101,11 +101,16 @@ async function listMcpTools(servers: readonly McpServerConfig[], env: Env, timeo
     await new Promise<void>((resolve) => {
       const settled = (): boolean => hub.status().every((s) => s.up || s.lastError !== undefined);
       if (settled()) return resolve();
+      // Each attempt ends within timeoutMs by itself; this is only in case one never says so.
+      const guard = setTimeout(done, timeoutMs + 5_000);
       const off = hub.onChange(() => {
-        if (!settled()) return;
+        if (settled()) done();
+      });
+      function done(): void {
+        clearTimeout(guard);
         off();
         resolve();
-      });
+      }
     });
     const problems = hub.status().flatMap((status) => [
       ...(status.up ? [] : [`MCP server ${status.name} could not be reached (${status.lastError ?? 'no answer'}): its tools were not checked`]),
