@@ -117,6 +117,15 @@ describe('reading the tools folder', () => {
     ]);
   });
 
+  test('two tool files whose names differ only in case: the later file is in error too', async () => {
+    const dir = await promptsFolder({ 'Lookup.yaml': tool('First.'), 'lookup.yaml': tool('Second.') });
+    expect(descriptions(await open(dir))).toEqual(['First.']);
+    const check = await checkToolsFolder(dir, {});
+    expect(check.files[1]?.problems.map((p) => p.message)).toEqual([
+      'line 1: "lookup" is already the name of the tool in tools/Lookup.yaml ("Lookup": names are compared ignoring case)',
+    ]);
+  });
+
   test('two tools with one name: the later file (by name) is the one in error', async () => {
     const dir = await promptsFolder({ 'a.yaml': `name: lookup\n${tool('First.')}`, 'b.yaml': `name: lookup\n${tool('Second.')}` });
     const store = await open(dir);

@@ -9,6 +9,7 @@ import { envNames } from './env-refs.js';
 import { McpFileSchema, type McpServerConfig } from './mcp-config.js';
 import type { Env } from './request-template.js';
 import { toolFileSchema, toolNameProblem, type ToolFile } from './tool-file.js';
+import { nameKey } from './tool-names.js';
 
 /**
  * Reads `<PROMPTS_DIR>/tools`: mcp.yaml (MCP servers), context.yaml (the
@@ -123,7 +124,8 @@ class FolderReader {
   mcpServers: McpServerConfig[] = [];
   mcpFile: string | undefined;
   private contextFile: string | undefined;
-  private readonly toolFiles = new Map<string, string>();
+  /** The file of each tool so far, by its name ignoring case (nameKey). */
+  private readonly toolFiles = new Map<string, { name: string; file: string }>();
 
   constructor(private readonly env: Env) {}
 
@@ -143,16 +145,17 @@ class FolderReader {
           ctx.addIssue({ code: 'custom', message: `the file name makes no tool name: ${problem}; rename the file or write name:` });
         }
       }
-      const earlier = this.toolFiles.get(name);
+      const earlier = this.toolFiles.get(nameKey(name));
       if (earlier !== undefined) {
-        const message = `"${name}" is already the name of the tool in ${earlier}`;
+        const same = earlier.name === name ? '' : ` ("${earlier.name}": names are compared ignoring case)`;
+        const message = `"${name}" is already the name of the tool in ${earlier.file}${same}`;
         ctx.addIssue({ code: 'custom', path: tool.name === undefined ? [] : ['name'], message });
       }
     });
     const parsed = this.parse(file, read, schema, 'HTTP tool (not loaded)');
     if (parsed === undefined) return;
     const name = parsed.name ?? stem;
-    this.toolFiles.set(name, file);
+    this.toolFiles.set(nameKey(name), { name, file });
     this.tools.push({ file, name, spec: parsed });
     const { request } = parsed;
     const summary = `tool ${name}, ${request.method}, side effect: ${parsed.side_effect ? 'yes' : 'no'}${needsText(request.needs)}`;
