@@ -14,7 +14,7 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { json, startBusinessServer } from './helpers/business-server.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
-import { callTool, endCall, HOSTILE_SERVER, promptsWithTools, relay, transcriptLines } from './helpers/tool-calls.js';
+import { callTool, endCall, HOSTILE_SERVER, lastToolResult, promptsWithTools, relay, transcriptLines } from './helpers/tool-calls.js';
 
 vi.setConfig({ testTimeout: 90_000 });
 
@@ -67,6 +67,20 @@ describe('a stdio server that writes without end to stderr', () => {
 
     expect(await callTool(service, 'lookup')).toBe('Result: looked up.');
     expect(env.hotline.tools.mcp.status()).toEqual([expect.objectContaining({ name: 'noisy', up: true })]);
+  });
+});
+
+describe('a stdio server that answers with too much', () => {
+  test('a message past 4 MB fails its call (the server is restarted), not Hotline, and calls go on', async () => {
+    const env = await hotline({ 'mcp.yaml': `servers:\n${server('flood', ['huge_result', 'lookup'])}` });
+    await env.hotline.tools.mcp.whenUp('flood');
+    const service = await connect(env);
+
+    await callTool(service, 'huge_result', { mb: 1 });
+    expect(lastToolResult(env)).toMatch(/^y{100}.* …\[cut\]$/);
+    expect(await callTool(service, 'huge_result', { mb: 6 })).toBe('Result: error: the flood system is not reachable right now.');
+    await env.hotline.tools.mcp.whenUp('flood');
+    expect(await callTool(service, 'lookup')).toBe('Result: looked up.');
   });
 });
 

@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { envNames, expandEnv } from './env-refs.js';
+import { MAX_ANSWER_BYTES } from './http-call.js';
 import type { McpServerConfig } from './mcp-config.js';
 
 /**
@@ -103,6 +104,9 @@ export function openTransport(endpoint: McpEndpoint, workDir?: string): Transpor
     env: { ...endpoint.env },
     // Piped, not inherited: a server's chatter belongs in our log under its name, not on our stderr.
     stderr: 'pipe',
+    // One message at most this long, as a business system's answer (the SDK's default is 10 MB): a
+    // longer one fails its call, not Hotline's memory.
+    maxBufferSize: MAX_ANSWER_BYTES,
     ...(endpoint.cwd !== undefined ? { cwd: endpoint.cwd } : workDir !== undefined ? { cwd: workDir } : {}),
   });
 }
