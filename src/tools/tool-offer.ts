@@ -13,7 +13,8 @@ export interface LeftOut<T extends OfferItem = OfferItem> {
   /** The tool left out. */
   readonly tool: T;
   readonly name: string;
-  readonly source: string;
+  /** Where it comes from, if it says (a scenario's stub does not). */
+  readonly source: string | undefined;
   readonly reason: string;
   /** The tool that has its name, when that is why. */
   readonly takenBy?: OfferItem;
@@ -33,7 +34,7 @@ export function assembleOffer<T extends OfferItem>(sources: readonly (readonly T
   const owners = new Map<string, T>();
   let chars = 0;
   for (const tool of sources.flat()) {
-    const source = tool.source ?? 'a tool';
+    const { source } = tool;
     const out = (reason: string, takenBy?: OfferItem): void => void leftOut.push({ tool, name: tool.name, source, reason, ...(takenBy ? { takenBy } : {}) });
     const reserved = reservedName(tool.name);
     if (reserved !== undefined) {
@@ -42,7 +43,7 @@ export function assembleOffer<T extends OfferItem>(sources: readonly (readonly T
     }
     const owner = owners.get(nameKey(tool.name));
     if (owner !== undefined) {
-      out(`"${owner.name}" of ${owner.source ?? 'another source'} has that name (names are compared ignoring case)`, owner);
+      out(`"${owner.name}"${owner.source ? ` of ${owner.source}` : ''} has that name (names are compared ignoring case)`, owner);
       continue;
     }
     if (offered.length >= MAX_OFFERED_TOOLS) {
@@ -63,5 +64,5 @@ export function assembleOffer<T extends OfferItem>(sources: readonly (readonly T
 
 /** One line for the log and prompts:check: `tool "Transfer" of MCP server crm left out: …`. */
 export function describeLeftOut(left: LeftOut): string {
-  return `tool "${left.name}" of ${left.source} left out: ${left.reason}`;
+  return `tool "${left.name}"${left.source ? ` of ${left.source}` : ''} left out: ${left.reason}`;
 }

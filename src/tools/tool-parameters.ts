@@ -63,8 +63,9 @@ export function compileParameters(schema: Record<string, unknown>, options: Para
   // The converter lets through what it does not use (`minimum: "x"`); the model's provider may not.
   const structure = SchemaNode.safeParse(schema);
   if (!structure.success) {
-    const [issue] = structure.error.issues;
-    return { path: issue?.path ?? [], message: `is no valid JSON schema: ${issue?.message ?? 'unknown problem'}` };
+    const issue = structure.error.issues[0];
+    const found = issue ? innermost(issue) : { path: [], message: 'unknown problem' };
+    return { path: found.path, message: `is no valid JSON schema: ${found.message}` };
   }
   return { schema, validator, names: Object.keys(properties) };
 }
@@ -106,6 +107,17 @@ export function checkArguments(json: string, validator: z.ZodType): { value: Rec
 /** "Invalid input: expected string, received undefined" says less than "missing". */
 function isMissing(issue: z.core.$ZodIssue): boolean {
   return issue.code === 'invalid_type' && issue.input === undefined;
+}
+
+/**
+ * A schema node is `true`, `false` or an object, so a wrong keyword is an
+ * "invalid union" at its node: the branch that got furthest says which and why.
+ */
+function innermost(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = []): SchemaProblem {
+  const path = [...base, ...issue.path];
+  if (issue.code !== 'invalid_union') return { path, message: issue.message };
+  const branches = issue.errors.flatMap((branch) => (branch[0] ? [innermost(branch[0], path)] : []));
+  return branches.reduce<SchemaProblem>((best, branch) => (branch.path.length >= best.path.length ? branch : best), { path, message: issue.message });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

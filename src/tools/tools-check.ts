@@ -59,7 +59,7 @@ export async function checkToolsFolder(dir: string, env: Env, options: ToolsChec
   const { leftOut } = assembleOffer([fileTools, ...(listings?.tools ?? [])]);
   for (const left of leftOut) {
     // A tool file's own problem; an MCP server's tool's is mcp.yaml's.
-    const file = fileTools.includes(left.tool) ? left.source : mcpFile;
+    const file = fileTools.includes(left.tool) ? left.tool.source : mcpFile;
     if (file) problem(file, describeLeftOut(left));
   }
 
