@@ -30,16 +30,28 @@ export function redactUrlCredentials(text: string): string {
   });
 }
 
+export interface ScrubberOptions {
+  /**
+   * Secrets shorter than this are not looked for at all (default: every one, the short ones
+   * only where they stand alone). Texts that others read, such as tool answers, set it: there
+   * even a word standing alone is worth more than a three-character "secret".
+   */
+  readonly minLength?: number;
+}
+
 /**
  * A function that removes the given secrets and URL credentials from a text. The secrets are
  * also looked for as they appear inside a JSON string and inside a URL, which is how they reach
- * a log line. Without secrets it only looks for URL credentials, after one `includes('@')`.
+ * a log line, and base64-encoded inside something else (`Basic base64(user:secret)`); a secret
+ * that is itself a Basic credential is also looked for decoded. Without secrets it only looks
+ * for URL credentials, after one `includes('@')`.
  */
-export function createScrubber(secrets: readonly string[]): (text: string) => string {
+export function createScrubber(secrets: readonly string[], options: ScrubberOptions = {}): (text: string) => string {
   const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (!secret) continue;
+  for (const secret of secrets.flatMap(withDecodedCredential)) {
+    if (!secret || secret.length < (options.minLength ?? 0)) continue;
     for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) forms.add(form);
+    if (secret.length >= SHORT_SECRET) for (const form of base64Cores(secret)) forms.add(form);
   }
   if (forms.size === 0) return redactUrlCredentials;
   // Longest first, so a secret that contains another is replaced whole.
@@ -48,6 +60,35 @@ export function createScrubber(secrets: readonly string[]): (text: string) => st
     .map((form) => (form.length < SHORT_SECRET ? `(?<![\\w-])${escapeRegExp(form)}(?![\\w-])` : escapeRegExp(form)));
   const pattern = new RegExp(alternatives.join('|'), 'g');
   return (text) => redactUrlCredentials(text.replace(pattern, REDACTED));
+}
+
+/**
+ * The parts of base64 that only the secret's bytes decide, at each of the three byte offsets
+ * it can start at inside a longer encoded text (standard and URL-safe alphabets): found
+ * whatever came before it, such as the user name of a Basic credential.
+ */
+function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const cores: string[] = [];
+  for (let offset = 0; offset < 3; offset += 1) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    // Each character carries 6 bits: the first and last may mix the secret's bits with its neighbours'.
+    const core = encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
+    cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return cores;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]{8,}={0,2}$/;
+
+/** A secret that is a Basic credential (`base64(user:password)`) is also its decoded text and its password. */
+function withDecodedCredential(secret: string): string[] {
+  if (!BASE64.test(secret) || secret.length % 4 !== 0) return [secret];
+  const decoded = Buffer.from(secret, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  // Printable text with a colon; anything else was no credential, only looked like base64.
+  if (colon < 0 || !/^[\x20-\x7e\u00a0-\uffff]+$/.test(decoded) || decoded.includes('\ufffd')) return [secret];
+  return [secret, decoded, decoded.slice(colon + 1)];
 }
 
 export interface LoggerOptions {

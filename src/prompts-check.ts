@@ -5,7 +5,7 @@
  */
 import { checkPromptsFolder } from './prompts/prompt-store.js';
 import { checkReportPrompt } from './reports/report-prompt.js';
-import { checkToolsFolder } from './tools/tool-store.js';
+import { checkToolsFolder, type ToolsCheckOptions } from './tools/tools-check.js';
 import { checkVoicemailFile } from './voicemail/phrases-file.js';
 
 export interface CheckedProblem {
@@ -29,13 +29,30 @@ export interface PromptsCheck {
   readonly problems: number;
 }
 
-/** `env` fills the tool files' `${NAME}` references; a missing one is listed, never a problem. */
-export async function checkPrompts(dir: string, env: Readonly<Record<string, string | undefined>>): Promise<PromptsCheck> {
+export interface CheckOptions {
+  /**
+   * Start the MCP servers of tools/mcp.yaml and check the tools they list,
+   * giving each this long: the command does, the dashboard (which shows the
+   * check of a running Hotline) does not.
+   */
+  readonly mcpTimeoutMs?: number;
+}
+
+/**
+ * `env` fills the tool files' `${NAME}` references, as Hotline's would: a
+ * variable that is not set is a problem (its tool is not offered), unless the
+ * demo model would run and set it itself (SHOP_API_URL, the demo shop's).
+ */
+export async function checkPrompts(dir: string, env: Readonly<Record<string, string | undefined>>, options: CheckOptions = {}): Promise<PromptsCheck> {
+  const toolOptions: ToolsCheckOptions = {
+    standIns: demoStandIns(env),
+    ...(options.mcpTimeoutMs !== undefined ? { mcpTimeoutMs: options.mcpTimeoutMs } : {}),
+  };
   const [folder, report, tools, voicemail] = await Promise.all([
     checkPromptsFolder(dir),
     // Optional files: without them nothing is listed.
     checkReportPrompt(dir),
-    checkToolsFolder(dir, env),
+    checkToolsFolder(dir, env, toolOptions),
     checkVoicemailFile(dir),
   ]);
   const files: CheckedFile[] = [
@@ -52,4 +69,18 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
       : []),
   ];
   return { dir, files, clips: folder.clips, problems: files.reduce((n, f) => n + f.problems.length, 0) };
+}
+
+/**
+ * What Hotline itself sets for the tools when it runs the demo model, which
+ * it does with neither OPENAI_API_KEY nor OPENAI_BASE_URL set, outside
+ * production (config.ts): the shipped tools' SHOP_API_URL, its fake shop's
+ * address (server.ts). A plain checkout's check is then clean, as its
+ * `npm start` is.
+ */
+function demoStandIns(env: Readonly<Record<string, string | undefined>>): ToolsCheckOptions['standIns'] {
+  const set = (name: string): boolean => (env[name]?.trim() ?? '') !== '';
+  const demo = !set('OPENAI_API_KEY') && !set('OPENAI_BASE_URL') && env.NODE_ENV?.trim() !== 'production';
+  if (!demo || set('SHOP_API_URL')) return {};
+  return { SHOP_API_URL: { value: 'http://127.0.0.1/demo-shop', note: "unset: the demo model's fake shop stands in" } };
 }

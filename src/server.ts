@@ -21,6 +21,7 @@ import { OpenAiLlm } from './llm/llm.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from './llm/scripted-server.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { logSecrets } from './startup/log-secrets.js';
 import { AiFlowClient } from './outbound/aiflow-client.js';
 import { OutboundNotConfiguredError } from './outbound/errors.js';
 import { OutboundCalls } from './outbound/outbound-calls.js';
@@ -112,8 +113,10 @@ export async function startHotline(
     toolEnv = { ...toolEnv, SHOP_API_URL: shop.url };
   }
   const toolDefaults = { timeoutMs: config.tools.timeoutMs, maxChars: config.tools.resultMaxChars };
-  const toolFiles = await ToolStore.open(config.promptsDir, logger, { watch, env: toolEnv, defaults: toolDefaults });
-  const mcp = new McpHub(logger, { env: toolEnv, defaults: toolDefaults });
+  // Taken out of every tool answer with the tools' own ${…} values: a business system may echo them.
+  const toolSecrets = logSecrets(config);
+  const toolFiles = await ToolStore.open(config.promptsDir, logger, { watch, env: toolEnv, defaults: toolDefaults, secrets: toolSecrets });
+  const mcp = new McpHub(logger, { env: toolEnv, defaults: toolDefaults, secrets: toolSecrets });
   mcp.update(toolFiles.mcpServers);
   toolFiles.onChange(() => mcp.update(toolFiles.mcpServers));
 
@@ -194,7 +197,7 @@ export async function startHotline(
     pendingCalls,
     transcripts,
     transfer,
-    toolBox: combineToolBoxes(options.extraTools ? [options.extraTools, toolFiles, mcp, doNotCall] : [toolFiles, mcp, doNotCall], logger),
+    toolBox: combineToolBoxes([toolFiles, mcp], logger, { builtins: [doNotCall], ...(options.extraTools ? { stubs: options.extraTools } : {}) }),
     callerContext: () => toolFiles.callerContext,
     voicemail,
     observer: combineObservers([reports, campaigns], (error) => logger.error({ err: error }, 'a call observer failed')),

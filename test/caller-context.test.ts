@@ -13,6 +13,7 @@ import type { CallerContextSource } from '../src/call/ports/business-tools.js';
 import { contextFileSchema, createCallerContext } from '../src/tools/caller-context.js';
 import type { Env } from '../src/tools/request-template.js';
 import { ToolStore } from '../src/tools/tool-store.js';
+import { toolScrubber } from '../src/tools/tool-scrubber.js';
 import { describeYamlProblem, parseYamlFile } from '../src/yaml-file.js';
 import { json, startBusinessServer, type BusinessHandler, type BusinessServer } from './helpers/business-server.js';
 
@@ -51,7 +52,7 @@ function byPhone(req: { url: string }, res: Parameters<BusinessHandler>[1]): voi
 function contextFrom(yaml: string, env: Env = {}): CallerContextSource {
   const parsed = parseYamlFile(yaml, contextFileSchema(env));
   if (!('data' in parsed)) throw new Error(parsed.problems.map(describeYamlProblem).join('\n'));
-  return createCallerContext(parsed.data, logger);
+  return createCallerContext(parsed.data, logger, toolScrubber([]));
 }
 
 function problemsOf(yaml: string): string[] {

@@ -78,7 +78,8 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
   }
 
   test('log in, watch a call live until it ends, open its story, filter the history, export CSV', async () => {
-    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN, REPORT_FIELDS: 'true' });
+    // SHOP_API_URL: the shipped tools' variable, set so that the prompts page has no problem to show.
+    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN, REPORT_FIELDS: 'true', SHOP_API_URL: 'http://127.0.0.1:9' });
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     await logIn(page);
     const cookie = (await page.context().cookies()).find((c) => c.name === 'hotline_dashboard');

@@ -207,7 +207,7 @@ test('the shipped tool files load, and so do the examples once renamed to .yaml'
   try {
     await mkdir(path.join(dir, 'tools'));
     for (const name of ['mcp', 'context']) await copyFile(path.resolve('prompts/tools', `${name}.yaml.example`), path.join(dir, 'tools', `${name}.yaml`));
-    const examples = await checkToolsFolder(dir, {});
+    const examples = await checkToolsFolder(dir, { CRM_TOKEN: 'crm-token', CALENDAR_TOKEN: 'calendar-token' });
     expect(examples.ok, JSON.stringify(examples.files, null, 2)).toBe(true);
     expect(examples.files.map((f) => f.summary)).toEqual([
       'caller context, GET, 800 ms, needs ${CRM_TOKEN}',

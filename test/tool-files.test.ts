@@ -10,6 +10,7 @@ import { createHttpTool } from '../src/tools/http-tool.js';
 import type { Env } from '../src/tools/request-template.js';
 import { CUT_MARK } from '../src/tools/result-text.js';
 import { toolFileSchema } from '../src/tools/tool-file.js';
+import { toolScrubber } from '../src/tools/tool-scrubber.js';
 import { describeYamlProblem, parseYamlFile } from '../src/yaml-file.js';
 import { json, startBusinessServer, type BusinessHandler, type BusinessServer } from './helpers/business-server.js';
 
@@ -38,7 +39,7 @@ function problemsOf(yaml: string, env: Env = {}): string[] {
 function toolFrom(yaml: string, env: Env = {}): BusinessTool {
   const parsed = parseYamlFile(yaml, toolFileSchema(env));
   if (!('data' in parsed)) throw new Error(parsed.problems.map(describeYamlProblem).join('\n'));
-  return createHttpTool(parsed.data.name ?? 'test_tool', parsed.data, DEFAULTS);
+  return createHttpTool(parsed.data.name ?? 'test_tool', parsed.data, DEFAULTS, toolScrubber([]));
 }
 
 function context(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
@@ -355,9 +356,26 @@ describe('a broken tool file names the line and what is wrong', () => {
     ]);
   });
 
+  test('a schema that is no valid JSON schema, a dangling $ref, too big a schema or description: each points at what to fix', () => {
+    const file = (parameters: string, description = 'd') => `description: "${description}"\nparameters:\n${parameters}request: { url: "https://x.example/" }\n`;
+    expect(problemsOf(file('  type: object\n  properties:\n    n: { type: number, minimum: one }\n'))).toEqual([
+      'line 5: parameters.properties.n.minimum: is no valid JSON schema: Invalid input: expected number, received string',
+    ]);
+    expect(problemsOf(file('  type: object\n  properties:\n    n: { $ref: "#/$defs/count" }\n'))).toEqual([
+      'line 5: parameters.properties.n: cannot be used as a JSON schema: Reference not found: #/$defs/count',
+    ]);
+    const many = Array.from({ length: 600 }, (_, i) => `    field_${i}: { type: string }\n`).join('');
+    expect(problemsOf(file(`  type: object\n  properties:\n${many}`))).toEqual([
+      expect.stringMatching(/^line 2: parameters: is \d+ characters of JSON; a tool's schema may have at most 16000$/),
+    ]);
+    expect(problemsOf(file('  type: object\n', 'x'.repeat(1025)))).toEqual([
+      "line 1: description: at most 1024 characters: the model's provider refuses a longer one (put the rest in system.md)",
+    ]);
+  });
+
   test('a body on a GET, a reserved name, no description', () => {
     expect(problemsOf('name: transfer\nrequest: { url: "https://x.example/", body: { a: 1 } }\n')).toEqual([
-      'line 1: name: "transfer" is the name of one of the call\'s own tools (speak, transfer, hangup)',
+      'line 1: name: "transfer" is the name of one of Hotline\'s own tools (speak, transfer, hangup, do_not_call), in any spelling',
       'line 1: description: Invalid input: expected string, received undefined',
       'line 2: request.body: a GET request has no body: use POST, PUT, PATCH or DELETE, or send the values as query',
     ]);

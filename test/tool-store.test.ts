@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { checkToolsFolder, ToolStore, type ToolStoreOptions } from '../src/tools/tool-store.js';
 import { json, startBusinessServer, type BusinessServer } from './helpers/business-server.js';
-import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, repoRoot, tsxArgs } from './helpers/child-process.js';
 
 const run = promisify(execFile);
 const logger = pino({ level: 'silent' });
@@ -104,13 +104,26 @@ describe('reading the tools folder', () => {
     // As written: the MCP hub expands ${…} itself.
     expect(store.mcpServers[1]!.headers).toEqual({ Authorization: 'Bearer ${CRM_TOKEN}' });
     expect(store.callerContext?.timeoutMs).toBe(800);
-    const check = await checkToolsFolder(dir, {});
+    const check = await checkToolsFolder(dir, { CRM_TOKEN: 'token-of-the-crm' });
     expect(check.files.map((f) => `${f.file}: ${f.summary}`)).toEqual([
       'tools/context.yaml: caller context, GET, 800 ms',
       'tools/mcp.yaml: 2 MCP servers (calendar: stdio, crm: http), needs ${CRM_TOKEN}',
       'tools/order_status.yaml: tool order_status, GET, side effect: no',
     ]);
     expect(check.ok).toBe(true);
+    // Unset, the server is not started: a problem of mcp.yaml, naming the variable.
+    expect((await checkToolsFolder(dir, {})).files[1]?.problems).toEqual([
+      { file: 'tools/mcp.yaml', severity: 'error', message: 'MCP server crm: ${CRM_TOKEN} is not set: the server is not started until it is set' },
+    ]);
+  });
+
+  test('two tool files whose names differ only in case: the later file is in error too', async () => {
+    const dir = await promptsFolder({ 'Lookup.yaml': tool('First.'), 'lookup.yaml': tool('Second.') });
+    expect(descriptions(await open(dir))).toEqual(['First.']);
+    const check = await checkToolsFolder(dir, {});
+    expect(check.files[1]?.problems.map((p) => p.message)).toEqual([
+      'line 1: "lookup" is already the name of the tool in tools/Lookup.yaml ("Lookup": names are compared ignoring case)',
+    ]);
   });
 
   test('two tools with one name: the later file (by name) is the one in error', async () => {
@@ -127,18 +140,19 @@ describe('reading the tools folder', () => {
     });
   });
 
-  test('a tool whose environment variables are not set is not offered, and that is no problem of the file', async () => {
+  test('a tool whose environment variables are not set is not offered, and the check says which are missing', async () => {
     const file = 'description: Looks up an order.\nrequest:\n  url: "${SHOP_API_URL}/orders"\n  headers: { Authorization: "Bearer ${SHOP_API_TOKEN}" }\n';
     const dir = await promptsFolder({ 'order_status.yaml': file, 'other.yaml': tool('Other.') });
     expect(names(await open(dir, { env: { SHOP_API_URL: 'https://shop.example' } }))).toEqual(['other']);
     expect(names(await open(dir, { env: { SHOP_API_URL: 'https://shop.example', SHOP_API_TOKEN: 't' } }))).toEqual(['order_status', 'other']);
-    const check = await checkToolsFolder(dir, {});
-    expect(check.ok).toBe(true);
+    const check = await checkToolsFolder(dir, { SHOP_API_URL: 'https://shop.example' });
+    expect(check.ok).toBe(false);
     expect(check.files[0]).toMatchObject({
       summary: 'tool order_status, GET, side effect: no, needs ${SHOP_API_URL} ${SHOP_API_TOKEN}',
       needs: ['SHOP_API_URL', 'SHOP_API_TOKEN'],
-      problems: [],
+      problems: [{ file: 'tools/order_status.yaml', severity: 'error', message: '${SHOP_API_TOKEN} is not set: the tool is not offered until it is set' }],
     });
+    expect((await checkToolsFolder(dir, { SHOP_API_URL: 'https://shop.example', SHOP_API_TOKEN: 't' })).ok).toBe(true);
   });
 
   test('at startup a broken file is left out and the rest is used', async () => {
@@ -225,7 +239,7 @@ test(
     // The shipped prompt files, so that the tool files are the only problem; not the shipped tools.
     const shipped = path.join(repoRoot, 'prompts');
     await cp(shipped, dir, { recursive: true, filter: (source) => path.relative(shipped, source).split(path.sep)[0] !== 'tools' });
-    const failure = await run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: repoRoot, env: childEnv() }).then(
+    const failure = await run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv({ SHOP_API_URL: 'https://shop.example' }) }).then(
       () => expect.unreachable('prompts:check passed'),
       (error: unknown) => error as { code: number; stdout: string },
     );
@@ -235,6 +249,7 @@ test(
     expect(at).toBeGreaterThan(0);
     expect(lines[at + 1]).toBe('  error: line 5: request.bogus: unknown key "bogus"');
     expect(lines[at + 2]).toBe('tools/order_status.yaml: tool order_status, GET, side effect: no, needs ${SHOP_API_URL}');
+    expect(lines[at + 3]).toMatch(/^\d+ files, 2 tool files, 1 problem$/);
     expect(lines.at(-1)).toMatch(/^\d+ files, 2 tool files, 1 problem$/);
   },
   CHILD_TEST_TIMEOUT_MS,

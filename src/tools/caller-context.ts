@@ -2,10 +2,12 @@ import { z } from 'zod';
 import type { CallerContextSource } from '../call/ports/business-tools.js';
 import type { Logger } from '../logger.js';
 import { isBuiltinName } from '../prompts/builtins.js';
-import { answerValue, sendRequest } from './http-call.js';
-import { JsonPathSchema, pathParts, pick } from './json-path.js';
+import { digestAnswer } from './answer-thread.js';
+import { cap, MAX_VALUE_CHARS, VARIABLE_NAME, type Mapped } from './context-fields.js';
+import { sendRequest } from './http-call.js';
+import { JsonPathSchema, pathParts } from './json-path.js';
 import { renderRequest, requestSchema, type Env } from './request-template.js';
-import { resultText } from './result-text.js';
+import { scrubbedLength, scrubForCap, type ToolScrubber } from './tool-scrubber.js';
 
 /**
  * `<PROMPTS_DIR>/tools/context.yaml`: the caller's record, looked up as the
@@ -18,9 +20,8 @@ import { resultText } from './result-text.js';
  *     customer_name: name
  */
 
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** A prompt reads these; a long CRM note would crowd out the rest of it. */
-export const MAX_VALUE_CHARS = 500;
+export { MAX_VALUE_CHARS, VARIABLE_NAME } from './context-fields.js';
+
 /** A customer record is small; anything near this is not one. */
 const MAX_RECORD_BYTES = 1024 * 1024;
 
@@ -42,7 +43,8 @@ export function contextFileSchema(env: Env) {
 
 export type ContextFile = z.output<ReturnType<typeof contextFileSchema>>;
 
-export function createCallerContext(file: ContextFile, logger: Logger): CallerContextSource {
+/** `scrub` takes the lookup's secrets out of the record's values before any prompt reads them. */
+export function createCallerContext(file: ContextFile, logger: Logger, scrub: ToolScrubber): CallerContextSource {
   const recordPath = file.path === undefined ? undefined : pathParts(file.path);
   const mapping = file.variables && Object.entries(file.variables).map(([name, p]): Mapped => [name, pathParts(p)]);
   const { method } = file.request;
@@ -63,9 +65,11 @@ export function createCallerContext(file: ContextFile, logger: Logger): CallerCo
           return {};
         }
         const answer = await sendRequest(rendered.request, AbortSignal.any([signal, timeout]), MAX_RECORD_BYTES);
-        const parsed = answerValue(answer);
-        const record = parsed.json && answer.ok ? (recordPath === undefined ? parsed.value : pick(parsed.value, recordPath)) : undefined;
-        const fields = isRecord(record) ? fieldsOf(record, mapping) : {};
+        const where = { ...(recordPath ? { path: recordPath } : {}), ...(mapping ? { mapping } : {}) };
+        const limit = scrubbedLength(scrub, MAX_VALUE_CHARS);
+        const { fields } = answer.ok ? await digestAnswer({ kind: 'record', body: answer.body, cut: answer.cut, ...where, limit }) : { fields: {} };
+        // Scrubbed before they are cut to size, so that no half secret is left at the end.
+        for (const [name, value] of Object.entries(fields)) fields[name] = cap(scrubForCap(value, scrub, MAX_VALUE_CHARS, value.length >= limit).text);
         // Field names and counts only: the values are a customer's personal data.
         log.info({ method, status: answer.status, ms: ms(), fields: Object.keys(fields) }, 'caller context looked up');
         return fields;
@@ -76,40 +80,4 @@ export function createCallerContext(file: ContextFile, logger: Logger): CallerCo
       }
     },
   });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A variable's name and the path of its field. */
-type Mapped = readonly [string, readonly string[]];
-
-function fieldsOf(record: Record<string, unknown>, mapping: readonly Mapped[] | undefined): Record<string, string> {
-  const fields: Record<string, string> = {};
-  const add = (name: string, value: string | undefined): void => {
-    if (value !== undefined && value !== '') fields[name] = value;
-  };
-  if (mapping !== undefined) {
-    // Asked for by name, so an object or a list is given too, as JSON.
-    for (const [name, parts] of mapping) {
-      const value = pick(record, parts);
-      add(name, value === undefined || value === null ? undefined : cap(resultText(value).trim()));
-    }
-    return fields;
-  }
-  for (const [name, value] of Object.entries(record)) {
-    if (!VARIABLE_NAME.test(name) || isBuiltinName(name)) continue;
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') add(name, cap(String(value).trim()));
-  }
-  return fields;
-}
-
-/** At most MAX_VALUE_CHARS, never half a surrogate pair, and no mark: the value may be spoken. */
-function cap(value: string): string {
-  if (value.length <= MAX_VALUE_CHARS) return value;
-  let end = MAX_VALUE_CHARS;
-  const last = value.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return value.slice(0, end).trimEnd();
 }

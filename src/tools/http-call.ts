@@ -10,8 +10,12 @@ export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 export interface HttpAnswer {
   readonly status: number;
   readonly ok: boolean;
-  /** The body as text, at most `maxBytes` of it. */
-  readonly text: string;
+  /**
+   * The body's bytes, at most `maxBytes` of them, in a buffer of their own:
+   * digested (answer-thread.ts) rather than decoded here, as a big one must
+   * not be parsed on the event loop.
+   */
+  readonly body: Uint8Array;
   /** True if the body went on past the cap. */
   readonly cut: boolean;
 }
@@ -26,12 +30,12 @@ export async function sendRequest(request: RenderedRequest, signal: AbortSignal,
     // A redirect to another host would carry the headers (and their secrets) along.
     redirect: 'manual',
   });
-  const { text, cut } = await readCapped(response, maxBytes);
-  return { status: response.status, ok: response.ok, text, cut };
+  const { body, cut } = await readCapped(response, maxBytes);
+  return { status: response.status, ok: response.ok, body, cut };
 }
 
-async function readCapped(response: Response, maxBytes: number): Promise<{ text: string; cut: boolean }> {
-  if (response.body === null) return { text: '', cut: false };
+async function readCapped(response: Response, maxBytes: number): Promise<{ body: Uint8Array; cut: boolean }> {
+  if (response.body === null) return { body: new Uint8Array(0), cut: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -50,8 +54,7 @@ async function readCapped(response: Response, maxBytes: number): Promise<{ text:
     size += value.byteLength;
   }
   if (cut) await reader.cancel().catch(() => undefined);
-  // Lenient decoding: a prefix may end inside a character, and a business system's bad byte is no reason to fail.
-  return { text: new TextDecoder().decode(concat(chunks, size)), cut };
+  return { body: concat(chunks, size), cut };
 }
 
 function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
@@ -62,16 +65,4 @@ function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
     offset += chunk.byteLength;
   }
   return all;
-}
-
-/** A JSON answer as its value, anything else (or a cut answer) as its text. */
-export function answerValue(answer: HttpAnswer): { json: true; value: unknown } | { json: false; text: string } {
-  if (!answer.cut) {
-    try {
-      return { json: true, value: JSON.parse(answer.text) as unknown };
-    } catch {
-      // Not JSON, whatever the content type claims: the text is still worth reading.
-    }
-  }
-  return { json: false, text: answer.text };
 }

@@ -1,12 +1,13 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { z } from 'zod';
 import type { BusinessTool, ToolResult, ToolRunContext } from '../call/ports/business-tools.js';
-import { formatPath } from '../yaml-file.js';
-import { answerValue, sendRequest, type HttpAnswer } from './http-call.js';
-import { pathParts, pick } from './json-path.js';
+import { digestAnswer } from './answer-thread.js';
+import { sendRequest, type HttpAnswer } from './http-call.js';
+import { pathParts } from './json-path.js';
 import { renderRequest, type RenderedRequest } from './request-template.js';
-import { capResult, resultText } from './result-text.js';
+import { capResult } from './result-text.js';
 import type { ToolFile } from './tool-file.js';
+import { checkArguments } from './tool-parameters.js';
+import { scrubbedLength, scrubForCap, type ToolScrubber } from './tool-scrubber.js';
 
 export interface ToolDefaults {
   /** TOOL_TIMEOUT_MS: for a file without timeout_ms. */
@@ -19,48 +20,50 @@ export interface ToolDefaults {
 const ERROR_EXCERPT_CHARS = 300;
 const ABORTED: ToolResult = { content: 'not done: the caller interrupted', outcome: 'aborted' };
 
-/** A tool file made runnable. */
-export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefaults): BusinessTool {
+/** What the model is offered of a tool file. */
+export function httpToolDefinition(name: string, file: ToolFile): ChatCompletionTool {
+  return { type: 'function', function: { name, description: file.description, parameters: file.parameters.schema } };
+}
+
+/** A tool file made runnable; `scrub` takes its secrets out of everything it returns; `source` is the file. */
+export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefaults, scrub: ToolScrubber, source?: string): BusinessTool {
   const timeoutMs = file.timeout_ms ?? defaults.timeoutMs;
   const maxChars = file.response.max_chars ?? defaults.maxChars;
   const path = file.response.path === undefined ? undefined : pathParts(file.response.path);
-  const definition: ChatCompletionTool = {
-    type: 'function',
-    function: { name, description: file.description, parameters: file.parameters.schema },
-  };
+  const definition = httpToolDefinition(name, file);
   const { method } = file.request;
 
   const timeoutText = (): string => `error: ${file.errors.timeout ?? `${name} did not answer within ${timeoutMs / 1000} s`}`;
   const failedText = (detail: string): string => `error: ${file.errors.failed ?? detail}`;
 
-  function answered(answer: HttpAnswer, log: ToolRunContext['log'], ms: number): ToolResult {
+  async function answered(answer: HttpAnswer, log: ToolRunContext['log'], ms: number): Promise<ToolResult> {
     log.info({ tool: name, method, status: answer.status, ms, cut: answer.cut || undefined }, 'tool answered');
-    const parsed = answerValue(answer);
+    const { body, cut } = answer;
     if (!answer.ok) {
-      const body = parsed.json ? resultText(parsed.value) : parsed.text;
-      const excerpt = capResult(body.replace(/\s+/g, ' ').trim(), ERROR_EXCERPT_CHARS);
+      const found = await digestAnswer({ kind: 'excerpt', body, cut, limit: scrubbedLength(scrub, ERROR_EXCERPT_CHARS) });
+      const scrubbed = scrubForCap(found.text, scrub, ERROR_EXCERPT_CHARS, found.cut);
+      const excerpt = capResult(scrubbed.text.trim(), ERROR_EXCERPT_CHARS, scrubbed.more);
       const reason = failedText(`${name} answered HTTP ${answer.status}`);
       return { content: excerpt === '' ? reason : `${reason} (the answer: ${excerpt})`, outcome: 'error' };
     }
-    if (!parsed.json) {
-      // An empty 2xx (a 204) is a success the model must be able to read as one.
-      return { content: capResult(parsed.text === '' ? 'done (the answer was empty)' : parsed.text, maxChars), outcome: 'ok' };
-    }
-    const value = path === undefined ? parsed.value : pick(parsed.value, path);
-    if (value === undefined) {
+    const found = await digestAnswer({ kind: 'result', body, cut, ...(path ? { path } : {}), limit: scrubbedLength(scrub, maxChars) });
+    if (!found.found) {
       log.warn({ tool: name, path: file.response.path }, 'tool answer has nothing at response.path');
       return { content: failedText(`${name} answered without ${file.response.path}`), outcome: 'error' };
     }
-    return { content: capResult(resultText(value), maxChars), outcome: 'ok' };
+    // An empty 2xx (a 204) is a success the model must be able to read as one.
+    if (!found.json && found.text === '') return { content: 'done (the answer was empty)', outcome: 'ok' };
+    const scrubbed = scrubForCap(found.text, scrub, maxChars, found.cut);
+    return { content: capResult(scrubbed.text, maxChars, scrubbed.more), outcome: 'ok' };
   }
 
   async function send(request: RenderedRequest, context: ToolRunContext): Promise<ToolResult> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const started = performance.now();
     const ms = (): number => Math.round(performance.now() - started);
+    let answer: HttpAnswer;
     try {
-      const answer = await sendRequest(request, AbortSignal.any([context.signal, timeout]));
-      return answered(answer, context.log, ms());
+      answer = await sendRequest(request, AbortSignal.any([context.signal, timeout]));
     } catch (error) {
       // Which signal fired says why; the error itself only says "aborted".
       if (context.signal.aborted) {
@@ -75,17 +78,21 @@ export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefau
       context.log.warn({ tool: name, method, ms: ms(), reason: networkReason(error) }, 'tool could not be reached');
       return { content: failedText(`${name} could not be reached`), outcome: 'error' };
     }
+    const result = await answered(answer, context.log, ms());
+    // A big answer is digested on another thread; a caller who cut in meanwhile no longer wants it.
+    return context.signal.aborted ? ABORTED : result;
   }
 
   return Object.freeze({
     name,
+    ...(source !== undefined ? { source } : {}),
     definition,
     sideEffect: file.side_effect,
     holdLines: Object.freeze([...file.hold]),
     async run(argumentsJson: string, context: ToolRunContext): Promise<ToolResult> {
       try {
         if (context.signal.aborted) return ABORTED;
-        const args = parseArguments(argumentsJson, file.parameters.validator);
+        const args = checkArguments(argumentsJson, file.parameters.validator);
         if ('invalid' in args) return { content: `error: invalid arguments (${args.invalid}); nothing was done`, outcome: 'invalid' };
         const rendered = renderRequest(file.request, declaredOnly(args.value, file.parameters.names), context.variables);
         if ('missing' in rendered) return { content: missingText(rendered.missing, file.parameters.names), outcome: 'invalid' };
@@ -102,29 +109,6 @@ export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefau
   });
 }
 
-function parseArguments(json: string, validator: z.ZodType): { value: Record<string, unknown> } | { invalid: string } {
-  let data: unknown = {};
-  if (json.trim() !== '') {
-    try {
-      data = JSON.parse(json);
-    } catch {
-      return { invalid: 'not valid JSON' };
-    }
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { invalid: 'not a JSON object' };
-  const parsed = validator.safeParse(data, { reportInput: true });
-  if (!parsed.success) {
-    const issues = parsed.error.issues.flatMap((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: is no argument of this tool`)
-        : [`${formatPath(issue.path) || 'arguments'}: ${isMissing(issue) ? 'missing' : issue.message}`],
-    );
-    return { invalid: issues.join('; ') };
-  }
-  const value = parsed.data;
-  return { value: typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {} };
-}
-
 /**
  * A missing argument the model can supply; a missing call variable (no
  * caller_number on a withheld number) it cannot, and must not be asked to.
@@ -137,11 +121,6 @@ function missingText(missing: readonly string[], declared: readonly string[]): s
     ...(variables.length > 0 ? [`this call has no ${variables.join(', ')}`] : []),
   ];
   return `error: ${parts.join('; ')}; nothing was done`;
-}
-
-/** "Invalid input: expected string, received undefined" says less than "missing". */
-function isMissing(issue: z.core.$ZodIssue): boolean {
-  return issue.code === 'invalid_type' && issue.input === undefined;
 }
 
 /**

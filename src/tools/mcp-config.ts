@@ -6,7 +6,8 @@ import { z } from 'zod';
  *   servers:
  *     - name: calendar                 # [A-Za-z0-9_-]{1,32}, unique
  *       command: node                  # stdio: command, args?, env? (values may use ${ENV_NAME}), cwd?
- *       args: [./mcp/calendar.js]
+ *       args: [./mcp/calendar.js]      # ./ and ../ are from Hotline's working directory; the server runs
+ *                                      # in `cwd`, by default an empty folder of its own (mcp-endpoint.ts)
  *     - name: crm
  *       url: http://localhost:3001/mcp # Streamable HTTP: url, headers? (values may use ${ENV_NAME})
  *       headers: { Authorization: "Bearer ${CRM_TOKEN}" }

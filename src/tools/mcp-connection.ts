@@ -1,4 +1,6 @@
-import { createInterface } from 'node:readline';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,11 +15,15 @@ import { openTransport, resolveEndpoint, type McpEndpoint } from './mcp-endpoint
 import { McpUnavailableError } from './mcp-errors.js';
 import { createMcpTool, type McpToolCaller } from './mcp-tool.js';
 import { selectTools } from './mcp-tool-selection.js';
+import { readBoundedLines } from './stderr-lines.js';
+import { toolScrubber, type ToolScrubber } from './tool-scrubber.js';
 
 export interface McpConnectionOptions {
   readonly config: McpServerConfig;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly defaults: { readonly timeoutMs: number; readonly maxChars: number };
+  /** Hotline's own secrets: taken out of the tools' results with the server's. */
+  readonly secrets?: readonly string[];
   readonly retry: { readonly initialMs: number; readonly maxMs: number };
   /** The longest the handshake and each tool listing may take. */
   readonly connectTimeoutMs: number;
@@ -33,6 +39,8 @@ export interface McpServerStatus {
   lastError?: string;
   /** The process of a stdio server while it is up. */
   pid?: number;
+  /** Why listed tools are not offered, one sentence each (since it was last listed). */
+  problems?: string[];
 }
 
 type State = 'idle' | 'connecting' | 'up' | 'down' | 'unstartable' | 'closed';
@@ -52,6 +60,8 @@ interface Link {
 
 const STDERR_TAIL_LINES = 5;
 const STDERR_LINE_CHARS = 300;
+/** Read of each stderr line before it is scrubbed and cut to STDERR_LINE_CHARS: room for a secret at the cut. */
+const STDERR_LINE_BYTES = 4096;
 const REASON_CHARS = 200;
 /** A server answers a ping within this or is taken for gone. */
 const PROBE_MS = 5_000;
@@ -70,13 +80,18 @@ export class McpConnection implements McpToolCaller {
   private lastError: string | undefined;
   /** The reason last logged at warn, so a server that stays down does not repeat itself. */
   private lastWarned: string | undefined;
-  private lastProblems = '';
+  private lastProblems: readonly string[] = [];
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelay: number;
   private upSince = 0;
   private readonly closing = new Set<Promise<void>>();
   private readonly endpoint: McpEndpoint | undefined;
+  /** For log lines and reasons: the server's secrets (the logger itself takes out Hotline's). */
   private readonly scrub: (text: string) => string;
+  /** For what its tools return. */
+  private readonly scrubResults: ToolScrubber;
+  /** A stdio server without `cwd` runs in this empty folder of its own, made at the first start, removed at close. */
+  private workDir: Promise<string> | undefined;
   private readonly log: Logger;
 
   constructor(private readonly options: McpConnectionOptions) {
@@ -84,7 +99,9 @@ export class McpConnection implements McpToolCaller {
     this.log = options.logger.child({ mcp_server: this.name });
     this.retryDelay = options.retry.initialMs;
     const resolved = resolveEndpoint(options.config, options.env);
-    this.scrub = createScrubber(resolved.ok ? resolved.secrets : []);
+    const secrets = resolved.ok ? resolved.secrets : [];
+    this.scrub = createScrubber(secrets);
+    this.scrubResults = toolScrubber([...secrets, ...(options.secrets ?? [])]);
     if (resolved.ok) {
       this.endpoint = resolved.endpoint;
     } else {
@@ -115,6 +132,7 @@ export class McpConnection implements McpToolCaller {
       tools: this.offered.map((tool) => tool.name),
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
       ...(pid !== null ? { pid } : {}),
+      ...(this.lastProblems.length > 0 ? { problems: [...this.lastProblems] } : {}),
     };
   }
 
@@ -145,6 +163,10 @@ export class McpConnection implements McpToolCaller {
       const link = this.link;
       this.link = undefined;
       if (link) this.release(link);
+      const workDir = this.workDir;
+      this.workDir = undefined;
+      // After the process has ended: what it left there goes with the folder.
+      if (workDir) this.closing.add(removeAfter(Promise.all([...this.closing]), workDir));
     }
     await Promise.all([...this.closing]);
   }
@@ -158,7 +180,19 @@ export class McpConnection implements McpToolCaller {
 
   private async connect(): Promise<void> {
     if (this.state === 'closed' || !this.endpoint) return;
-    const transport = openTransport(this.endpoint);
+    let workDir: string | undefined;
+    if (this.endpoint.kind === 'stdio' && this.endpoint.cwd === undefined) {
+      try {
+        workDir = await this.ownWorkDir();
+      } catch (error) {
+        this.workDir = undefined;
+        this.notStarted(`its working folder could not be made: ${describeNetworkError(error)}`);
+        return;
+      }
+      // Closed while the folder was made.
+      if ((this.state as State) === 'closed') return;
+    }
+    const transport = openTransport(this.endpoint, workDir);
     const client = new Client({ name: 'hotline', version: '0.1.0' }, { capabilities: {} });
     const link: Link = { client, transport, stderrTail: [], closed: false, probing: false, listings: 0 };
     this.link = link;
@@ -183,6 +217,16 @@ export class McpConnection implements McpToolCaller {
     } catch (error) {
       this.retire(link, this.failureReason(link, error));
     }
+  }
+
+  /**
+   * Not Hotline's working directory, where `.env` is: a server reading
+   * `./.env` finds nothing. An empty folder rather than one of Hotline's, so
+   * whatever a server writes there disturbs nothing (the prompts folder is watched).
+   */
+  private ownWorkDir(): Promise<string> {
+    this.workDir ??= mkdtemp(path.join(tmpdir(), `hotline-mcp-${this.name}-`));
+    return this.workDir;
   }
 
   private failureReason(link: Link, error: unknown): string {
@@ -244,6 +288,16 @@ export class McpConnection implements McpToolCaller {
     );
   }
 
+  /** An attempt that failed before there was a link: said, and tried again later. */
+  private notStarted(reason: string): void {
+    this.state = 'down';
+    this.lastError = reason;
+    if (reason !== this.lastWarned) this.log.warn({ reason }, 'mcp server not started; retrying');
+    this.lastWarned = reason;
+    this.scheduleRetry();
+    this.options.onChange();
+  }
+
   /** Drops the link (if it is still the current one), its tools with it, and schedules the next attempt. */
   private retire(link: Link, reason: string): void {
     if (this.link !== link) return;
@@ -292,15 +346,16 @@ export class McpConnection implements McpToolCaller {
   private setTools(listed: readonly Tool[]): void {
     const { config, defaults } = this.options;
     const selection = selectTools(config, listed);
-    const problems = selection.problems.join('\n');
-    if (problems && problems !== this.lastProblems) this.log.warn({ problems: selection.problems }, 'mcp server tools left out');
-    this.lastProblems = problems;
+    if (selection.problems.length > 0 && selection.problems.join('\n') !== this.lastProblems.join('\n')) {
+      this.log.warn({ problems: selection.problems }, 'mcp server tools left out');
+    }
+    this.lastProblems = selection.problems;
     const settings = {
       server: this.name,
       timeoutMs: config.timeout_ms ?? defaults.timeoutMs,
       maxChars: config.max_chars ?? defaults.maxChars,
       holdLines: config.hold ?? [],
-      scrub: this.scrub,
+      scrub: this.scrubResults,
     };
     this.offered = selection.offered.map((offered) => createMcpTool(offered, this, settings));
   }
@@ -308,9 +363,9 @@ export class McpConnection implements McpToolCaller {
   private watchStderr(link: Link): void {
     const stream = link.transport instanceof StdioClientTransport ? link.transport.stderr : null;
     if (!(stream instanceof Readable)) return;
-    const lines = createInterface({ input: stream, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      const text = this.scrub(line).slice(0, STDERR_LINE_CHARS);
+    readBoundedLines(stream, STDERR_LINE_BYTES, (line, cut) => {
+      const scrubbed = this.scrub(line);
+      const text = scrubbed.length > STDERR_LINE_CHARS || cut ? `${scrubbed.slice(0, STDERR_LINE_CHARS)} …[cut]` : scrubbed;
       link.stderrTail.push(text);
       if (link.stderrTail.length > STDERR_TAIL_LINES) link.stderrTail.shift();
       this.log.debug({ stderr: text }, 'mcp server stderr');
@@ -337,4 +392,10 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> 
     if (cursor === undefined) break;
   }
   return tools;
+}
+
+async function removeAfter(done: Promise<unknown>, folder: Promise<string>): Promise<void> {
+  await done;
+  const dir = await folder.catch(() => undefined);
+  if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { McpServerConfig } from './mcp-config.js';
 import { McpConnection, type McpServerStatus } from './mcp-connection.js';
 import { McpServerGoneError } from './mcp-errors.js';
+import { nameKey } from './tool-names.js';
 
 export type { McpServerStatus };
 
@@ -11,6 +12,8 @@ export interface McpHubOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** For servers that set no timeout_ms / max_chars of their own. */
   defaults: { timeoutMs: number; maxChars: number };
+  /** Hotline's own secrets: taken out of every tool result, with each server's own. */
+  secrets?: readonly string[];
   /** Reconnect backoff: the first wait, doubled after each failed attempt up to the last. */
   retry?: { initialMs: number; maxMs: number };
   /** The longest a server's handshake and each tool listing may take (default 30 s). */
@@ -87,6 +90,11 @@ export class McpHub implements ToolBox {
     return this.offered;
   }
 
+  /** Each server's tools as it offers them, in configuration order, before a name taken by an earlier server is left out. */
+  listings(): { server: string; tools: readonly BusinessTool[] }[] {
+    return [...this.servers.values()].map((server) => ({ server: server.connection.name, tools: server.connection.tools() }));
+  }
+
   status(): McpServerStatus[] {
     return [...this.servers.values()].map((server) => server.connection.status());
   }
@@ -125,6 +133,7 @@ export class McpHub implements ToolBox {
       config,
       env: this.options.env,
       defaults: this.options.defaults,
+      ...(this.options.secrets ? { secrets: this.options.secrets } : {}),
       retry: this.options.retry ?? DEFAULT_RETRY,
       connectTimeoutMs: this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       logger: this.log,
@@ -153,19 +162,22 @@ export class McpHub implements ToolBox {
     }
   }
 
-  /** Every up server's tools in configuration order; a name already taken by an earlier server is left out. */
+  /**
+   * Every up server's tools in configuration order; a name an earlier server
+   * has already, in any spelling, is left out.
+   */
   private collectTools(): BusinessTool[] {
     const tools: BusinessTool[] = [];
-    const owners = new Map<string, string>();
+    const owners = new Map<string, { tool: string; server: string }>();
     const collisions: string[] = [];
     for (const server of this.servers.values()) {
       for (const tool of server.connection.tools()) {
-        const owner = owners.get(tool.name);
+        const owner = owners.get(nameKey(tool.name));
         if (owner !== undefined) {
-          collisions.push(`"${tool.name}" of ${server.connection.name} (taken by ${owner})`);
+          collisions.push(`"${tool.name}" of ${server.connection.name} (taken by "${owner.tool}" of ${owner.server})`);
           continue;
         }
-        owners.set(tool.name, server.connection.name);
+        owners.set(nameKey(tool.name), { tool: tool.name, server: server.connection.name });
         tools.push(tool);
       }
     }

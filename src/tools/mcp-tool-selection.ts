@@ -1,9 +1,9 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { McpServerConfig } from './mcp-config.js';
-
-/** What the model may call a function: OpenAI's rule. */
-const OFFERED_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+import { MAX_DESCRIPTION_CHARS } from './tool-definition.js';
+import { nameKey, toolNameProblem } from './tool-names.js';
+import { compileParameters, describeSchemaProblem, isSchemaProblem, type ToolParameters } from './tool-parameters.js';
 
 /** One tool of an MCP server as offered to the model. */
 export interface OfferedTool {
@@ -13,6 +13,8 @@ export interface OfferedTool {
   readonly serverName: string;
   readonly definition: ChatCompletionTool;
   readonly sideEffect: boolean;
+  /** Checks the model's arguments before they are sent. */
+  readonly parameters: ToolParameters;
 }
 
 export interface ToolSelection {
@@ -21,7 +23,13 @@ export interface ToolSelection {
   readonly problems: readonly string[];
 }
 
-/** The listed tools the configuration lets through, named, described and classified for the model. */
+/**
+ * The listed tools the configuration lets through, named, described and
+ * classified for the model. A tool is left out (and said so) when its name
+ * is no function name or one of Hotline's own in any spelling, when the
+ * server lists it twice, or when its definition is too big or its schema
+ * cannot be checked: such a definition would go into every request.
+ */
 export function selectTools(config: McpServerConfig, listed: readonly Tool[]): ToolSelection {
   const allowed = config.tools ? new Set(config.tools) : undefined;
   const prefix = config.prefix ?? '';
@@ -31,19 +39,34 @@ export function selectTools(config: McpServerConfig, listed: readonly Tool[]): T
   for (const tool of listed) {
     if (allowed && !allowed.has(tool.name)) continue;
     const name = `${prefix}${tool.name}`;
-    if (!OFFERED_NAME.test(name)) {
-      problems.push(`tool "${name}" left out: a tool name has 1 to 64 letters, digits, _ or -`);
+    const leftOut = (why: string): void => void problems.push(`tool "${name}" of MCP server ${config.name} left out: ${why}`);
+    const nameProblem = toolNameProblem(name);
+    if (nameProblem !== undefined) {
+      leftOut(nameProblem);
       continue;
     }
-    if (seen.has(name)) {
-      problems.push(`tool "${name}" left out: the server lists it twice`);
+    if (seen.has(nameKey(name))) {
+      leftOut('the server lists it twice (names are compared ignoring case)');
       continue;
     }
-    seen.add(name);
-    offered.push({ name, serverName: tool.name, definition: definitionOf(name, tool), sideEffect: hasSideEffect(config, tool) });
+    seen.add(nameKey(name));
+    const description = tool.description ?? tool.title ?? tool.annotations?.title;
+    if (description !== undefined && description.length > MAX_DESCRIPTION_CHARS) {
+      leftOut(`its description is ${description.length} characters; the model's provider takes at most ${MAX_DESCRIPTION_CHARS}`);
+      continue;
+    }
+    // `$schema` says which JSON Schema dialect the server wrote; function parameters have no use for it.
+    const { $schema: _dialect, ...schema } = tool.inputSchema as Record<string, unknown>;
+    const parameters = compileParameters({ ...schema, type: 'object' }, { closed: true });
+    if (isSchemaProblem(parameters)) {
+      leftOut(describeSchemaProblem({ ...parameters, path: ['inputSchema', ...parameters.path] }));
+      continue;
+    }
+    const definition = definitionOf(name, description, parameters.schema);
+    offered.push({ name, serverName: tool.name, definition, sideEffect: hasSideEffect(config, tool), parameters });
   }
   for (const name of allowed ?? []) {
-    if (!listed.some((tool) => tool.name === name)) problems.push(`tool "${name}" of the tools list is not offered by the server`);
+    if (!listed.some((tool) => tool.name === name)) problems.push(`tool "${name}" of the tools list is not offered by MCP server ${config.name}`);
   }
   return { offered, problems };
 }
@@ -58,16 +81,13 @@ function hasSideEffect(config: McpServerConfig, tool: Tool): boolean {
   return tool.annotations?.readOnlyHint !== true;
 }
 
-function definitionOf(name: string, tool: Tool): ChatCompletionTool {
-  // `$schema` says which JSON Schema dialect the server wrote; function parameters have no use for it.
-  const { $schema: _dialect, ...parameters } = tool.inputSchema as Record<string, unknown>;
-  const description = tool.description ?? tool.title ?? tool.annotations?.title;
+function definitionOf(name: string, description: string | undefined, parameters: Record<string, unknown>): ChatCompletionTool {
   return {
     type: 'function',
     function: {
       name,
       ...(description ? { description } : {}),
-      parameters: { ...parameters, type: 'object' },
+      parameters,
     },
   };
 }

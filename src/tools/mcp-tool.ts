@@ -2,6 +2,8 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { BusinessTool, ToolResult, ToolRunContext } from '../call/ports/business-tools.js';
 import type { OfferedTool } from './mcp-tool-selection.js';
 import { capResult, resultText } from './result-text.js';
+import { checkArguments } from './tool-parameters.js';
+import { scrubForCap, type ToolScrubber } from './tool-scrubber.js';
 
 /** How a tool reaches its server: throws McpUnavailableError while the server is not connected. */
 export interface McpToolCaller {
@@ -18,52 +20,48 @@ export interface McpToolSettings {
   readonly timeoutMs: number;
   readonly maxChars: number;
   readonly holdLines: readonly string[];
-  /** Removes the server's secrets (its expanded headers and env values) from a text bound for the log. */
-  readonly scrub: (text: string) => string;
+  /**
+   * Removes the server's secrets (the values of its settings' `${ENV}`) and
+   * Hotline's own from everything the tool returns, results and errors alike,
+   * before the model, the transcript or the log see it.
+   */
+  readonly scrub: ToolScrubber;
 }
 
 /** One MCP tool as a business tool. Its server may come and go; the tool asks the caller each time. */
 export function createMcpTool(offered: OfferedTool, caller: McpToolCaller, settings: McpToolSettings): BusinessTool {
   return {
     name: offered.name,
+    source: `MCP server ${settings.server}`,
     definition: offered.definition,
     sideEffect: offered.sideEffect,
     holdLines: settings.holdLines,
     run: async function runMcpTool(argumentsJson: string, context: ToolRunContext): Promise<ToolResult> {
-      const args = parseArguments(argumentsJson);
-      if (typeof args === 'string') return { outcome: 'invalid', content: `error: ${args}` };
       if (context.signal.aborted) return ABORTED;
+      // Checked against the tool's inputSchema here: a server may check nothing, and an argument it never gets does no harm.
+      const args = checkArguments(argumentsJson, offered.parameters.validator);
+      if ('invalid' in args) return { outcome: 'invalid', content: `error: invalid arguments (${args.invalid}); nothing was done` };
+      const capped = (text: string): string => {
+        const scrubbed = scrubForCap(text, settings.scrub, settings.maxChars);
+        return capResult(scrubbed.text, settings.maxChars, scrubbed.more);
+      };
       try {
-        const result = await caller.callTool(offered.serverName, args, { signal: context.signal, timeoutMs: settings.timeoutMs });
+        const result = await caller.callTool(offered.serverName, args.value, { signal: context.signal, timeoutMs: settings.timeoutMs });
         const text = contentText(result);
-        if (result.isError === true) {
-          return { outcome: 'error', content: capResult(`error: ${text || `${offered.name} failed`}`, settings.maxChars) };
-        }
+        if (result.isError === true) return { outcome: 'error', content: capped(`error: ${text || `${offered.name} failed`}`) };
         // An empty answer would leave the model guessing whether the tool ran at all.
-        return { outcome: 'ok', content: capResult(text || '(empty result)', settings.maxChars) };
+        return { outcome: 'ok', content: capped(text || '(empty result)') };
       } catch (error) {
         const failed = failure(error, offered.name, context.signal, settings);
-        context.log.info({ tool: offered.name, mcp_server: settings.server, outcome: failed.outcome, reason: settings.scrub(reasonOf(error)) }, 'mcp tool failed');
-        return failed;
+        const reason = settings.scrub(reasonOf(error)).slice(0, 200);
+        context.log.info({ tool: offered.name, mcp_server: settings.server, outcome: failed.outcome, reason }, 'mcp tool failed');
+        return { ...failed, content: capped(failed.content) };
       }
     },
   };
 }
 
 const ABORTED: ToolResult = { outcome: 'aborted', content: 'not done: the caller interrupted' };
-
-/** The model's arguments as an object, or why they are not one. Empty means no arguments. */
-function parseArguments(argumentsJson: string): Record<string, unknown> | string {
-  if (argumentsJson.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(argumentsJson);
-  } catch {
-    return 'the arguments are not valid JSON';
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'the arguments must be a JSON object';
-  return parsed as Record<string, unknown>;
-}
 
 /** The text parts, in order; a result of structured data only reads as its JSON. */
 function contentText(result: CallToolResult): string {
@@ -85,7 +83,7 @@ function failure(error: unknown, tool: string, signal: AbortSignal, settings: Mc
     }
     // A JSON-RPC error the server sent (unknown tool, bad arguments): the model may do better with its words.
     if (error.code !== ErrorCode.ConnectionClosed) {
-      return { outcome: 'error', content: capResult(`error: ${serverMessage(error)}`, settings.maxChars) };
+      return { outcome: 'error', content: `error: ${serverMessage(error)}` };
     }
   }
   // The connection closed under the call, the server was down, or the network failed.
@@ -96,11 +94,15 @@ function seconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
 }
 
-/** McpError prefixes "MCP error -32602: " to the server's words; the model needs only the words. */
+/**
+ * McpError prefixes "MCP error -32602: " to the server's words, and a server
+ * built on the SDK that threw one sent its words prefixed already; the model
+ * needs only the words.
+ */
 function serverMessage(error: McpError): string {
-  return error.message.replace(/^MCP error -?\d+: /, '') || `code ${error.code}`;
+  return error.message.replace(/^(MCP error -?\d+: )+/, '') || `code ${error.code}`;
 }
 
 function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message.slice(0, 200) : String(error).slice(0, 200);
+  return error instanceof Error ? error.message : String(error);
 }

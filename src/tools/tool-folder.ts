@@ -9,6 +9,7 @@ import { envNames } from './env-refs.js';
 import { McpFileSchema, type McpServerConfig } from './mcp-config.js';
 import type { Env } from './request-template.js';
 import { toolFileSchema, toolNameProblem, type ToolFile } from './tool-file.js';
+import { nameKey } from './tool-names.js';
 
 /**
  * Reads `<PROMPTS_DIR>/tools`: mcp.yaml (MCP servers), context.yaml (the
@@ -41,6 +42,8 @@ export interface ToolsFolderRead {
   readonly tools: readonly ReadTool[];
   readonly context: { readonly file: string; readonly spec: ContextFile } | undefined;
   readonly mcpServers: readonly McpServerConfig[];
+  /** The file the MCP servers come from, if there is one. */
+  readonly mcpFile: string | undefined;
   /** Every YAML file by name, and the folder itself if it cannot be read. */
   readonly reports: readonly ToolFileReport[];
   readonly problems: readonly PromptProblem[];
@@ -106,6 +109,7 @@ function folderRead(
     tools: reader?.tools ?? [],
     context: reader?.context,
     mcpServers: reader?.mcpServers ?? [],
+    mcpFile: reader?.mcpFile,
     reports,
     problems,
     fingerprint,
@@ -118,9 +122,10 @@ class FolderReader {
   readonly tools: ReadTool[] = [];
   context: { file: string; spec: ContextFile } | undefined;
   mcpServers: McpServerConfig[] = [];
-  private mcpFile: string | undefined;
+  mcpFile: string | undefined;
   private contextFile: string | undefined;
-  private readonly toolFiles = new Map<string, string>();
+  /** The file of each tool so far, by its name ignoring case (nameKey). */
+  private readonly toolFiles = new Map<string, { name: string; file: string }>();
 
   constructor(private readonly env: Env) {}
 
@@ -140,16 +145,17 @@ class FolderReader {
           ctx.addIssue({ code: 'custom', message: `the file name makes no tool name: ${problem}; rename the file or write name:` });
         }
       }
-      const earlier = this.toolFiles.get(name);
+      const earlier = this.toolFiles.get(nameKey(name));
       if (earlier !== undefined) {
-        const message = `"${name}" is already the name of the tool in ${earlier}`;
+        const same = earlier.name === name ? '' : ` ("${earlier.name}": names are compared ignoring case)`;
+        const message = `"${name}" is already the name of the tool in ${earlier.file}${same}`;
         ctx.addIssue({ code: 'custom', path: tool.name === undefined ? [] : ['name'], message });
       }
     });
     const parsed = this.parse(file, read, schema, 'HTTP tool (not loaded)');
     if (parsed === undefined) return;
     const name = parsed.name ?? stem;
-    this.toolFiles.set(name, file);
+    this.toolFiles.set(nameKey(name), { name, file });
     this.tools.push({ file, name, spec: parsed });
     const { request } = parsed;
     const summary = `tool ${name}, ${request.method}, side effect: ${parsed.side_effect ? 'yes' : 'no'}${needsText(request.needs)}`;

@@ -8,6 +8,7 @@ import { createHttpTool, type ToolDefaults } from './http-tool.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { Env } from './request-template.js';
 import { readToolsFolder, TOOLS_FOLDER, type ToolsFolderRead } from './tool-folder.js';
+import { toolScrubber } from './tool-scrubber.js';
 
 export { TOOLS_FOLDER, type ToolFileReport } from './tool-folder.js';
 export type { ToolDefaults } from './http-tool.js';
@@ -20,6 +21,8 @@ export interface ToolStoreOptions {
   readonly defaults: ToolDefaults;
   /** How often a watched folder is checked for having appeared, gone or been replaced; default 2 s. */
   readonly checkIntervalMs?: number;
+  /** Hotline's own secrets: taken out of every tool answer, with the values of the tool's own `${…}`. */
+  readonly secrets?: readonly string[];
 }
 
 export interface ToolReloadResult {
@@ -129,18 +132,19 @@ export class ToolStore implements ToolBox {
 
   /** Makes `read`'s good files the version in use, and says what that is. */
   private apply(read: ToolsFolderRead): void {
-    const { defaults } = this.options;
+    const { defaults, env, secrets = [] } = this.options;
+    const scrubberOf = (needs: readonly string[]) => toolScrubber([...needs.map((name) => env[name]), ...secrets]);
     const unset: { file: string; missing: readonly string[] }[] = [];
     const tools: BusinessTool[] = [];
     for (const { file, name, spec } of read.tools) {
       if (spec.request.missingEnv.length > 0) unset.push({ file, missing: spec.request.missingEnv });
-      else tools.push(createHttpTool(name, spec, defaults));
+      else tools.push(createHttpTool(name, spec, defaults, scrubberOf(spec.request.needs), file));
     }
     let callerContext: CallerContextSource | undefined;
     if (read.context !== undefined) {
       const { file, spec } = read.context;
       if (spec.request.missingEnv.length > 0) unset.push({ file, missing: spec.request.missingEnv });
-      else callerContext = createCallerContext(spec, this.logger);
+      else callerContext = createCallerContext(spec, this.logger, scrubberOf(spec.request.needs));
     }
     this.set = Object.freeze({ tools: Object.freeze(tools), callerContext, mcpServers: Object.freeze([...read.mcpServers]) });
     this.inUse = read.fingerprint;
@@ -157,14 +161,4 @@ export class ToolStore implements ToolBox {
   }
 }
 
-export interface ToolsFolderCheck {
-  files: { file: string; summary: string; needs: string[]; problems: PromptProblem[] }[];
-  /** True if no file has a problem. Unset environment variables are no problem: the tool waits for them. */
-  ok: boolean;
-}
-
-/** Everything prompts:check reports about `<dir>/tools`; a missing folder is fine and lists nothing. */
-export async function checkToolsFolder(dir: string, env: Env): Promise<ToolsFolderCheck> {
-  const read = await readToolsFolder(dir, env);
-  return { files: read.reports.map((r) => ({ ...r, needs: [...r.needs], problems: [...r.problems] })), ok: read.problems.length === 0 };
-}
+export { checkToolsFolder, type ToolsFolderCheck } from './tools-check.js';

@@ -39,6 +39,8 @@ export interface BusinessTool {
   readonly holdLines: readonly string[];
   /** Offered only on calls of these directions (a campaign's do_not_call: outbound); default all. */
   readonly directions?: readonly ('inbound' | 'outbound')[];
+  /** Where it comes from, for what is said about it: `tools/order_status.yaml`, `MCP server crm`. */
+  readonly source?: string;
   /**
    * Runs the tool with the model's arguments (JSON text, unchecked). Never
    * rejects: bad arguments, errors, timeouts and aborts are results too.
