@@ -280,7 +280,8 @@ describe('a tool in a voice turn (WebSocket)', () => {
     service.start();
     await service.nextOfType('speak');
     service.say('Where is order 4711?');
-    const answer = await service.nextOfType('speak');
+    // A hold line may come first on a busy machine (the answer is read on a thread of its own).
+    const answer = await service.next((action) => action.type === 'speak' && /I got/.test(action.text ?? ''));
     const length = Number(/I got (\d+)/.exec(answer.text ?? '')?.[1]);
     expect(length).toBeGreaterThan(0);
     expect(length).toBeLessThanOrEqual(500);
