@@ -65,6 +65,7 @@ export class Call {
   private started = false;
   private readonly prompts: CallPrompts;
   private fillerText: string | undefined;
+  private fillerAgainText: string | undefined;
   private ended = false;
   /** Words, keys, voice activity and silence: what each means for the call. */
   private readonly input: CallerInput;
@@ -89,7 +90,11 @@ export class Call {
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
     this.record = new CallRecord(id, deps.transcript.file);
-    this.gate = new EventGate((event) => this.handle(event), deps.logger);
+    // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
+    // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
+    this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
+      if (!this.ended && !this.busy) this.sink.idle?.();
+    });
     this.activity = new CallActivityTracker(deps.activity, { generating: () => this.turn !== undefined, speaking: () => this.voice.playback.pending });
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
@@ -319,6 +324,11 @@ export class Call {
     return this.tools.holdNow() || this.turn.hold();
   }
 
+  /** Hold lines the caller has heard while waiting for the turn in progress (0 without one). */
+  get holdsInTurn(): number {
+    return this.turn?.holdsSaid ?? 0;
+  }
+
   /** The call as the business's record keeps it; asked once it has ended. */
   summary(reason: string, origin: 'service' | 'hotline'): CallSummary {
     return this.record.summary(reason, origin);
@@ -508,12 +518,14 @@ export class Call {
     const id = ++this.turnCount;
     // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
     this.fillerText ??= this.prompts.render('thinking');
+    this.fillerAgainText ??= this.prompts.render('thinkingAgain');
     const turn = new Turn({
       id,
       ...turnRequest(this.deps, this.prompts.settings, this.messages()),
       businessTools: () => this.tools.offered(),
       runTools: (calls, signal, say) => this.tools.run(calls, signal, say),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
+      ...(this.fillerAgainText ? { fillerAgainText: this.fillerAgainText } : {}),
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
       onFirstToken: (t) => {
         this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt);
