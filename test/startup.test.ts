@@ -1,8 +1,14 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { openFailure } from '../src/store/database.js';
 import { ConfigError } from '../src/errors.js';
 import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
 import { createLogger } from '../src/logger.js';
@@ -100,6 +106,70 @@ describe('a failed start says what to fix', () => {
     const started = hotline({ PORT: String(port) });
     expect(await started.exited).toBe(1);
     expect(started.stderr()).toBe(`PORT ${port} is already in use: stop the other program or set PORT to a free port\n`);
+  });
+});
+
+describe('a database that cannot be opened names DATABASE_FILE, the file and what to do', () => {
+  async function folder(): Promise<string> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-db-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /** A real start of src/main.ts on DATABASE_FILE `file`: exit 1 and one line on stderr. */
+  async function failedStart(file: string): Promise<string> {
+    const started = hotline({ DATABASE_FILE: file });
+    expect(await started.exited).toBe(1);
+    const stderr = started.stderr().trimEnd();
+    expect(stderr.split('\n'), stderr).toHaveLength(1);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    return stderr;
+  }
+
+  const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+  test('a damaged file: not a SQLite database, restore it or move it away', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const file = path.join(await folder(), 'hotline.db');
+    await writeFile(file, randomBytes(8192));
+    expect(await failedStart(file)).toMatch(
+      new RegExp(`^DATABASE_FILE ${quoted(file)} is not a SQLite database or is damaged \\(file is not a database\\): restore it from a backup, or move it away`),
+    );
+  });
+
+  test('a folder: set DATABASE_FILE to a file in it', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const dir = path.join(await folder(), 'data');
+    await mkdir(dir);
+    expect(await failedStart(dir)).toBe(`DATABASE_FILE ${dir} is a folder, not a file: set DATABASE_FILE to a file in it, e.g. ${path.join(dir, 'hotline.db')}`);
+  });
+
+  test('below a file: the path cannot be made', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const blocker = path.join(await folder(), 'a-file');
+    await writeFile(blocker, 'not a folder');
+    expect(await failedStart(path.join(blocker, 'hotline.db'))).toMatch(/^DATABASE_FILE .*a-file\/hotline\.db lies below a file, not a folder \(.*\): set DATABASE_FILE to a file in a folder$/);
+  });
+
+  test('locked by another program: stop it, or give this Hotline a file of its own', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const file = path.join(await folder(), 'hotline.db');
+    // Another program holds an exclusive lock (a rollback journal, as an sqlite3 shell in a transaction would).
+    const other = new BetterSqlite3(file);
+    other.pragma('journal_mode = DELETE');
+    other.exec('CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1)');
+    cleanups.push(() => void other.close());
+    expect(await failedStart(file)).toMatch(
+      new RegExp(`^DATABASE_FILE ${quoted(file)} is locked by another program \\(database is locked\\): stop the other Hotline or sqlite3 shell`),
+    );
+  });
+
+  // Tests run as root on CI, which may write anywhere: a refused permission or a read-only disk is the error SQLite and Node raise.
+  test.each([
+    [Object.assign(new BetterSqlite3.SqliteError('attempt to write a readonly database', 'SQLITE_READONLY'), {}), /^DATABASE_FILE \/srv\/h\.db cannot be written \(attempt to write a readonly database\): let Hotline's user write the file and its folder \(SQLite adds h\.db-wal and -shm beside it\) or mount it writable, or set DATABASE_FILE/],
+    [Object.assign(new Error("EROFS: read-only file system, mkdir '/srv'"), { code: 'EROFS' }), /^DATABASE_FILE \/srv\/h\.db cannot be written \(EROFS: read-only file system/],
+    [Object.assign(new Error("EACCES: permission denied, mkdir '/srv'"), { code: 'EACCES' }), /^DATABASE_FILE \/srv\/h\.db may not be opened by Hotline's user \(EACCES: permission denied.*\): let that user read and write the file and its folder/],
+    [new BetterSqlite3.SqliteError('database or disk is full', 'SQLITE_FULL'), /^DATABASE_FILE \/srv\/h\.db cannot grow: the disk is full/],
+    [new BetterSqlite3.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE'), /^DATABASE_FILE \/srv\/h\.db could not be read or written \(disk I\/O error\): check the disk/],
+    [new BetterSqlite3.SqliteError('unable to open database file', 'SQLITE_CANTOPEN'), /^DATABASE_FILE \/srv\/h\.db cannot be opened \(unable to open database file\): check that its folder exists/],
+  ])('%s', (error, expected) => {
+    expect(openFailure('/srv/h.db', error)).toMatch(expected);
   });
 });
 
