@@ -302,16 +302,24 @@ describe('the LLM check at startup', () => {
     );
   });
 
-  test('no answer within the time limit: unreachable; no /models (404): inconclusive, at debug; a web page: a warning', async () => {
+  test('no answer within the time limit: unreachable; nothing at /models (404): an error asking for /v1; a web page: a warning', async () => {
     const silent = await listen(() => undefined);
     expect(await checkLlm({ apiKey: KEY, baseURL: `${silent.url}/v1`, model: 'm', timeoutMs: 200 })).toEqual({
       outcome: 'unreachable',
       reason: 'no answer within 0.2 s',
     });
     const bare = await listen((_req, res) => res.writeHead(404).end('404 page not found'));
-    const check = await checkLlm({ apiKey: KEY, baseURL: `${bare.url}/v1`, model: 'm' });
-    expect(check).toEqual({ outcome: 'no-model-list', status: 404 });
-    expect(describeLlmCheck(check, { endpoint: bare.url, model: 'm', baseUrlSet: true }).level).toBe('debug');
+    const check = await checkLlm({ apiKey: KEY, baseURL: bare.url, model: 'm' });
+    expect(check).toEqual({ outcome: 'not-found', status: 404 });
+    expect(describeLlmCheck(check, { endpoint: bare.url, model: 'm', baseUrlSet: true })).toEqual({
+      level: 'error',
+      message: `OPENAI_BASE_URL ${bare.url} answered 404 for /models: does it need /v1 at the end (${bare.url}/v1)? Every call will fail until it is right`,
+    });
+    expect(describeLlmCheck(check, { endpoint: `${bare.url}/v1`, model: 'm', baseUrlSet: true }).message).toMatch(
+      /answered 404 for \/models: nothing was found at that address; check OPENAI_BASE_URL/,
+    );
+    const noList = await listen((_req, res) => res.writeHead(405).end());
+    expect(await checkLlm({ apiKey: KEY, baseURL: `${noList.url}/v1`, model: 'm' })).toEqual({ outcome: 'no-model-list', status: 405 });
     const page = await listen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>'));
     const html = await checkLlm({ apiKey: KEY, baseURL: page.url, model: 'm' });
     expect(html).toEqual({ outcome: 'inconclusive', reason: expect.stringMatching(/not answer with JSON.*\/v1/) });
@@ -330,6 +338,31 @@ describe('the LLM check at startup', () => {
         msg: `the LLM at http://user:***@127.0.0.1:${llm.port}/v1 refused the API key (HTTP 403): check OPENAI_API_KEY`,
       }),
     ]);
+  });
+
+  test('an address without /v1 (a web server answering 404 pages): said at startup; a call logs the page by its title, never whole', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const body = `<!DOCTYPE html><html><head><title>404 Not Found</title></head><body>${'<p>nothing to see here</p>'.repeat(400)}</body></html>`;
+    const llm = await listen((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end(body));
+    const started = hotline({ OPENAI_BASE_URL: llm.url, LLM_MODEL: 'llama3.1', REPORT_FIELDS: 'false' });
+    const { input: check } = await started.line(/"llmCheck"/);
+    expect(JSON.parse(check)).toMatchObject({
+      level: 50,
+      llmCheck: 'not-found',
+      msg: `OPENAI_BASE_URL ${llm.url} answered 404 for /models: does it need /v1 at the end (${llm.url}/v1)? Every call will fail until it is right`,
+    });
+    const { port } = new URL((JSON.parse((await started.line(/"webhookUrl"/)).input) as { webhookUrl: string }).webhookUrl);
+    const post = (event: unknown) =>
+      fetch(`http://127.0.0.1:${port}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event) });
+    await post({ type: 'session_start', session: { id: 'no-v1', direction: 'inbound' } });
+    const apology = (await (await post({ type: 'user_speak', session: { id: 'no-v1' }, text: 'Hello?' })).json()) as { text: string };
+    expect(apology.text).toMatch(/^I'm sorry/);
+    const { input: failed } = await started.line(/LLM turn failed/);
+    expect(JSON.parse(failed)).toMatchObject({
+      err: { type: 'NotFoundError', status: 404, detail: `404 an HTML page titled "404 Not Found" of ${body.length} characters` },
+      hint: expect.stringMatching(/check OPENAI_BASE_URL \(it often needs \/v1 at the end\)/),
+    });
+    expect(started.stdout()).not.toContain('nothing to see here');
+    for (const line of started.stdout().split('\n')) expect(line.length).toBeLessThan(4000);
   });
 
   test('src/main.ts checks after it listens and logs the outcome; the key never reaches the log', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {

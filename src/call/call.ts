@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { loggableLlmError } from '../llm/llm-errors.js';
 import type { Logger } from '../logger.js';
 import type { PromptName, SpeakStyle } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
@@ -533,7 +534,7 @@ export class Call {
       },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
-        this.log.warn({ err: error, turn: t.id, delayMs }, 'LLM request failed; retrying once');
+        this.log.warn({ err: loggableLlmError(error), turn: t.id, delayMs }, 'LLM request failed; retrying once');
         this.deps.metrics.llmFailed(error);
       },
     });
