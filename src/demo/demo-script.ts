@@ -74,7 +74,7 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   return {
     content:
       `I'm the built-in demo model, so my answers are scripted. You said: "${echo}". ` +
-      'Ask me about opening hours, prices or our address, ask about an order (for example order 4711), ask for a person, or say goodbye.',
+      'Ask about opening hours, prices, our address or order 4711, ask for a person, or say goodbye.',
   };
 }
 
