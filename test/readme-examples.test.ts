@@ -164,7 +164,7 @@ interface Started {
 
 /** Hotline as `npm start` starts it, with `vars` (an example's own) and PORT free; the rest of its environment empty. */
 async function startHotline(vars: Record<string, string>, ports: Ports = {}): Promise<Started> {
-  const port = ports[3000] ?? (await freePort());
+  const port = vars.PORT !== undefined ? Number(withPorts(vars.PORT, ports)) : (ports[3000] ?? (await freePort()));
   const data = await tempFolder('hotline-readme-data-');
   const cwd = await tempFolder('hotline-readme-cwd-');
   const env = childEnv({
@@ -269,7 +269,8 @@ async function runCommand(command: string, options: { cwd: string; env?: Record<
 
 /** One command's output against the README's, line by line; the failure names the README line that differs. */
 function expectOutput(where: string, command: Command, actual: readonly string[], expected: readonly string[], stderr = ''): void {
-  const got = trimBlankEnd(actual);
+  // As a terminal shows it: a CSV's CRLF line ends are line ends.
+  const got = trimBlankEnd(actual.map((line) => line.replace(/\r$/, '')));
   const want = trimBlankEnd(expected);
   for (let i = 0; i < Math.max(got.length, want.length); i++) {
     if (got[i] === want[i]) continue;
@@ -469,11 +470,10 @@ const EXAMPLES: Example[] = [
   {
     name: 'the campaign walkthrough: emulator and Hotline',
     first: '$ npm run simulate -- --platform --port 4400',
-    notRun:
-      'the whole walkthrough takes minutes of real time (an unanswered number is retried after 15 s, twice, each attempt waiting 10 s for an answer) and its --watch lines depend on how the calls interleave; campaigns.test.ts and campaigns-resume.test.ts run campaigns against the emulator with a clock of their own',
+    run: async (_block, context) => runCampaignWalkthrough(context),
   },
-  { name: 'the walkthrough campaign', first: '# spring.yaml', notRun: 'see "the campaign walkthrough"' },
-  { name: 'the campaign walkthrough: the commands', first: '$ npm run campaign -- start spring.yaml', notRun: 'see "the campaign walkthrough"' },
+  { name: 'the walkthrough campaign', first: '# spring.yaml', run: async () => undefined },
+  { name: 'the campaign walkthrough: the commands', first: '$ npm run campaign -- start spring.yaml', run: async () => undefined },
   {
     name: 'the admin API: transfer and hang up a call',
     first: '$ curl -s -X POST localhost:3000/api/calls/$SESSION_ID/transfer',
@@ -559,6 +559,70 @@ async function runOutboundFlow(context: Context): Promise<void> {
     expected,
     emulated.stderr(),
   );
+}
+
+/**
+ * The campaign on one machine: the emulator playing every person from a script, Hotline pointed at
+ * it, spring.yaml and its people.csv, then the commands. About a minute of real time: an unanswered
+ * number is tried three times, 15 s apart, each attempt waiting 10 s for an answer.
+ *
+ * What is compared: the start's line and the results as the README shows them (ids masked), and
+ * the --watch lines' last one. The lines before it depend on how the calls interleave: each is
+ * compared in its shape (every number masked) with the README's.
+ */
+async function runCampaignWalkthrough(context: Context): Promise<void> {
+  const find = (name: string) => blockOf(context, EXAMPLES.find((e) => e.name === name)!);
+  const setup = find('the campaign walkthrough: emulator and Hotline');
+  const definition = find('the walkthrough campaign');
+  const shown = find('the campaign walkthrough: the commands');
+  const ports: Ports = { 3300: await freePort(), 4400: await freePort() };
+  const prelude = await npmPrelude(ports[3300]);
+  const cwd = await workFolder();
+  const [emulatorCommand, startCommand] = commandsOf(setup);
+  expect(startCommand, `README.md:${setup.line}: the emulator's command, then Hotline's`).toBeDefined();
+
+  const emulator = spawn('bash', ['-c', `${prelude}\n${withPorts(emulatorCommand!.text, ports)}`], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanups.push(() => void emulator.kill('SIGKILL'));
+  await watch(emulator).line(/placed calls ring Hotline/);
+  const hotlineVars = envOfStart(startCommand!);
+  await startHotline(hotlineVars, ports);
+
+  // spring.yaml as shown; people.csv as its comment describes it, the names and topics those of the results.
+  await writeFile(path.join(cwd, 'spring.yaml'), `${definition.lines.join('\n')}\n`);
+  const commands = commandsOf(shown);
+  const results = commands.find((c) => /\bresults\b/.test(c.text));
+  expect(results, `README.md:${shown.line}: a results command`).toBeDefined();
+  const rows = results!.expected.slice(1).map((line) => line.split(','));
+  const people = rows.map((row) => `+49 151 ${row[0]!.slice(-7)},${row.at(-2)},${row.at(-1)}`);
+  await writeFile(path.join(cwd, 'people.csv'), `phone,name,topic\n${people.join('\n')}\n`);
+
+  // The README's commands print without npm's header (pasted so); the id is the one the start printed.
+  const env = { BOT_URL: `http://localhost:${ports[3300]}`, ADMIN_TOKEN: hotlineVars.ADMIN_TOKEN ?? '' };
+  const withoutHeader = (out: string) => out.replace(/^\n> [^\n]*\n> [^\n]*\n\n/, '').split('\n');
+  const shownId = UUID.exec(commands[0]!.expected.join('\n'))?.[0];
+  UUID.lastIndex = 0;
+  let id = '';
+  for (const command of commands) {
+    const text = shownId && id ? command.text.replaceAll(shownId, id) : command.text;
+    const ran = await runCommand(text, { cwd, prelude, env, timeoutMs: 180_000 });
+    const where = `the campaign walkthrough (README.md:${shown.line})`;
+    const actual = withoutHeader(ran.stdout);
+    if (!id) {
+      id = /campaign ([0-9a-f-]{36}) started/.exec(ran.stdout)?.[1] ?? '';
+      expect(id, `${where}: the start printed no campaign id:\n${ran.stdout}${ran.stderr}`).not.toBe('');
+    }
+    if (!/--watch/.test(command.text)) {
+      expectOutput(where, command, actual.map((l) => l.replace(UUID, '<id>')), command.expected.map((l) => l.replace(UUID, '<id>')), ran.stderr);
+      continue;
+    }
+    const shape = (line: string) => line.replace(/\d+/g, 'N');
+    const shapes = new Set(command.expected.map(shape));
+    const got = trimBlankEnd(actual);
+    for (const line of got) {
+      expect(shapes.has(shape(line)), `${where}: a --watch line of a shape the README does not show: ${JSON.stringify(line)}\n${got.join('\n')}`).toBe(true);
+    }
+    expect(got.at(-1), `${where}: the last --watch line`).toBe(command.expected.at(-1));
+  }
 }
 
 let context: Context;
