@@ -21,12 +21,14 @@
  *   README's ports (3000, 4000, …) become the free ports the test uses.
  *   `npm run simulate` without an address is given the Hotline's one (its
  *   default is localhost:3000).
+ * - A file the README shows (a tool file, mcp.yaml, front matter) is written where it belongs into a
+ *   copy of the shipped prompts folder and must pass `npm run prompts:check` without a problem.
  * - Outputs are compared line by line; where the README says a value differs
  *   from run to run (times of the simulator, session and campaign ids, the
  *   path of the prompts folder), both sides are masked the same way.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -412,10 +414,36 @@ const EXAMPLES: Example[] = [
       }
     },
   },
-  { name: 'front matter of system.md and report.md', first: /^---$/, notRun: 'file excerpts: prompts.test.ts, production-service.test.ts and report-prompt.test.ts load files of the same shape' },
-  { name: 'an HTTP tool file', first: '# prompts/tools/book_appointment.yaml', notRun: 'a file to write, with a calendar the reader has and the test has not; tool-files.test.ts loads files of the same shape' },
-  { name: 'mcp.yaml', first: 'servers:', notRun: 'names an MCP server and a CRM the reader has; mcp.test.ts runs real servers from such files' },
-  { name: 'context.yaml', first: 'request:', notRun: "a file naming the reader's CRM; caller-context.test.ts runs the same shape against a server of its own" },
+  {
+    name: 'front matter of system.md and report.md',
+    first: /^---$/,
+    // A file to write: written into a copy of the shipped folder, it must pass prompts:check.
+    run: async (block) => {
+      const report = block.lines.some((l) => /^fields:/.test(l));
+      const closing = block.lines.indexOf('---', 1);
+      const frontMatterOnly = closing === block.lines.length - 1;
+      await checkFileExample(block, report ? 'report.md' : 'system.md', async (shipped) =>
+        frontMatterOnly ? `${block.lines.join('\n')}\n${shipped.replace(/^---\n[\s\S]*?\n---\n/, '')}` : `${block.lines.join('\n')}\n`,
+      );
+    },
+  },
+  {
+    name: 'an HTTP tool file',
+    first: '# prompts/tools/book_appointment.yaml',
+    run: async (block) => checkFileExample(block, 'tools/book_appointment.yaml'),
+  },
+  {
+    name: 'mcp.yaml',
+    first: 'servers:',
+    // Checked as prompts:check checks it; starting its servers needs the reader's calendar server and CRM.
+    run: async (block) => checkFileExample(block, 'tools/mcp.yaml'),
+  },
+  {
+    name: 'context.yaml',
+    first: 'request:',
+    // Checked as prompts:check checks it; the request would go to the reader's CRM.
+    run: async (block) => checkFileExample(block, 'tools/context.yaml'),
+  },
   {
     name: 'the demo order tool in the simulator',
     first: 'you: where is my order 4711',
@@ -515,6 +543,29 @@ const EXAMPLES: Example[] = [
   { name: 'the source tree', first: 'src/', notRun: 'a map of the folders, not a command' },
   { name: 'Docker', first: 'docker build -t hotline .', notRun: 'needs Docker, which the test machines do not have' },
 ];
+
+/**
+ * A file example, written where it belongs into a copy of the shipped prompts folder (with the
+ * `${NAME}` variables it names set), must pass `npm run prompts:check`: it is listed, with no
+ * problem of its own. `content` makes the file from the shipped one it replaces.
+ */
+async function checkFileExample(block: Block, file: string, content?: (shipped: string) => Promise<string> | string): Promise<void> {
+  const folder = await tempFolder('hotline-readme-prompts-');
+  await cp(path.join(repoRoot, 'prompts'), folder, { recursive: true });
+  const target = path.join(folder, file);
+  await mkdir(path.dirname(target), { recursive: true });
+  const shipped = await readFile(target, 'utf8').catch(() => '');
+  await writeFile(target, content ? await content(shipped) : `${block.lines.join('\n')}\n`);
+  const names = [...new Set([...block.lines.join('\n').matchAll(/\$\{([A-Z][A-Z0-9_]*)\}/g)].map((m) => m[1]!))];
+  const env = Object.fromEntries(names.map((name) => [name, name.endsWith('_URL') ? 'https://example.com' : 'an-example-value']));
+  const ran = await runCommand(`npm run prompts:check -- ${JSON.stringify(folder)}`, { cwd: await workFolder(), prelude: await npmPrelude(undefined), env });
+  const lines = ran.stdout.split('\n');
+  const at = lines.findIndex((line) => line.startsWith(`${file}: `));
+  expect(at, `README.md:${block.line} (${file}): prompts:check does not list it:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
+  const problems: string[] = [];
+  for (let i = at + 1; i < lines.length && lines[i]!.startsWith('  '); i++) problems.push(lines[i]!.trim());
+  expect(problems, `README.md:${block.line} (under "${block.heading}"), written as ${file}: prompts:check finds problems`).toEqual([]);
+}
 
 /**
  * The outbound flow on one machine, as the README tells it in three terminals: the emulator with
