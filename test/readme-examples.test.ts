@@ -33,7 +33,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs, tsxLoader } from './helpers/child-process.js';
@@ -246,6 +246,23 @@ ${cases}
 `;
 }
 
+/**
+ * bash running `script`, in a process group of its own: the commands it starts (node under the npm
+ * function, a pipeline's parts) are ended with it, never left running when a test is done.
+ */
+function spawnShell(script: string, options: { cwd: string; env: Record<string, string> }): { child: ChildProcess; kill: () => void } {
+  const child = spawn('bash', ['-c', script], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const kill = () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  cleanups.push(kill);
+  return { child, kill };
+}
+
 interface Ran {
   code: number | null;
   stdout: string;
@@ -254,16 +271,12 @@ interface Ran {
 
 /** Runs a README command in bash, in `cwd`, with `env` (on top of a clean environment). */
 async function runCommand(command: string, options: { cwd: string; env?: Record<string, string>; prelude: string; timeoutMs?: number }): Promise<Ran> {
-  const child = spawn('bash', ['-c', `${options.prelude}\n${command}`], {
-    cwd: options.cwd,
-    env: childEnv(options.env ?? {}),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, kill } = spawnShell(`${options.prelude}\n${command}`, { cwd: options.cwd, env: options.env ?? {} });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (piece: string) => (stdout += piece));
-  child.stderr.setEncoding('utf8').on('data', (piece: string) => (stderr += piece));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 45_000);
+  child.stdout!.setEncoding('utf8').on('data', (piece: string) => (stdout += piece));
+  child.stderr!.setEncoding('utf8').on('data', (piece: string) => (stderr += piece));
+  const timer = setTimeout(kill, options.timeoutMs ?? 45_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   clearTimeout(timer);
   return { code, stdout, stderr };
@@ -584,8 +597,7 @@ async function runOutboundFlow(context: Context): Promise<void> {
 
   // Terminal 1: the emulator, waiting for the call.
   const [emulatorCommand] = commandsOf(emulatorBlock);
-  const emulator = spawn('bash', ['-c', `${prelude}\n${withPorts(emulatorCommand!.text, ports)}`], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  cleanups.push(() => void emulator.kill('SIGKILL'));
+  const { child: emulator } = spawnShell(`${prelude}\n${withPorts(emulatorCommand!.text, ports)}`, { cwd, env });
   const emulated = watch(emulator);
   await emulated.line(/placed calls ring Hotline/);
 
@@ -632,8 +644,9 @@ async function runCampaignWalkthrough(context: Context): Promise<void> {
   const [emulatorCommand, startCommand] = commandsOf(setup);
   expect(startCommand, `README.md:${setup.line}: the emulator's command, then Hotline's`).toBeDefined();
 
-  const emulator = spawn('bash', ['-c', `${prelude}\n${withPorts(emulatorCommand!.text, ports)}`], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  cleanups.push(() => void emulator.kill('SIGKILL'));
+  // It plays the people called until it is stopped (Ctrl-C in the README): ended with the test.
+  const { child: emulator, kill: stopEmulator } = spawnShell(`${prelude}\n${withPorts(emulatorCommand!.text, ports)}`, { cwd, env: {} });
+  onTestFinished(stopEmulator);
   await watch(emulator).line(/placed calls ring Hotline/);
   const hotlineVars = envOfStart(startCommand!);
   await startHotline(hotlineVars, ports);
