@@ -77,6 +77,16 @@ describe('the voicemail judge and the first reply of an outbound call', () => {
     expect(lines.some((l) => l.text === 'voicemail_detected')).toBe(false);
   });
 
+  test('over the WebSocket, a reply held while the model judged goes out as it would have streamed: a speak per sentence', async () => {
+    const { service, judge, chat } = await outboundCall('human', 1500, { content: 'We open at nine. We close at six.' });
+    expect(await chat.ended).toBe('completed');
+    expect(await answered(judge)).toBe(false);
+    const first = await service.next((a) => a.type === 'speak' && a.text !== undefined && a.text.startsWith('We open'));
+    expect(first.text).toBe('We open at nine.');
+    const second = await service.next((a) => a.type === 'speak');
+    expect(second).toMatchObject({ text: 'We close at six.', user_input_timeout_seconds: 8 });
+  });
+
   test('a mailbox: the reply in the making is dropped unheard and its LLM request aborted; the message follows the tone', async () => {
     const long = 'This reply is long and slow. '.repeat(12).trim();
     const { env, service, chat } = await outboundCall('voicemail', 800, { content: long, tokenDelayMs: 100 });

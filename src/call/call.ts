@@ -469,7 +469,10 @@ export class Call {
           this.ending.after({ type: 'hangup', cause: 'voicemail' });
         },
         released: () => {
-          if (!this.ended) this.resumeSpeech();
+          if (this.ended) return;
+          // Streamed, each sentence would have gone out on its own the moment it was complete: so it does now.
+          if (this.deps.pacing === 'stream') this.voice.deliverEachButLast();
+          this.resumeSpeech();
         },
         note: (entry) => this.deps.transcript.append(entry),
       },
