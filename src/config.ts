@@ -203,8 +203,8 @@ const EnvSchema = z.object({
   TZ: text.optional(),
   TRUST_PROXY: trustProxy,
   PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds'),
-  DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 350, ' of milliseconds'),
-  DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 25, ' of milliseconds'),
+  DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 300, ' of milliseconds'),
+  DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 15, ' of milliseconds'),
 });
 
 /** Where transfers go, and the caller id the person who picks up sees (production service fields). */

@@ -30,6 +30,7 @@ const OTHER_LINES: readonly PromptName[] = [
   'error',
   'transferFailed',
   'thinking',
+  'thinkingAgain',
   'silenceReprompt',
   'toolHold',
   'toolHoldAgain',

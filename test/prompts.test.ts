@@ -27,6 +27,7 @@ const PROMPT_NAMES: readonly PromptName[] = [
   'giveUpTransfer',
   'giveUp',
   'thinking',
+  'thinkingAgain',
   'idleGoodbye',
   'shutdownGoodbye',
   'shutdownTransfer',
@@ -52,6 +53,7 @@ const GOOD: Record<string, string> = {
   'give-up-transfer.md': "I'm sorry, let me connect you.\n",
   'give-up.md': "I'm sorry, please call again later. Goodbye.\n",
   'thinking.md': 'One moment, please.\n',
+  'thinking-again.md': 'Still thinking, one moment.\n',
   'idle-goodbye.md': 'Are you still there? Goodbye.\n',
   'shutdown-goodbye.md': 'We have to end the call for maintenance. Goodbye.\n',
   'shutdown-transfer.md': 'We have to hand you over now. One moment.\n',
@@ -113,6 +115,7 @@ describe('shipped prompts', () => {
       'give-up-transfer.md',
       'give-up.md',
       'thinking.md',
+      'thinking-again.md',
       'idle-goodbye.md',
       'shutdown-goodbye.md',
       'shutdown-transfer.md',
@@ -406,6 +409,7 @@ describe('checkPromptsFolder', () => {
       ['give-up-transfer.md', []],
       ['give-up.md', []],
       ['thinking.md', []],
+      ['thinking-again.md', []],
       ['idle-goodbye.md', []],
       ['shutdown-goodbye.md', []],
       ['shutdown-transfer.md', []],
@@ -429,6 +433,7 @@ describe('checkPromptsFolder', () => {
       'give-up-transfer.md warning: is missing; the built-in default is used',
       'give-up.md warning: is missing; the built-in default is used',
       'thinking.md warning: is missing; the built-in default is used',
+      'thinking-again.md warning: is missing; the built-in default is used',
       'idle-goodbye.md warning: is missing; the built-in default is used',
       'shutdown-goodbye.md warning: is missing; the built-in default is used',
       'shutdown-transfer.md warning: is missing; the built-in default is used',
@@ -451,7 +456,7 @@ describe('npm run prompts:check', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toContain('system.md: {{direction}} {{topic}}');
     expect(lines).toContain('greeting.md: (no placeholders)');
-    expect(lines.at(-1)).toBe('19 files, 0 problems');
+    expect(lines.at(-1)).toBe('20 files, 0 problems');
   }, 30_000);
 
   test('a folder with problems: problems indented under their file, exit 1', async () => {
@@ -467,6 +472,6 @@ describe('npm run prompts:check', () => {
     expect(lines[at + 1]).toMatch(/^ {2}warning: line 1, column 7: \{\{name\}\} is not a built-in variable/);
     expect(lines).toContain('error.md: (no placeholders)');
     expect(lines[lines.indexOf('error.md: (no placeholders)') + 1]).toMatch(/^ {2}error: line 1, column 7: unclosed/);
-    expect(lines.at(-1)).toBe('19 files, 2 problems');
+    expect(lines.at(-1)).toBe('20 files, 2 problems');
   }, 30_000);
 });

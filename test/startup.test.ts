@@ -1,8 +1,14 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { openFailure } from '../src/store/database.js';
 import { ConfigError } from '../src/errors.js';
 import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
 import { createLogger } from '../src/logger.js';
@@ -117,6 +123,70 @@ describe('weak shared secrets', () => {
     expect(production.stderr()).toBe(
       'ADMIN_TOKEN is 1 character long: use at least 16 random characters (e.g. `openssl rand -hex 32`)\nNODE_ENV=production refuses a secret that can be guessed.\n',
     );
+  });
+});
+
+describe('a database that cannot be opened names DATABASE_FILE, the file and what to do', () => {
+  async function folder(): Promise<string> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-db-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /** A real start of src/main.ts on DATABASE_FILE `file`: exit 1 and one line on stderr. */
+  async function failedStart(file: string): Promise<string> {
+    const started = hotline({ DATABASE_FILE: file });
+    expect(await started.exited).toBe(1);
+    const stderr = started.stderr().trimEnd();
+    expect(stderr.split('\n'), stderr).toHaveLength(1);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    return stderr;
+  }
+
+  const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+  test('a damaged file: not a SQLite database, restore it or move it away', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const file = path.join(await folder(), 'hotline.db');
+    await writeFile(file, randomBytes(8192));
+    expect(await failedStart(file)).toMatch(
+      new RegExp(`^DATABASE_FILE ${quoted(file)} is not a SQLite database or is damaged \\(file is not a database\\): restore it from a backup, or move it away`),
+    );
+  });
+
+  test('a folder: set DATABASE_FILE to a file in it', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const dir = path.join(await folder(), 'data');
+    await mkdir(dir);
+    expect(await failedStart(dir)).toBe(`DATABASE_FILE ${dir} is a folder, not a file: set DATABASE_FILE to a file in it, e.g. ${path.join(dir, 'hotline.db')}`);
+  });
+
+  test('below a file: the path cannot be made', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const blocker = path.join(await folder(), 'a-file');
+    await writeFile(blocker, 'not a folder');
+    expect(await failedStart(path.join(blocker, 'hotline.db'))).toMatch(/^DATABASE_FILE .*a-file\/hotline\.db lies below a file, not a folder \(.*\): set DATABASE_FILE to a file in a folder$/);
+  });
+
+  test('locked by another program: stop it, or give this Hotline a file of its own', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const file = path.join(await folder(), 'hotline.db');
+    // Another program holds an exclusive lock (a rollback journal, as an sqlite3 shell in a transaction would).
+    const other = new BetterSqlite3(file);
+    other.pragma('journal_mode = DELETE');
+    other.exec('CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1)');
+    cleanups.push(() => void other.close());
+    expect(await failedStart(file)).toMatch(
+      new RegExp(`^DATABASE_FILE ${quoted(file)} is locked by another program \\(database is locked\\): stop the other Hotline or sqlite3 shell`),
+    );
+  });
+
+  // Tests run as root on CI, which may write anywhere: a refused permission or a read-only disk is the error SQLite and Node raise.
+  test.each([
+    [Object.assign(new BetterSqlite3.SqliteError('attempt to write a readonly database', 'SQLITE_READONLY'), {}), /^DATABASE_FILE \/srv\/h\.db cannot be written \(attempt to write a readonly database\): let Hotline's user write the file and its folder \(SQLite adds h\.db-wal and -shm beside it\) or mount it writable, or set DATABASE_FILE/],
+    [Object.assign(new Error("EROFS: read-only file system, mkdir '/srv'"), { code: 'EROFS' }), /^DATABASE_FILE \/srv\/h\.db cannot be written \(EROFS: read-only file system/],
+    [Object.assign(new Error("EACCES: permission denied, mkdir '/srv'"), { code: 'EACCES' }), /^DATABASE_FILE \/srv\/h\.db may not be opened by Hotline's user \(EACCES: permission denied.*\): let that user read and write the file and its folder/],
+    [new BetterSqlite3.SqliteError('database or disk is full', 'SQLITE_FULL'), /^DATABASE_FILE \/srv\/h\.db cannot grow: the disk is full/],
+    [new BetterSqlite3.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE'), /^DATABASE_FILE \/srv\/h\.db could not be read or written \(disk I\/O error\): check the disk/],
+    [new BetterSqlite3.SqliteError('unable to open database file', 'SQLITE_CANTOPEN'), /^DATABASE_FILE \/srv\/h\.db cannot be opened \(unable to open database file\): check that its folder exists/],
+  ])('%s', (error, expected) => {
+    expect(openFailure('/srv/h.db', error)).toMatch(expected);
   });
 });
 
@@ -249,16 +319,24 @@ describe('the LLM check at startup', () => {
     );
   });
 
-  test('no answer within the time limit: unreachable; no /models (404): inconclusive, at debug; a web page: a warning', async () => {
+  test('no answer within the time limit: unreachable; nothing at /models (404): an error asking for /v1; a web page: a warning', async () => {
     const silent = await listen(() => undefined);
     expect(await checkLlm({ apiKey: KEY, baseURL: `${silent.url}/v1`, model: 'm', timeoutMs: 200 })).toEqual({
       outcome: 'unreachable',
       reason: 'no answer within 0.2 s',
     });
     const bare = await listen((_req, res) => res.writeHead(404).end('404 page not found'));
-    const check = await checkLlm({ apiKey: KEY, baseURL: `${bare.url}/v1`, model: 'm' });
-    expect(check).toEqual({ outcome: 'no-model-list', status: 404 });
-    expect(describeLlmCheck(check, { endpoint: bare.url, model: 'm', baseUrlSet: true }).level).toBe('debug');
+    const check = await checkLlm({ apiKey: KEY, baseURL: bare.url, model: 'm' });
+    expect(check).toEqual({ outcome: 'not-found', status: 404 });
+    expect(describeLlmCheck(check, { endpoint: bare.url, model: 'm', baseUrlSet: true })).toEqual({
+      level: 'error',
+      message: `OPENAI_BASE_URL ${bare.url} answered 404 for /models: does it need /v1 at the end (${bare.url}/v1)? Every call will fail until it is right`,
+    });
+    expect(describeLlmCheck(check, { endpoint: `${bare.url}/v1`, model: 'm', baseUrlSet: true }).message).toMatch(
+      /answered 404 for \/models: nothing was found at that address; check OPENAI_BASE_URL/,
+    );
+    const noList = await listen((_req, res) => res.writeHead(405).end());
+    expect(await checkLlm({ apiKey: KEY, baseURL: `${noList.url}/v1`, model: 'm' })).toEqual({ outcome: 'no-model-list', status: 405 });
     const page = await listen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>'));
     const html = await checkLlm({ apiKey: KEY, baseURL: page.url, model: 'm' });
     expect(html).toEqual({ outcome: 'inconclusive', reason: expect.stringMatching(/not answer with JSON.*\/v1/) });
@@ -277,6 +355,31 @@ describe('the LLM check at startup', () => {
         msg: `the LLM at http://user:***@127.0.0.1:${llm.port}/v1 refused the API key (HTTP 403): check OPENAI_API_KEY`,
       }),
     ]);
+  });
+
+  test('an address without /v1 (a web server answering 404 pages): said at startup; a call logs the page by its title, never whole', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const body = `<!DOCTYPE html><html><head><title>404 Not Found</title></head><body>${'<p>nothing to see here</p>'.repeat(400)}</body></html>`;
+    const llm = await listen((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end(body));
+    const started = hotline({ OPENAI_BASE_URL: llm.url, LLM_MODEL: 'llama3.1', REPORT_FIELDS: 'false' });
+    const { input: check } = await started.line(/"llmCheck"/);
+    expect(JSON.parse(check)).toMatchObject({
+      level: 50,
+      llmCheck: 'not-found',
+      msg: `OPENAI_BASE_URL ${llm.url} answered 404 for /models: does it need /v1 at the end (${llm.url}/v1)? Every call will fail until it is right`,
+    });
+    const { port } = new URL((JSON.parse((await started.line(/"webhookUrl"/)).input) as { webhookUrl: string }).webhookUrl);
+    const post = (event: unknown) =>
+      fetch(`http://127.0.0.1:${port}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event) });
+    await post({ type: 'session_start', session: { id: 'no-v1', direction: 'inbound' } });
+    const apology = (await (await post({ type: 'user_speak', session: { id: 'no-v1' }, text: 'Hello?' })).json()) as { text: string };
+    expect(apology.text).toMatch(/^I'm sorry/);
+    const { input: failed } = await started.line(/LLM turn failed/);
+    expect(JSON.parse(failed)).toMatchObject({
+      err: { type: 'NotFoundError', status: 404, detail: `404 an HTML page titled "404 Not Found" of ${body.length} characters` },
+      hint: expect.stringMatching(/check OPENAI_BASE_URL \(it often needs \/v1 at the end\)/),
+    });
+    expect(started.stdout()).not.toContain('nothing to see here');
+    for (const line of started.stdout().split('\n')) expect(line.length).toBeLessThan(4000);
   });
 
   test('src/main.ts checks after it listens and logs the outcome; the key never reaches the log', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {

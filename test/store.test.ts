@@ -69,7 +69,7 @@ describe('Database.open', () => {
     const blocker = path.join(await tempDir(), 'a-file');
     await writeFile(blocker, 'not a folder');
     expect(() => Database.open(path.join(blocker, 'hotline.db'), logger)).toThrow(
-      /^DATABASE_FILE .*a-file\/hotline\.db cannot be opened \(\w+\): set DATABASE_FILE to a file in a folder/,
+      /^DATABASE_FILE .*a-file\/hotline\.db lies below a file, not a folder \(\w+: .*\): set DATABASE_FILE to a file in a folder$/,
     );
   });
 

@@ -324,10 +324,10 @@ describe('a tool in a voice turn (WebSocket)', () => {
 });
 
 describe('the webhook hold pattern', () => {
-  test('a slow tool: the request is answered with the hold line, the answer comes with the next assistant_speech_ended', async () => {
+  test('a slow tool: the request is answered with the hold line, the answer comes with the next assistant_speech_ended', { timeout: 30_000 }, async () => {
     const shop = await business(async (req, res) => {
-      // Answers between the second request's hold line (at 1.5 s) and the third's (at 2.5 s).
-      await sleep(2100);
+      // Answers after the second request's hold line (said when that request has waited 4 s, near the service's limit).
+      await sleep(6000);
       json(res, { status: 'shipped' });
     });
     const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url, 'response: { path: status }') });
@@ -338,7 +338,7 @@ describe('the webhook hold pattern', () => {
           answer: ([status]) => ({ content: `It is ${status}.` }),
         },
       }),
-      { PROMPTS_DIR: prompts },
+      { PROMPTS_DIR: prompts, TOOL_TIMEOUT_MS: '10000' },
     );
     const session = { id: 'webhook-tool-1', account_id: 'a', phone_number: '4930', direction: 'inbound', from_phone_number: '4915', to_phone_number: '4930' };
     const start = await post(env, { type: 'session_start', session });
@@ -347,9 +347,10 @@ describe('the webhook hold pattern', () => {
     const asked = await post(env, { type: 'user_speak', text: 'Where is order 4711?', session });
     expect(asked.body).toMatchObject({ type: 'speak', text: "One moment, I'm looking up your order." });
     expect(asked.ms).toBeLessThan(1000);
-    // The tool runs on: the next request, about to time out, gets the next hold line — not the same one.
+    // The tool runs on: the next request, about to time out, gets the next hold line — not the same one, and not at once.
     const again = await post(env, { type: 'assistant_speech_ended', session });
     expect(again.body).toMatchObject({ type: 'speak', text: "Thanks for waiting, I'm still on it." });
+    expect(again.ms).toBeGreaterThan(3000);
     const ended = await post(env, { type: 'assistant_speech_ended', session });
     expect(ended.body).toMatchObject({ type: 'speak', text: 'It is shipped.' });
     expect(shop.requests).toHaveLength(1);

@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { loggableLlmError } from '../llm/llm-errors.js';
 import type { Logger } from '../logger.js';
 import type { PromptName, SpeakStyle } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
@@ -65,6 +66,7 @@ export class Call {
   private started = false;
   private readonly prompts: CallPrompts;
   private fillerText: string | undefined;
+  private fillerAgainText: string | undefined;
   private ended = false;
   /** Words, keys, voice activity and silence: what each means for the call. */
   private readonly input: CallerInput;
@@ -89,17 +91,21 @@ export class Call {
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
     this.record = new CallRecord(id, deps.transcript.file);
-    this.gate = new EventGate((event) => this.handle(event), deps.logger);
+    // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
+    // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
+    this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
+      if (!this.ended && !this.busy) this.sink.idle?.();
+    });
     this.activity = new CallActivityTracker(deps.activity, { generating: () => this.turn !== undefined, speaking: () => this.voice.playback.pending });
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
-    this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.input.holdingBack);
+    this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.speechHeld);
     this.ending = new CallEnding({
       log: this.log,
       sessionId: id,
       voice: this.voice,
       ended: () => this.ended,
-      heldBack: () => this.input.holdingBack,
+      heldBack: () => this.speechHeld,
       stopInput: () => this.input.stop(),
       transferClip: () => this.prompts.audio('transfer'),
       parties: () => this.parties,
@@ -134,9 +140,12 @@ export class Call {
     return this.turn !== undefined;
   }
 
-  /** True while an answer is on its way: a turn generating, digits being typed, the call getting ready (its past, the caller's record). */
+  /**
+   * True while an answer is on its way: a turn generating, digits being typed, the call getting ready
+   * (its past, the caller's record), or an answer held while the model judges whether a mailbox answered.
+   */
   get busy(): boolean {
-    return this.turn !== undefined || this.input.typing || this.gate.closed;
+    return this.turn !== undefined || this.input.typing || this.gate.closed || (this.voicemail?.judging ?? false);
   }
 
   /** The person on the line (the caller, or the person called), once the call has begun. */
@@ -320,8 +329,21 @@ export class Call {
    * to hold for.
    */
   holdOn(): boolean {
-    if (!this.turn || this.voice.holding || this.input.holdingBack) return false;
+    if (!this.turn || this.voice.holding || this.speechHeld) return false;
     return this.tools.holdNow() || this.turn.hold();
+  }
+
+  /** Hold lines the caller has heard while waiting for the turn in progress (0 without one). */
+  get holdsInTurn(): number {
+    return this.turn?.holdsSaid ?? 0;
+  }
+
+  /**
+   * Nothing new is said: the caller has started to talk and their words have
+   * not arrived, or the model is judging whether a mailbox answered.
+   */
+  private get speechHeld(): boolean {
+    return this.input.holdingBack || (this.voicemail?.judging ?? false);
   }
 
   /** The call as the business's record keeps it; asked once it has ended. */
@@ -417,15 +439,20 @@ export class Call {
       },
       stopPlayback: () => this.stopTalking(),
       takeTurn: (text, marks) => this.takeTurn(text, marks),
-      resume: () => {
-        this.voice.deliver(this.awaitsCaller());
-        if (!this.ending.waiting) return;
-        if (!this.voice.playback.pending) return this.ending.fire();
-        this.ending.rewait();
-      },
+      resume: () => this.resumeSpeech(),
       settleReply: () => this.replies.settle(),
       onSilence: (step, source) => this.onSilence(step, source),
     };
+  }
+
+  /** What was held back goes out after all, and a hangup or transfer waiting for it follows it. */
+  private resumeSpeech(): void {
+    if (this.speechHeld) return;
+    this.voice.deliver(this.awaitsCaller());
+    if (!this.turn) this.awaitPlayed();
+    if (!this.ending.waiting) return;
+    if (!this.voice.playback.pending) return this.ending.fire();
+    this.ending.rewait();
   }
 
   /** Hotline stops talking at once: generation ends, and what plays is stopped where the service allows it. */
@@ -446,7 +473,12 @@ export class Call {
           this.speakLine('outboundVoicemail', { final: true });
           this.ending.after({ type: 'hangup', cause: 'voicemail' });
         },
-        prepare: (work) => this.gate.prepare(work),
+        released: () => {
+          if (this.ended) return;
+          // Streamed, each sentence would have gone out on its own the moment it was complete: so it does now.
+          if (this.deps.pacing === 'stream') this.voice.deliverEachButLast();
+          this.resumeSpeech();
+        },
         note: (entry) => this.deps.transcript.append(entry),
       },
       timing,
@@ -457,7 +489,7 @@ export class Call {
   private takeTurn(text: string, marks: InputMarks): void {
     const wordsAt = performance.now();
     this.activity.callerSaid(text);
-    if (this.voicemail?.words(text, () => this.answer(text, marks, wordsAt))) return;
+    if (this.voicemail?.words(text)) return;
     this.answer(text, marks, wordsAt);
   }
 
@@ -465,7 +497,10 @@ export class Call {
     this.log.debug({ text, ...marks }, 'caller said');
     this.replies.settle();
     this.history.addUser(text);
-    this.deps.transcript.append({ role: 'user', text, ...marks });
+    const line = { role: 'user' as const, text, ...marks };
+    // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
+    if (this.voicemail?.judging) this.voicemail.keep(line);
+    else this.deps.transcript.append(line);
     this.startTurn(wordsAt);
   }
 
@@ -513,12 +548,14 @@ export class Call {
     const id = ++this.turnCount;
     // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
     this.fillerText ??= this.prompts.render('thinking');
+    this.fillerAgainText ??= this.prompts.render('thinkingAgain');
     const turn = new Turn({
       id,
       ...turnRequest(this.deps, this.prompts.settings, this.messages()),
       businessTools: () => this.tools.offered(),
       runTools: (calls, signal, say) => this.tools.run(calls, signal, say),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
+      ...(this.fillerAgainText ? { fillerAgainText: this.fillerAgainText } : {}),
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
       onFirstToken: (t) => {
         this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt);
@@ -526,7 +563,7 @@ export class Call {
       },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
-        this.log.warn({ err: error, turn: t.id, delayMs }, 'LLM request failed; retrying once');
+        this.log.warn({ err: loggableLlmError(error), turn: t.id, delayMs }, 'LLM request failed; retrying once');
         this.deps.metrics.llmFailed(error);
       },
     });
@@ -591,7 +628,8 @@ export class Call {
       }
     }
     this.awaitPlayed();
-    this.sink.idle?.();
+    // Speech held back (the model judging a mailbox, the caller starting to talk) is still to come.
+    if (!(this.speechHeld && this.voice.holding)) this.sink.idle?.();
   }
 
   /** Forgets the finished turn; its reply stays in history and is written once it has played. */
@@ -613,6 +651,8 @@ export class Call {
    * playback estimate has run out.
    */
   private awaitPlayed(): void {
+    // Held speech has not begun to play: its reply is settled once it has gone out (resumeSpeech) or was dropped.
+    if (this.speechHeld && this.voice.holding) return;
     if (this.replies.tracking) this.replies.settleAfter(this.voice.playback.remainingMs() + this.deps.settings.playbackGraceMs);
   }
 

@@ -12,6 +12,8 @@ export class EventGate<Event> {
   constructor(
     private readonly handle: (event: Event) => void,
     private readonly log: Logger,
+    /** Runs once the events that waited have been handled. */
+    private readonly opened: () => void = () => undefined,
   ) {}
 
   /** True while the call gets ready. */
@@ -35,6 +37,7 @@ export class EventGate<Event> {
         const waiting = this.waiting;
         this.waiting = [];
         for (const event of waiting) this.handle(event);
+        this.opened();
       });
   }
 

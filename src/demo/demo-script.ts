@@ -37,7 +37,7 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   if (/\b(hours|open|close|closing|opening)\b/.test(said)) {
     return {
       content:
-        "We're open Monday to Friday from 9 a.m. to 6 p.m., and on Saturdays from 10 a.m. to 2 p.m. Is there anything else I can help you with?",
+        "We're open Monday to Friday from 9 a.m. to 6 p.m. On Saturdays, we're open from 10 a.m. to 2 p.m. Is there anything else I can help you with?",
     };
   }
   if (/\b(price|prices|cost|costs|how much|fee)\b/.test(said)) {
@@ -70,10 +70,11 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   }
   const words = said.replace(/[\s.!?…]+$/u, '');
   const echo = words.length > 80 ? `${words.slice(0, 77)}...` : words;
+  // The echo's length is the caller's: a short first sentence keeps the first words as quick as any answer's.
   return {
     content:
-      `You said: "${echo}". I'm the built-in demo model, so my answers are scripted. ` +
-      'Ask me about opening hours, prices or our address, ask about an order (for example order 4711), ask for a person, or say goodbye.',
+      `I'm the built-in demo model, so my answers are scripted. You said: "${echo}". ` +
+      'Ask about opening hours, prices, our address or order 4711, ask for a person, or say goodbye.',
   };
 }
 

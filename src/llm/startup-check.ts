@@ -9,13 +9,16 @@ import type { Logger } from '../logger.js';
 import { redactUrlCredentials } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
 import { createHttpFetch } from './http-fetch.js';
+import { loggableLlmError, shortErrorMessage } from './llm-errors.js';
 
 export type LlmCheck =
   /** `modelListed` is undefined when the list is empty: some servers list nothing. */
   | { outcome: 'ok'; models: string[]; modelListed: boolean | undefined }
   | { outcome: 'unreachable'; reason: string }
   | { outcome: 'key-refused'; status: number }
-  /** The server has no GET /models (404, 405): nothing learned. */
+  /** Nothing at GET /models (404): most often an address without its /v1. */
+  | { outcome: 'not-found'; status: 404 }
+  /** The server has no GET /models (405): nothing learned. */
   | { outcome: 'no-model-list'; status: number }
   | { outcome: 'inconclusive'; reason: string };
 
@@ -79,10 +82,11 @@ function failedCheck(error: unknown, timeoutMs: number): LlmCheck {
   if (error instanceof APIConnectionError) return { outcome: 'unreachable', reason: describeNetworkError(error) };
   if (error instanceof APIError && typeof error.status === 'number') {
     if (error.status === 401 || error.status === 403) return { outcome: 'key-refused', status: error.status };
-    if (error.status === 404 || error.status === 405) return { outcome: 'no-model-list', status: error.status };
-    return { outcome: 'inconclusive', reason: error.message };
+    if (error.status === 404) return { outcome: 'not-found', status: 404 };
+    if (error.status === 405) return { outcome: 'no-model-list', status: error.status };
+    return { outcome: 'inconclusive', reason: shortErrorMessage(error) };
   }
-  return { outcome: 'inconclusive', reason: error instanceof Error ? error.message : String(error) };
+  return { outcome: 'inconclusive', reason: shortErrorMessage(error) };
 }
 
 class BodyTimeoutError extends Error {}
@@ -141,11 +145,25 @@ export function describeLlmCheck(check: LlmCheck, target: { endpoint: string; mo
       };
     case 'key-refused':
       return { level: 'error', message: `${at} refused the API key (HTTP ${check.status}): check OPENAI_API_KEY` };
+    case 'not-found':
+      return { level: 'error', message: notFoundAdvice(target) };
     case 'no-model-list':
       return { level: 'debug', message: `${at} has no model list (HTTP ${check.status}): the startup check learned nothing` };
     case 'inconclusive':
       return { level: 'warn', message: `checking ${at} was inconclusive: ${check.reason}` };
   }
+}
+
+/**
+ * The usual cause of a 404 is an address without its version (`http://host:11434` for Ollama's
+ * `http://host:11434/v1`): every request of every call would fail the same way.
+ */
+function notFoundAdvice(target: { endpoint: string; baseUrlSet: boolean }): string {
+  const endpoint = redactUrlCredentials(target.endpoint).replace(/\/+$/, '');
+  const named = target.baseUrlSet ? `OPENAI_BASE_URL ${endpoint}` : `the LLM at ${endpoint}`;
+  const versioned = /\/v\d+[a-z]*$/i.test(endpoint);
+  if (!versioned) return `${named} answered 404 for /models: does it need /v1 at the end (${endpoint}/v1)? Every call will fail until it is right`;
+  return `${named} answered 404 for /models: nothing was found at that address; check OPENAI_BASE_URL (the API's address, the part before /chat/completions)`;
 }
 
 /**
@@ -158,6 +176,6 @@ export async function checkLlmAtStartup(config: Config, logger: Logger, endpoint
     const report = describeLlmCheck(check, { endpoint, model: config.llm.model, baseUrlSet: Boolean(config.llm.baseURL) });
     logger[report.level]({ llmCheck: check.outcome }, report.message);
   } catch (error) {
-    logger.debug({ err: error }, 'the LLM startup check failed');
+    logger.debug({ err: loggableLlmError(error) }, 'the LLM startup check failed');
   }
 }

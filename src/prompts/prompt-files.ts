@@ -11,6 +11,7 @@ export type PromptName =
   | 'giveUpTransfer'
   | 'giveUp'
   | 'thinking'
+  | 'thinkingAgain'
   | 'idleGoodbye'
   | 'shutdownGoodbye'
   | 'shutdownTransfer'
@@ -81,6 +82,11 @@ export const PROMPT_FILES: readonly PromptFileSpec[] = [
     name: 'thinking',
     file: 'thinking.md',
     fallback: 'Let me think about that for a moment.',
+  },
+  {
+    name: 'thinkingAgain',
+    file: 'thinking-again.md',
+    fallback: "Thanks for waiting, I'm still working on it.",
   },
   {
     name: 'idleGoodbye',

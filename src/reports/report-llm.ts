@@ -7,6 +7,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { z } from 'zod';
+import { shortErrorMessage } from '../llm/llm-errors.js';
 import { describeNetworkError } from '../net-errors.js';
 import type { FieldValues } from '../store/report-repository.js';
 import { parseJsonAnswer } from './json-answer.js';
@@ -101,7 +102,7 @@ export class ReportLlm {
   private describe(error: unknown, signal: AbortSignal, timeout: AbortSignal): string {
     if (signal.aborted) return reasonOf(signal);
     if (timeout.aborted) return `the model did not answer within ${this.timeoutMs} ms`;
-    if (error instanceof OpenAI.APIError && error.status !== undefined) return `the model answered ${error.status}: ${error.message}`;
+    if (error instanceof OpenAI.APIError && error.status !== undefined) return `the model answered ${error.status}: ${shortErrorMessage(error)}`;
     return describeNetworkError(error);
   }
 }

@@ -8,7 +8,7 @@
  * `node:sqlite` would do the same without a native module, but it is not in
  * Node 20 (it came with 22.5, behind a flag until 22.13).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
@@ -40,11 +40,7 @@ export class Database {
       if (!memory) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
       sql = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new ConfigError(
-        `DATABASE_FILE ${file} cannot be opened (${code}): set DATABASE_FILE to a file in a folder Hotline's user may write to`,
-        { cause: error },
-      );
+      throw new ConfigError(openFailure(file, error), { cause: error });
     }
     try {
       // WAL: readers never wait for the writer. NORMAL is safe with WAL against a crash of
@@ -55,7 +51,9 @@ export class Database {
       migrate(sql, file, logger);
     } catch (error) {
       sql.close();
-      throw error;
+      // A damaged file, a lock or a read-only disk shows only once SQLite reads or writes it.
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError(openFailure(file, error), { cause: error });
     }
     return new Database(sql, file);
   }
@@ -106,5 +104,46 @@ function migrate(sql: Sql, file: string, logger: Logger): void {
       sql.pragma(`user_version = ${next + 1}`);
     })();
     logger.info({ file, version: next + 1 }, 'database schema updated');
+  }
+}
+
+/**
+ * Why the database could not be opened, as one line that names DATABASE_FILE,
+ * the file, the cause and what to do. SQLite's own words ("file is not a
+ * database") say nothing of which file or which setting.
+ */
+export function openFailure(file: string, error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const cause = typeof message === 'string' && message !== '' ? message : String(error);
+  const named = `DATABASE_FILE ${file}`;
+  const elsewhere = 'or set DATABASE_FILE to another file';
+  const kind = typeof code === 'string' ? code : '';
+  if (kind === 'SQLITE_NOTADB' || kind.startsWith('SQLITE_CORRUPT')) {
+    return `${named} is not a SQLite database or is damaged (${cause}): restore it from a backup, or move it away and start again with a new one, ${elsewhere}`;
+  }
+  if (kind.startsWith('SQLITE_BUSY') || kind.startsWith('SQLITE_LOCKED')) {
+    return `${named} is locked by another program (${cause}): stop the other Hotline or sqlite3 shell using it, or give this Hotline a DATABASE_FILE of its own`;
+  }
+  if (kind.startsWith('SQLITE_READONLY') || kind === 'EROFS') {
+    return `${named} cannot be written (${cause}): let Hotline's user write the file and its folder (SQLite adds ${path.basename(file)}-wal and -shm beside it) or mount it writable, ${elsewhere}`;
+  }
+  if (kind === 'SQLITE_FULL' || kind === 'ENOSPC') return `${named} cannot grow: the disk is full (${cause}): free space, ${elsewhere}`;
+  if (kind === 'EACCES' || kind === 'EPERM' || kind === 'SQLITE_PERM' || kind === 'SQLITE_AUTH') {
+    return `${named} may not be opened by Hotline's user (${cause}): let that user read and write the file and its folder, ${elsewhere}`;
+  }
+  if (kind === 'ENOTDIR' || kind === 'EEXIST') return `${named} lies below a file, not a folder (${cause}): set DATABASE_FILE to a file in a folder`;
+  if (isFolder(file)) return `${named} is a folder, not a file: set DATABASE_FILE to a file in it, e.g. ${path.join(file, 'hotline.db')}`;
+  if (kind.startsWith('SQLITE_IOERR')) return `${named} could not be read or written (${cause}): check the disk it is on, ${elsewhere}`;
+  if (kind === 'SQLITE_CANTOPEN') {
+    return `${named} cannot be opened (${cause}): check that its folder exists and Hotline's user may write to it, ${elsewhere}`;
+  }
+  return `${named} cannot be opened (${kind || 'error'}: ${cause}): ${elsewhere} in a folder Hotline's user may write to`;
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
   }
 }

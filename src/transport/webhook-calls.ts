@@ -6,6 +6,16 @@ import type { Logger } from '../logger.js';
 import type { Action } from '../protocol/actions.js';
 import type { VoiceEvent } from '../protocol/events.js';
 
+/**
+ * The longest a request waits for the model before it is answered anyway: the
+ * service gives up on a webhook answer after about 5 s, and an answer it gave up
+ * on helps nobody.
+ */
+export const ANSWER_LIMIT_MS = 4000;
+
+/** The most hold lines a caller hears over the webhook while one turn is slow; more would be noise. */
+export const MAX_HOLD_LINES = 3;
+
 /** One webhook answer: an action, several (production service, opt-in), or none (204). */
 type Answer = Action | Action[] | undefined;
 
@@ -260,22 +270,31 @@ export class WebhookCalls {
   }
 
   /**
-   * The service gives up on an answer after a few seconds (its documentation
-   * asks for about one): a request still waiting for the model after holdMs
-   * is answered with the hold line, and the reply follows on the next event
-   * (assistant_speech_ended once the line has played).
+   * The service gives up on an answer after about 5 s (its documentation asks
+   * for about one). A request still waiting for the model after holdMs is
+   * answered with the hold line, and the reply follows on the next event
+   * (assistant_speech_ended once the line has played) — the hold pattern the
+   * provider's own app uses. A request after a hold line waits longer before
+   * the next one (another line: "still working on it"), and after
+   * MAX_HOLD_LINES in one turn no more are said: the request waits out its
+   * time and gets 204, the reply going out with the next event.
    */
   private holdWhileWaiting(call: Call, box: WebhookOutbox, waited: Promise<Answer>): void {
     let answered = false;
     void waited.finally(() => (answered = true));
+    const { holdMs } = this.options;
+    const limitMs = Math.max(holdMs, ANSWER_LIMIT_MS);
+    const since = performance.now();
     const check = (): void => {
       if (answered || !box.waiting) return;
-      if (call.holdOn()) return;
-      // Keys still being typed: the turn has not begun, so there is nothing to hold for yet.
-      if (call.busy) return void setTimeout(check, this.options.holdMs).unref();
+      if (call.holdsInTurn < MAX_HOLD_LINES && call.holdOn()) return;
+      const left = limitMs - (performance.now() - since);
+      // Keys still being typed, or the hold lines used up: the request waits as long as the service lets it.
+      if (call.busy && left > 0) return void setTimeout(check, Math.min(holdMs, left)).unref();
       box.release();
     };
-    setTimeout(check, this.options.holdMs).unref();
+    // The first line of a turn after holdMs; once the caller has heard one, the next only near the time limit.
+    setTimeout(check, call.holdsInTurn === 0 ? holdMs : limitMs).unref();
   }
 
   private forget(id: string): void {

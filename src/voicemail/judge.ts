@@ -1,5 +1,6 @@
 import OpenAI, { APIError } from 'openai';
 import { z } from 'zod';
+import { shortErrorMessage } from '../llm/llm-errors.js';
 import type { Logger } from '../logger.js';
 
 /** The LLM that judges first words the phrases are unsure of. */
@@ -114,6 +115,6 @@ export function parseJudgement(content: string | null | undefined): Judgement | 
 
 /** What went wrong, fit to log: the status and the server's message, never the request (it carries the key). */
 function describeFailure(error: unknown): { status?: number; error: string } {
-  if (error instanceof APIError && typeof error.status === 'number') return { status: error.status, error: error.message };
-  return { error: error instanceof Error ? error.message : String(error) };
+  if (error instanceof APIError && typeof error.status === 'number') return { status: error.status, error: shortErrorMessage(error) };
+  return { error: shortErrorMessage(error) };
 }

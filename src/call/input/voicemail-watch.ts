@@ -1,16 +1,23 @@
 import type { Logger } from '../../logger.js';
 import type { VoicemailDetector } from '../ports/call-summary.js';
 
+/** A line of the transcript. */
+export interface TranscriptLine {
+  role: 'user' | 'event';
+  text: string;
+  [field: string]: unknown;
+}
+
 export interface VoicemailWatchHost {
   readonly log: Logger;
-  /** Hotline stops talking at once: generation ends, what plays is stopped. */
+  /** Hotline stops talking at once: generation ends, what plays is stopped, what is held is dropped. */
   hush(): void;
   /** The message for the mailbox, then the hangup once it has played. */
   leaveMessage(): void;
-  /** Events wait until `work` is done (the model judging). */
-  prepare(work: Promise<void>): void;
+  /** The model judged the words a person's: the answer's speech, held while it judged, may go out. */
+  released(): void;
   /** A line for the transcript: the mailbox's words, and how it was told. */
-  note(entry: { role: 'user' | 'event'; text: string; [field: string]: unknown }): void;
+  note(entry: TranscriptLine): void;
 }
 
 /** How many of the first segments of speech may still give a mailbox away. */
@@ -29,13 +36,17 @@ export interface VoicemailTiming {
  * waits until the mailbox's greeting is over, leaves its message and hangs up.
  */
 export class VoicemailWatch {
-  private state: 'listening' | 'person' | 'mailbox' = 'listening';
+  private state: 'listening' | 'judging' | 'person' | 'mailbox' = 'listening';
   private quiet: NodeJS.Timeout | undefined;
   /**
    * The first words, segment by segment: a personal greeting ("Hi, this is
    * Anna.") sounds like a person until its next sentence asks for a message.
    */
   private readonly first: string[] = [];
+  /** Stops the model's judgement once it is no longer needed (a phrase decided, the call ended). */
+  private judgement: AbortController | undefined;
+  /** The caller's lines answered while the model judges: written once it has, marked if a mailbox said them. */
+  private readonly kept: TranscriptLine[] = [];
 
   constructor(
     private readonly detector: VoicemailDetector,
@@ -44,11 +55,21 @@ export class VoicemailWatch {
   ) {}
 
   /**
-   * The called person's words. False: a person said them, answer as usual.
-   * True: they are taken care of here — a mailbox's, or words the model is
-   * judging, after which `answer` runs if a person said them after all.
+   * True while the model judges words the phrases were unsure of. They are
+   * answered at once, as a person's would be, but nothing of the answer is
+   * heard before the judgement: a person never waits for its round trip, and
+   * a mailbox never hears a reply.
    */
-  words(text: string, answer: () => void): boolean {
+  get judging(): boolean {
+    return this.state === 'judging';
+  }
+
+  /**
+   * The called person's words. False: answer them as usual (while `judging`,
+   * the answer's speech waits for the judgement). True: a mailbox's words,
+   * taken care of here.
+   */
+  words(text: string): boolean {
     if (this.state === 'person') return this.stillAMailbox(text);
     if (this.state === 'mailbox') {
       this.host.note({ role: 'user', text, mailbox: true });
@@ -56,23 +77,47 @@ export class VoicemailWatch {
       return true;
     }
     this.first.push(text);
-    const verdict = this.detector.classify(text);
+    const verdict = this.detector.classify(this.first.join(' '));
+    if (verdict === 'voicemail') {
+      this.mailbox('phrases', text);
+      return true;
+    }
+    // The model is already at it: these words are answered too, and heard only if it says "a person".
+    if (this.state === 'judging') return false;
     if (verdict === 'human') {
       this.state = 'person';
       return false;
     }
-    if (verdict === 'voicemail') {
-      this.mailbox(text, 'phrases');
-      return true;
-    }
-    this.host.prepare(
-      this.detector.judge(text, AbortSignal.timeout(this.timing.judgeMs)).then((judged) => {
-        if (judged === 'voicemail') return this.mailbox(text, 'model');
+    this.judge(text);
+    return false;
+  }
+
+  /** A line of the caller's words answered while the model judges: the transcript gets it with the verdict. */
+  keep(line: TranscriptLine): void {
+    this.kept.push(line);
+  }
+
+  private judge(text: string): void {
+    this.state = 'judging';
+    const judgement = new AbortController();
+    this.judgement = judgement;
+    const signal = AbortSignal.any([judgement.signal, AbortSignal.timeout(this.timing.judgeMs)]);
+    this.detector
+      .judge(text, signal)
+      // The judge resolves "human" on every failure of its own; a detector that throws anyway is taken the same way.
+      .catch((error: unknown) => {
+        this.host.log.warn({ err: error }, 'the voicemail judge failed; taken as a person');
+        return 'human' as const;
+      })
+      .then((judged) => {
+        if (this.judgement !== judgement) return;
+        this.judgement = undefined;
+        if (judged === 'voicemail') return this.mailbox('model');
         this.state = 'person';
-        answer();
-      }),
-    );
-    return true;
+        for (const line of this.kept.splice(0)) this.host.note(line);
+        this.host.released();
+      })
+      .catch((error: unknown) => this.host.log.error({ err: error }, 'the voicemail judgement could not be applied'));
   }
 
   /** Early words after a person seemed to answer: a mailbox phrase among them still makes it a mailbox. */
@@ -80,19 +125,25 @@ export class VoicemailWatch {
     if (this.first.length >= EARLY_SEGMENTS) return false;
     this.first.push(text);
     if (this.detector.classify(this.first.join(' ')) !== 'voicemail') return false;
-    this.mailbox(text, 'phrases');
+    this.mailbox('phrases', text);
     return true;
   }
 
   dispose(): void {
     clearTimeout(this.quiet);
     this.quiet = undefined;
+    this.judgement?.abort();
+    this.judgement = undefined;
   }
 
-  private mailbox(text: string, by: 'phrases' | 'model'): void {
+  /** A mailbox: what was answered meanwhile is dropped unheard (hush), its words are marked, the message waits for the tone. */
+  private mailbox(by: 'phrases' | 'model', latest?: string): void {
+    this.judgement?.abort();
+    this.judgement = undefined;
     this.state = 'mailbox';
     this.host.log.info({ by }, 'outbound call answered by a mailbox; leaving a message');
-    this.host.note({ role: 'user', text, mailbox: true });
+    for (const line of this.kept.splice(0)) this.host.note({ ...line, mailbox: true });
+    if (latest !== undefined) this.host.note({ role: 'user', text: latest, mailbox: true });
     this.host.note({ role: 'event', text: 'voicemail_detected', by });
     this.host.hush();
     this.waitForTone();

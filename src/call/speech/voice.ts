@@ -46,6 +46,18 @@ export class Voice {
     if (this.held.length === 0 || this.heldBack()) return;
     const held = this.held;
     this.held = [];
+    this.speak(held, awaitCaller);
+  }
+
+  /**
+   * Sends the held sentences but the last one each as a speak of its own, as a live connection
+   * would have had them had nothing held them back; the last stays for `deliver`, which ends the turn.
+   */
+  deliverEachButLast(): void {
+    while (this.held.length > 1 && !this.heldBack()) this.speak(this.held.splice(0, 1), false);
+  }
+
+  private speak(held: readonly HeldChunk[], awaitCaller: boolean): void {
     const chunks = held.map((h) => h.chunk);
     // A line said after the model's sentences (an apology) sets how they all are spoken.
     const style = held.at(-1)!.style;

@@ -1,3 +1,4 @@
+import { llmErrorHint, loggableLlmError } from '../../llm/llm-errors.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { PromptName } from '../../prompts/prompt-store.js';
@@ -39,7 +40,7 @@ export class TurnConsequences {
     const { host } = this;
     this.failures += 1;
     host.metrics.llmFailed(error);
-    host.log.error({ err: error, turn: turnId, failures: this.failures }, 'LLM turn failed');
+    host.log.error({ err: loggableLlmError(error), turn: turnId, failures: this.failures, ...llmErrorHint(error) }, 'LLM turn failed');
     if (this.failures < host.maxFailures) {
       // Delivered together with any sentences still held, so the apology follows what was said.
       host.speakLine('error');

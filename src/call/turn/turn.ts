@@ -60,6 +60,8 @@ export interface TurnOptions {
   runTools?: (calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean) => Promise<void>;
   limits: TurnLimits;
   fillerText?: string;
+  /** The hold line when the caller has heard `fillerText` already in this turn (prompts/thinking-again.md). */
+  fillerAgainText?: string;
   /** SSML the model writes goes out as SSML; otherwise its tags are stripped. */
   ssml?: boolean;
   /**
@@ -106,6 +108,10 @@ export class Turn {
   /** The model has started to answer (text or a tool call) in this turn. */
   private answerStarted = false;
   private fillerSpoken = false;
+  /** The last thinking hold line said, so the next one is another. */
+  private lastFiller: string | undefined;
+  /** Hold lines said in this turn, thinking and tool lines alike. */
+  private holds = 0;
   /** The last request has ended and asks for nothing more: what is said now is the turn's last words. */
   private lastWords = false;
   /** Sentences of the model's own answer (the filler is not one). */
@@ -134,10 +140,18 @@ export class Turn {
    * out): the hold line is said now. False if there is none or it is too late.
    */
   hold(): boolean {
-    const { fillerText } = this.options;
-    if (!fillerText || !this.sayHold(fillerText, 'thinking')) return false;
+    const { fillerText, fillerAgainText } = this.options;
+    // Never the same line twice in a row: a caller told "let me think" three times stops believing it.
+    const line = this.lastFiller === fillerText && fillerAgainText ? fillerAgainText : fillerText;
+    if (!line || !this.sayHold(line, 'thinking')) return false;
     this.fillerSpoken = true;
+    this.lastFiller = line;
     return true;
+  }
+
+  /** How many hold lines (thinking or tool) the caller has been told in this turn. */
+  get holdsSaid(): number {
+    return this.holds;
   }
 
   /** Says a hold line now, whatever the pacing; false once the turn can no longer speak. */
@@ -146,6 +160,7 @@ export class Turn {
     // A segment of its own: the model's answer that follows starts the next one.
     this.reply.beginContent();
     this.options.speak(this, line, { filler: kind });
+    this.holds++;
     return true;
   }
 

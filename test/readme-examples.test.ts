@@ -1,0 +1,724 @@
+/**
+ * Every example in README.md, run as a new user would run it, and its output
+ * compared with what the README shows.
+ *
+ * The README is read when the test runs: an example edited there is the
+ * example tested. Each fenced block is claimed by exactly one entry of
+ * EXAMPLES below, found by its first line: either it is run, or it is marked
+ * not runnable with the reason. A new block that nobody claims fails the
+ * test, so a new example is run by default and left out only on purpose.
+ *
+ * What "as a new user would" means here:
+ * - Hotline is started as `npm start` starts it: src/main.ts in a child
+ *   process (run through tsx, as the build would run it), in an empty folder,
+ *   with nothing in the environment but what the example itself sets — the
+ *   demo model at its default timing. Only PORT is free instead of 3000, and
+ *   the transcripts and database go to a temporary folder.
+ * - The commands are run by bash, verbatim, in an empty folder without a .env.
+ *   `npm run <script>` is emulated by a bash function that prints npm's
+ *   header (from package.json) and runs the script's file as tsx would. The
+ *   one change made to a command, and to its expected output alike: the
+ *   README's ports (3000, 4000, …) become the free ports the test uses.
+ *   `npm run simulate` without an address is given the Hotline's one (its
+ *   default is localhost:3000).
+ * - A file the README shows (a tool file, mcp.yaml, front matter) is written where it belongs into a
+ *   copy of the shipped prompts folder and must pass `npm run prompts:check` without a problem.
+ * - Outputs are compared line by line; where the README says a value differs
+ *   from run to run (times of the simulator, session and campaign ids, the
+ *   path of the prompts folder), both sides are masked the same way.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs, tsxLoader } from './helpers/child-process.js';
+
+const README = path.join(repoRoot, 'README.md');
+
+// ---------------------------------------------------------------------------------------------
+// The README's blocks and commands
+
+interface Block {
+  /** The line of the opening fence, 1-based. */
+  readonly line: number;
+  readonly lang: string;
+  readonly lines: readonly string[];
+  /** The heading the block stands under, to name it in failures. */
+  readonly heading: string;
+}
+
+function readmeBlocks(text: string): Block[] {
+  const blocks: Block[] = [];
+  const all = text.split('\n');
+  let heading = '(top)';
+  for (let i = 0; i < all.length; i++) {
+    const fence = /^```(\S*)\s*$/.exec(all[i]!);
+    if (!fence) {
+      if (/^#{1,4} /.test(all[i]!)) heading = all[i]!.replace(/^#+ /, '');
+      continue;
+    }
+    const start = i;
+    const lines: string[] = [];
+    for (i++; i < all.length && !/^```\s*$/.test(all[i]!); i++) lines.push(all[i]!);
+    blocks.push({ line: start + 1, lang: fence[1] ?? '', lines, heading });
+  }
+  return blocks;
+}
+
+interface Command {
+  /** The README line of the command's `$`. */
+  readonly line: number;
+  /** As bash reads it: the `$ ` removed, continuation lines kept. */
+  readonly text: string;
+  /** The lines the README shows after it, up to the next command. */
+  readonly expected: readonly string[];
+}
+
+function commandsOf(block: Block): Command[] {
+  const commands: { line: number; text: string[]; expected: string[] }[] = [];
+  let continued = false;
+  block.lines.forEach((line, i) => {
+    const current = commands.at(-1);
+    if (continued && current) {
+      current.text.push(line);
+    } else if (line.startsWith('$ ')) {
+      commands.push({ line: block.line + 1 + i, text: [line.slice(2)], expected: [] });
+    } else if (current) {
+      current.expected.push(line);
+    }
+    continued = /\\$/.test(line) && (continued || line.startsWith('$ '));
+  });
+  return commands.map((c) => ({ line: c.line, text: c.text.join('\n'), expected: trimBlankEnd(c.expected) }));
+}
+
+function trimBlankEnd(lines: readonly string[]): string[] {
+  const out = [...lines];
+  while (out.length > 0 && out.at(-1)!.trim() === '') out.pop();
+  return out;
+}
+
+/** `$ A=1 B=2 npm start` → { A: '1', B: '2' } (the README's values have no spaces). */
+function envOfStart(command: Command): Record<string, string> {
+  const words = command.text.replace(/\\\n/g, ' ').split(/\s+/).filter(Boolean);
+  const vars: Record<string, string> = {};
+  for (const word of words) {
+    const assignment = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(word);
+    if (!assignment) break;
+    vars[assignment[1]!] = assignment[2]!;
+  }
+  expect(command.text, `README.md:${command.line}: expected "VAR=value … npm start"`).toMatch(/\bnpm start\s*$/);
+  return vars;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ports, processes, commands
+
+/** A port free right now: the README's fixed ports (3000, 4000) may be taken on the machine running the tests. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The README's ports → the test's: in commands and expected output alike. */
+type Ports = Record<number, number>;
+
+function withPorts(text: string, ports: Ports): string {
+  let out = text;
+  for (const [from, to] of Object.entries(ports)) out = out.replace(new RegExp(`(?<![\\d])${from}(?![\\d])`, 'g'), String(to));
+  return out;
+}
+
+const cleanups: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempFolder(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * Where a command runs: npm runs a script in the package's folder, so this one has the clone's
+ * prompts/ (a link to it) — and, unlike the developer's clone, no .env.
+ */
+async function workFolder(): Promise<string> {
+  const dir = await tempFolder('hotline-readme-run-');
+  await symlink(path.join(repoRoot, 'prompts'), path.join(dir, 'prompts'));
+  return dir;
+}
+
+interface Started {
+  readonly port: number;
+  stdout(): string;
+  /** Resolves with the first stdout line matching `pattern`. */
+  line(pattern: RegExp): Promise<string>;
+}
+
+/** Hotline as `npm start` starts it, with `vars` (an example's own) and PORT free; the rest of its environment empty. */
+async function startHotline(vars: Record<string, string>, ports: Ports = {}): Promise<Started> {
+  const port = vars.PORT !== undefined ? Number(withPorts(vars.PORT, ports)) : (ports[3000] ?? (await freePort()));
+  const data = await tempFolder('hotline-readme-data-');
+  const cwd = await tempFolder('hotline-readme-cwd-');
+  const env = childEnv({
+    ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, withPorts(v, ports)])),
+    PORT: String(port),
+    TRANSCRIPTS_DIR: path.join(data, 'transcripts'),
+    DATABASE_FILE: path.join(data, 'hotline.db'),
+  });
+  const child = spawn(process.execPath, tsxArgs('src/main.ts'), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const started = watch(child);
+  cleanups.push(() => void child.kill('SIGKILL'));
+  await started.line(/Hotline is listening/);
+  return { port, ...started };
+}
+
+function watch(child: ChildProcess): Omit<Started, 'port'> & { exited: Promise<number | null>; stderr(): string } {
+  let out = '';
+  let err = '';
+  const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    out += `${line}\n`;
+    for (const wait of waiting.slice()) {
+      if (!wait.pattern.test(line)) continue;
+      waiting.splice(waiting.indexOf(wait), 1);
+      wait.resolve(line);
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (piece: string) => (err += piece));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    exited,
+    stdout: () => out,
+    stderr: () => err,
+    line(pattern) {
+      const seen = out.split('\n').find((l) => pattern.test(l));
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        waiting.push({ pattern, resolve });
+        void exited.then((code) => reject(new Error(`the process exited (${code}) before printing ${pattern}:\n${out}${err}`)));
+      });
+    },
+  };
+}
+
+/**
+ * `npm run <script> [-- args]` as npm runs a package.json script: its header on stdout, then the
+ * script's file under tsx. Only `tsx <file>` scripts are emulated; `npm start` is started by the test.
+ */
+async function npmPrelude(hotlinePort: number | undefined): Promise<string> {
+  const { name, version, scripts } = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+    scripts: Record<string, string>;
+  };
+  const cases = Object.entries(scripts)
+    .filter(([, script]) => /^tsx \S+$/.test(script))
+    .map(([script, line]) => `    ${JSON.stringify(script)}) file=${JSON.stringify(line.slice(4))} ;;`)
+    .join('\n');
+  const url = hotlinePort === undefined ? '' : `ws://localhost:${hotlinePort}/ws`;
+  return `
+npm() {
+  if [ "$1" != run ]; then echo "npm $1 is not run by the README test" >&2; return 127; fi
+  local script="$2"; shift 2
+  [ "$1" = "--" ] && shift
+  local file
+  case "$script" in
+${cases}
+    *) echo "npm run $script is not emulated by the README test" >&2; return 127 ;;
+  esac
+  printf '\\n> %s@%s %s\\n> %s\\n\\n' ${JSON.stringify(name)} ${JSON.stringify(version)} "$script" "tsx $file\${*:+ $*}"
+  local extra=()
+  if [ "$script" = simulate ] && [ -n ${JSON.stringify(url)} ]; then
+    case " $* " in *" --url "*|*" --webhook "*) ;; *) extra=(--url ${JSON.stringify(url)}) ;; esac
+  fi
+  node --import ${JSON.stringify(tsxLoader)} ${JSON.stringify(repoRoot)}/"$file" "$@" "\${extra[@]}"
+}
+`;
+}
+
+/**
+ * bash running `script`, in a process group of its own: the commands it starts (node under the npm
+ * function, a pipeline's parts) are ended with it, never left running when a test is done.
+ */
+function spawnShell(script: string, options: { cwd: string; env: Record<string, string> }): { child: ChildProcess; kill: () => void } {
+  const child = spawn('bash', ['-c', script], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const kill = () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  cleanups.push(kill);
+  return { child, kill };
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a README command in bash, in `cwd`, with `env` (on top of a clean environment). */
+async function runCommand(command: string, options: { cwd: string; env?: Record<string, string>; prelude: string; timeoutMs?: number }): Promise<Ran> {
+  const { child, kill } = spawnShell(`${options.prelude}\n${command}`, { cwd: options.cwd, env: options.env ?? {} });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (piece: string) => (stdout += piece));
+  child.stderr!.setEncoding('utf8').on('data', (piece: string) => (stderr += piece));
+  const timer = setTimeout(kill, options.timeoutMs ?? 45_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/** One command's output against the README's, line by line; the failure names the README line that differs. */
+function expectOutput(where: string, command: Command, actual: readonly string[], expected: readonly string[], stderr = ''): void {
+  // As a terminal shows it: a CSV's CRLF line ends are line ends.
+  const got = trimBlankEnd(actual.map((line) => line.replace(/\r$/, '')));
+  const want = trimBlankEnd(expected);
+  for (let i = 0; i < Math.max(got.length, want.length); i++) {
+    if (got[i] === want[i]) continue;
+    const readmeLine = command.line + 1 + Math.min(i, want.length) + command.text.split('\n').length - 1;
+    expect.fail(
+      `${where}, README.md:${command.line} \`${command.text.split('\n')[0]}\`: output line ${i + 1} (README.md:${readmeLine}) differs\n` +
+        `  README: ${want[i] === undefined ? '(no more lines)' : JSON.stringify(want[i])}\n` +
+        `  actual: ${got[i] === undefined ? '(no more lines)' : JSON.stringify(got[i])}\n` +
+        `--- README shows:\n${want.join('\n')}\n--- the command printed:\n${got.join('\n')}${stderr ? `\n--- stderr:\n${stderr}` : ''}`,
+    );
+  }
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/** The simulator's times and the session ids change from run to run; the README says so. */
+function maskRun(line: string): string {
+  return line.replace(/\+\d+ ms +/g, '+… ms ').replace(UUID, '<id>').replace(/^(\[\d+\]) +/, '$1 ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each block is
+
+interface Context {
+  readonly blocks: readonly Block[];
+}
+
+type Run = (block: Block, context: Context) => Promise<void>;
+
+interface Example {
+  /** What the block is, for failures and the test's name. */
+  readonly name: string;
+  /** The block's first line starts with this (or matches it). */
+  readonly first: string | RegExp;
+  /** How it is run; or `notRun`, why it cannot be. */
+  readonly run?: Run;
+  readonly notRun?: string;
+  /**
+   * Run after the others on the same Hotline. The webhook walkthrough's answers depend on the model's
+   * first sentence arriving within WEBHOOK_HOLD_MS; the first request of a process just started loads
+   * code on demand, and on a loaded test machine that alone could cost the walkthrough its margin.
+   */
+  readonly late?: boolean;
+}
+
+function claims(example: Example, block: Block): boolean {
+  const first = block.lines.find((l) => l.trim() !== '') ?? '';
+  return typeof example.first === 'string' ? first.startsWith(example.first) : example.first.test(first);
+}
+
+/** The one block an example claims, read from the README now. */
+function blockOf(context: Context, example: Example): Block {
+  const found = context.blocks.filter((b) => claims(example, b));
+  expect(found, `README.md has no block (or more than one) starting with ${String(example.first)}: ${example.name}`).toHaveLength(1);
+  return found[0]!;
+}
+
+/** Hotlines shared by the examples that run against a plain `npm start`, and one with outbound calls configured. */
+let plain: Started | undefined;
+let plainPrelude = '';
+let outbound: { hotline: Started; api: FakeAiFlowApi; token: string; prelude: string } | undefined;
+
+async function plainHotline(): Promise<Started> {
+  plain ??= await startHotline({});
+  plainPrelude ||= await npmPrelude(plain.port);
+  return plain;
+}
+
+async function outboundHotline(): Promise<NonNullable<typeof outbound>> {
+  if (outbound) return outbound;
+  const token = 'readme-admin-token';
+  const api = await startFakeAiFlowApi({ token: 'readme-platform-token', defaultFlow: {} });
+  cleanups.push(() => api.close());
+  const hotline = await startHotline({
+    ADMIN_TOKEN: token,
+    AIFLOW_API_URL: api.url,
+    AIFLOW_ACCESS_TOKEN: 'readme-platform-token',
+    AIFLOW_ID: 'flow-1',
+    AIFLOW_BILLING_DEVICE: 'dev-1',
+    // The reader's named transfer targets, which the admin API's example hands a call to.
+    TRANSFER_TARGETS: 'support=4930222222',
+  });
+  outbound = { hotline, api, token, prelude: await npmPrelude(hotline.port) };
+  return outbound;
+}
+
+/** Runs every command of the block against `hotline`, comparing each output. */
+async function runCommands(block: Block, where: string, options: { hotlinePort: number; prelude: string; env?: Record<string, string>; mask?: (line: string) => string; cwd?: string }): Promise<void> {
+  const ports = { 3000: options.hotlinePort };
+  const cwd = options.cwd ?? (await workFolder());
+  const mask = options.mask ?? ((line: string) => line);
+  for (const command of commandsOf(block)) {
+    const ran = await runCommand(withPorts(command.text, ports), { cwd, prelude: options.prelude, env: { BOT_URL: `http://localhost:${options.hotlinePort}`, ...options.env } });
+    expectOutput(where, command, ran.stdout.split('\n').map(mask), command.expected.map((l) => mask(withPorts(l, ports))), ran.stderr);
+  }
+}
+
+const EXAMPLES: Example[] = [
+  {
+    name: 'quick start: npm ci, npm start',
+    first: 'npm ci',
+    notRun: 'installs the packages and starts Hotline: the test suite runs after `npm ci`, and every example here runs against Hotline started as `npm start` starts it',
+  },
+  {
+    name: 'the startup message',
+    first: 'Hotline is listening on',
+    run: async (block) => {
+      const hotline = await plainHotline();
+      const entry = JSON.parse(await hotline.line(/Hotline is listening/)) as { msg: string };
+      const expected = block.lines.map((l) => withPorts(l, { 3000: hotline.port }));
+      expectOutput(`block at README.md:${block.line}`, { line: block.line - 1, text: 'npm start', expected }, entry.msg.split('\n').slice(0, expected.length), expected);
+    },
+  },
+  {
+    name: 'a real LLM: OpenAI, Ollama',
+    first: 'OPENAI_API_KEY=sk-... LLM_MODEL=gpt-4o-mini npm start',
+    notRun: 'needs a real LLM and its key; tests never call one (the same start with the demo model is run here)',
+  },
+  { name: 'npm test', first: 'npm test', notRun: 'the test suite itself' },
+  {
+    name: 'the webhook with curl',
+    first: '$ curl -s -X POST localhost:3000/webhook',
+    late: true,
+    run: async (block) => {
+      const hotline = await plainHotline();
+      await runCommands(block, `the webhook walkthrough (README.md:${block.line})`, { hotlinePort: hotline.port, prelude: plainPrelude });
+    },
+  },
+  {
+    name: 'npm run prompts:check',
+    first: '$ npm run prompts:check',
+    run: async (block) => {
+      const prelude = await npmPrelude(undefined);
+      // The folder's path is the reader's own: the README shows /path/to/hotline.
+      const mask = (line: string) => line.replace(/^prompts in .*\/prompts$/, 'prompts in /path/to/hotline/prompts');
+      for (const command of commandsOf(block)) {
+        const ran = await runCommand(command.text, { cwd: await workFolder(), prelude });
+        expectOutput(`prompts:check (README.md:${block.line})`, command, ran.stdout.split('\n').map(mask), command.expected, ran.stderr);
+      }
+    },
+  },
+  {
+    name: 'front matter of system.md and report.md',
+    first: /^---$/,
+    // A file to write: written into a copy of the shipped folder, it must pass prompts:check.
+    run: async (block) => {
+      const report = block.lines.some((l) => /^fields:/.test(l));
+      const closing = block.lines.indexOf('---', 1);
+      const frontMatterOnly = closing === block.lines.length - 1;
+      await checkFileExample(block, report ? 'report.md' : 'system.md', async (shipped) =>
+        frontMatterOnly ? `${block.lines.join('\n')}\n${shipped.replace(/^---\n[\s\S]*?\n---\n/, '')}` : `${block.lines.join('\n')}\n`,
+      );
+    },
+  },
+  {
+    name: 'an HTTP tool file',
+    first: '# prompts/tools/book_appointment.yaml',
+    run: async (block) => checkFileExample(block, 'tools/book_appointment.yaml'),
+  },
+  {
+    name: 'mcp.yaml',
+    first: 'servers:',
+    // Checked as prompts:check checks it; starting its servers needs the reader's calendar server and CRM.
+    run: async (block) => checkFileExample(block, 'tools/mcp.yaml'),
+  },
+  {
+    name: 'context.yaml',
+    first: 'request:',
+    // Checked as prompts:check checks it; the request would go to the reader's CRM.
+    run: async (block) => checkFileExample(block, 'tools/context.yaml'),
+  },
+  {
+    name: 'the demo order tool in the simulator',
+    first: 'you: where is my order 4711',
+    run: async (block) => {
+      await plainHotline();
+      // The block shows what the simulator prints for the typed line: the same line piped in, the rest of the output around it.
+      const command: Command = { line: block.line, text: "printf 'where is my order 4711\\n' | npm run simulate", expected: block.lines };
+      const ran = await runCommand(command.text, { cwd: await workFolder(), prelude: plainPrelude });
+      const lines = ran.stdout.split('\n').map(maskRun);
+      const start = lines.indexOf(maskRun(block.lines[0]!));
+      expect(start, `README.md:${block.line}: the simulator never printed ${JSON.stringify(block.lines[0])}:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
+      expectOutput(`the order tool (README.md:${block.line})`, command, lines.slice(start, start + block.lines.length), block.lines.map(maskRun), ran.stderr);
+    },
+  },
+  {
+    name: "outbound calls' configuration",
+    first: 'ADMIN_TOKEN=a-long-random-string',
+    notRun: "placeholders for the reader's own account; the examples after it run with the same variables set to a fake of the service's API",
+  },
+  {
+    name: 'npm run call',
+    first: '$ npm run call -- +49 151 1234567',
+    run: async (block) => {
+      const { hotline, token, prelude } = await outboundHotline();
+      await runCommands(block, `npm run call (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token } });
+    },
+  },
+  {
+    name: 'POST /api/calls with curl',
+    first: '$ curl -s -X POST localhost:3000/api/calls -H',
+    run: async (block) => {
+      const { hotline, token, prelude } = await outboundHotline();
+      await runCommands(block, `POST /api/calls (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token } });
+    },
+  },
+  {
+    name: 'npm run call --csv',
+    first: '$ cat contacts.csv',
+    run: async (block) => {
+      const { hotline, token, prelude } = await outboundHotline();
+      const [cat] = commandsOf(block);
+      // The file the example reads is the one it shows.
+      const cwd = await workFolder();
+      await writeFile(path.join(cwd, 'contacts.csv'), `${cat!.expected.join('\n')}\n`);
+      await runCommands(block, `npm run call --csv (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd });
+    },
+  },
+  { name: 'the signature headers', first: 'X-Hotline-Delivery:', notRun: 'an illustration of three headers; report-delivery.test.ts checks them on real deliveries' },
+  { name: "a report's body", first: /^\{$/, notRun: 'an illustration with elided parts (…); reports.test.ts checks every key on real reports' },
+  { name: 'a campaign definition', first: 'name: spring check-in', notRun: 'a definition with a CSV file the reader has; campaigns.test.ts creates campaigns from the same shape' },
+  { name: 'the campaign CLI', first: 'npm run campaign -- start <campaign.yaml|json>', notRun: 'a synopsis of the commands, not a command to run' },
+  {
+    name: 'the campaign walkthrough: emulator and Hotline',
+    first: '$ npm run simulate -- --platform --port 4400',
+    run: async (_block, context) => runCampaignWalkthrough(context),
+  },
+  { name: 'the walkthrough campaign', first: '# spring.yaml', run: async () => undefined },
+  { name: 'the campaign walkthrough: the commands', first: '$ npm run campaign -- start spring.yaml', run: async () => undefined },
+  {
+    name: 'the admin API: transfer and hang up a call',
+    first: '$ curl -s -X POST localhost:3000/api/calls/$SESSION_ID/transfer',
+    run: async (block) => {
+      const { hotline, token, prelude } = await outboundHotline();
+      const cwd = await workFolder();
+      // Each command acts on a call in progress: one is started for each, as the service would.
+      for (const command of commandsOf(block)) {
+        const service = await FakeVoiceService.connect(`ws://127.0.0.1:${hotline.port}/ws`);
+        cleanups.push(() => service.close());
+        service.start();
+        await service.nextOfType('speak');
+        const ran = await runCommand(withPorts(command.text, { 3000: hotline.port }), { cwd, prelude, env: { ADMIN_TOKEN: token, SESSION_ID: service.sessionId } });
+        expectOutput(`the admin API (README.md:${block.line})`, command, ran.stdout.split('\n'), command.expected, ran.stderr);
+      }
+    },
+  },
+  {
+    name: 'npm run simulate, piped',
+    first: "$ printf 'What are your opening hours?",
+    run: async (block) => {
+      const hotline = await plainHotline();
+      await runCommands(block, `npm run simulate (README.md:${block.line})`, { hotlinePort: hotline.port, prelude: plainPrelude, mask: maskRun });
+    },
+  },
+  {
+    name: 'the outbound flow on one machine: the emulator',
+    first: "$ printf 'Yes, now is a good time.",
+    run: async (_block, context) => runOutboundFlow(context),
+  },
+  { name: 'the outbound flow on one machine: Hotline', first: '$ ADMIN_TOKEN=admin-demo AIFLOW_API_URL=http://localhost:4000', run: async () => undefined },
+  { name: 'the outbound flow on one machine: the call', first: '$ ADMIN_TOKEN=admin-demo npm run call', run: async () => undefined },
+  { name: 'the outbound flow on one machine: what the emulator shows', first: '> hotline@0.1.0 simulate', run: async () => undefined },
+  { name: 'a scenario', first: 'name: barge-in', notRun: 'a scenario file: npm run scenarios (scenarios.test.ts) runs the shipped ones, this one among them (scenarios/barge-in.yaml)' },
+  { name: 'a scenario with tools', first: 'tools:', notRun: 'an excerpt of scenarios/tools.yaml, which scenarios.test.ts runs' },
+  { name: 'transcript lines', first: '{"ts":', notRun: 'an illustration with elided numbers (…); transcripts.test.ts checks real transcripts' },
+  { name: 'npm run bench', first: 'npm run bench', notRun: 'takes minutes and measures the machine; bench-stats.test.ts covers its arithmetic' },
+  { name: 'development commands', first: 'npm run typecheck', notRun: 'the commands of development (typecheck, test, bench, scenarios, soak, dev, start): each is run by its own tests or is the test run itself' },
+  { name: 'the source tree', first: 'src/', notRun: 'a map of the folders, not a command' },
+  { name: 'Docker', first: 'docker build -t hotline .', notRun: 'needs Docker, which the test machines do not have' },
+];
+
+/**
+ * A file example, written where it belongs into a copy of the shipped prompts folder (with the
+ * `${NAME}` variables it names set), must pass `npm run prompts:check`: it is listed, with no
+ * problem of its own. `content` makes the file from the shipped one it replaces.
+ */
+async function checkFileExample(block: Block, file: string, content?: (shipped: string) => Promise<string> | string): Promise<void> {
+  const folder = await tempFolder('hotline-readme-prompts-');
+  await cp(path.join(repoRoot, 'prompts'), folder, { recursive: true });
+  const target = path.join(folder, file);
+  await mkdir(path.dirname(target), { recursive: true });
+  const shipped = await readFile(target, 'utf8').catch(() => '');
+  await writeFile(target, content ? await content(shipped) : `${block.lines.join('\n')}\n`);
+  const names = [...new Set([...block.lines.join('\n').matchAll(/\$\{([A-Z][A-Z0-9_]*)\}/g)].map((m) => m[1]!))];
+  const env = Object.fromEntries(names.map((name) => [name, name.endsWith('_URL') ? 'https://example.com' : 'an-example-value']));
+  const ran = await runCommand(`npm run prompts:check -- ${JSON.stringify(folder)}`, { cwd: await workFolder(), prelude: await npmPrelude(undefined), env });
+  const lines = ran.stdout.split('\n');
+  const at = lines.findIndex((line) => line.startsWith(`${file}: `));
+  expect(at, `README.md:${block.line} (${file}): prompts:check does not list it:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
+  const problems: string[] = [];
+  for (let i = at + 1; i < lines.length && lines[i]!.startsWith('  '); i++) problems.push(lines[i]!.trim());
+  expect(problems, `README.md:${block.line} (under "${block.heading}"), written as ${file}: prompts:check finds problems`).toEqual([]);
+}
+
+/**
+ * The outbound flow on one machine, as the README tells it in three terminals: the emulator with
+ * the person's lines piped in, Hotline pointed at it, and the call; the emulator's output is compared.
+ */
+async function runOutboundFlow(context: Context): Promise<void> {
+  const find = (name: string) => blockOf(context, EXAMPLES.find((e) => e.name === name)!);
+  const emulatorBlock = find('the outbound flow on one machine: the emulator');
+  const hotlineBlock = find('the outbound flow on one machine: Hotline');
+  const callBlock = find('the outbound flow on one machine: the call');
+  const shown = find('the outbound flow on one machine: what the emulator shows');
+  const ports: Ports = { 3000: await freePort(), 4000: await freePort() };
+  const prelude = await npmPrelude(ports[3000]);
+  const cwd = await workFolder();
+  const env = { BOT_URL: `http://localhost:${ports[3000]}` };
+
+  // Terminal 1: the emulator, waiting for the call.
+  const [emulatorCommand] = commandsOf(emulatorBlock);
+  const { child: emulator } = spawnShell(`${prelude}\n${withPorts(emulatorCommand!.text, ports)}`, { cwd, env });
+  const emulated = watch(emulator);
+  await emulated.line(/placed calls ring Hotline/);
+
+  // Terminal 2: Hotline, with the variables the README sets.
+  const [start] = commandsOf(hotlineBlock);
+  await startHotline(envOfStart(start!), ports);
+
+  // Terminal 3: the call.
+  const [call] = commandsOf(callBlock);
+  const placed = await runCommand(withPorts(call!.text, ports), { cwd, prelude, env });
+  expectOutput(`the call (README.md:${callBlock.line})`, call!, placed.stdout.split('\n'), call!.expected.map((l) => withPorts(l, ports)), placed.stderr);
+
+  // Terminal 1 shows the call and exits 0 when it is over.
+  const code = await Promise.race([emulated.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 45 s'), 45_000))]);
+  expect(code, `the emulator (README.md:${emulatorBlock.line}):\n${emulated.stdout()}${emulated.stderr()}`).toBe(0);
+  const expected = shown.lines.map((l) => maskRun(withPorts(l, ports)));
+  expectOutput(
+    `the emulator's output (README.md:${shown.line})`,
+    { line: shown.line, text: emulatorCommand!.text, expected },
+    // The block shows the terminal from npm's header on.
+    emulated.stdout().replace(/^\n+/, '').split('\n').map(maskRun),
+    expected,
+    emulated.stderr(),
+  );
+}
+
+/**
+ * The campaign on one machine: the emulator playing every person from a script, Hotline pointed at
+ * it, spring.yaml and its people.csv, then the commands. About a minute of real time: an unanswered
+ * number is tried three times, 15 s apart, each attempt waiting 10 s for an answer.
+ *
+ * What is compared: the start's line and the results as the README shows them (ids masked), and
+ * the --watch lines' last one. The lines before it depend on how the calls interleave: each is
+ * compared in its shape (every number masked) with the README's.
+ */
+async function runCampaignWalkthrough(context: Context): Promise<void> {
+  const find = (name: string) => blockOf(context, EXAMPLES.find((e) => e.name === name)!);
+  const setup = find('the campaign walkthrough: emulator and Hotline');
+  const definition = find('the walkthrough campaign');
+  const shown = find('the campaign walkthrough: the commands');
+  const ports: Ports = { 3300: await freePort(), 4400: await freePort() };
+  const prelude = await npmPrelude(ports[3300]);
+  const cwd = await workFolder();
+  const [emulatorCommand, startCommand] = commandsOf(setup);
+  expect(startCommand, `README.md:${setup.line}: the emulator's command, then Hotline's`).toBeDefined();
+
+  // It plays the people called until it is stopped (Ctrl-C in the README): ended with the test.
+  const { child: emulator, kill: stopEmulator } = spawnShell(`${prelude}\n${withPorts(emulatorCommand!.text, ports)}`, { cwd, env: {} });
+  onTestFinished(stopEmulator);
+  await watch(emulator).line(/placed calls ring Hotline/);
+  const hotlineVars = envOfStart(startCommand!);
+  await startHotline(hotlineVars, ports);
+
+  // spring.yaml as shown; people.csv as its comment describes it, the names and topics those of the results.
+  await writeFile(path.join(cwd, 'spring.yaml'), `${definition.lines.join('\n')}\n`);
+  const commands = commandsOf(shown);
+  const results = commands.find((c) => /\bresults\b/.test(c.text));
+  expect(results, `README.md:${shown.line}: a results command`).toBeDefined();
+  const rows = results!.expected.slice(1).map((line) => line.split(','));
+  const people = rows.map((row) => `+49 151 ${row[0]!.slice(-7)},${row.at(-2)},${row.at(-1)}`);
+  await writeFile(path.join(cwd, 'people.csv'), `phone,name,topic\n${people.join('\n')}\n`);
+
+  // The README's commands print without npm's header (pasted so); the id is the one the start printed.
+  const env = { BOT_URL: `http://localhost:${ports[3300]}`, ADMIN_TOKEN: hotlineVars.ADMIN_TOKEN ?? '' };
+  const withoutHeader = (out: string) => out.replace(/^\n> [^\n]*\n> [^\n]*\n\n/, '').split('\n');
+  const shownId = UUID.exec(commands[0]!.expected.join('\n'))?.[0];
+  UUID.lastIndex = 0;
+  let id = '';
+  for (const command of commands) {
+    const text = shownId && id ? command.text.replaceAll(shownId, id) : command.text;
+    const ran = await runCommand(text, { cwd, prelude, env, timeoutMs: 180_000 });
+    const where = `the campaign walkthrough (README.md:${shown.line})`;
+    const actual = withoutHeader(ran.stdout);
+    if (!id) {
+      id = /campaign ([0-9a-f-]{36}) started/.exec(ran.stdout)?.[1] ?? '';
+      expect(id, `${where}: the start printed no campaign id:\n${ran.stdout}${ran.stderr}`).not.toBe('');
+    }
+    if (!/--watch/.test(command.text)) {
+      expectOutput(where, command, actual.map((l) => l.replace(UUID, '<id>')), command.expected.map((l) => l.replace(UUID, '<id>')), ran.stderr);
+      continue;
+    }
+    const shape = (line: string) => line.replace(/\d+/g, 'N');
+    const shapes = new Set(command.expected.map(shape));
+    const got = trimBlankEnd(actual);
+    for (const line of got) {
+      expect(shapes.has(shape(line)), `${where}: a --watch line of a shape the README does not show: ${JSON.stringify(line)}\n${got.join('\n')}`).toBe(true);
+    }
+    expect(got.at(-1), `${where}: the last --watch line`).toBe(command.expected.at(-1));
+  }
+}
+
+let context: Context;
+beforeAll(async () => {
+  context = { blocks: readmeBlocks(await readFile(README, 'utf8')) };
+});
+
+describe('README.md', () => {
+  test('every block is run here, or marked not runnable with the reason', () => {
+    const problems: string[] = [];
+    for (const block of context.blocks) {
+      const by = EXAMPLES.filter((e) => claims(e, block));
+      const first = block.lines.find((l) => l.trim() !== '') ?? '';
+      if (by.length === 0) {
+        problems.push(
+          `README.md:${block.line} (under "${block.heading}", starting ${JSON.stringify(first.slice(0, 70))}): a new example no test runs — ` +
+            'add it to EXAMPLES in test/readme-examples.test.ts with how it is run, or mark it notRun with the reason',
+        );
+      }
+    }
+    for (const example of EXAMPLES) {
+      if (!context.blocks.some((b) => claims(example, b))) problems.push(`no block of README.md starts with ${String(example.first)} any more (${example.name}): update EXAMPLES`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  for (const example of [...EXAMPLES.filter((e) => !e.late), ...EXAMPLES.filter((e) => e.late)]) {
+    if (!example.run) continue;
+    test(example.name, { timeout: 4 * CHILD_TEST_TIMEOUT_MS }, async () => {
+      const blocks = context.blocks.filter((b) => claims(example, b));
+      expect(blocks.length, `README.md has no block starting with ${String(example.first)} (${example.name})`).toBeGreaterThan(0);
+      for (const block of blocks) await example.run!(block, context);
+    });
+  }
+});
