@@ -10,6 +10,7 @@
  * then (a fixed typo in REPORT_WEBHOOK_URL applies to what is still queued).
  */
 import { randomUUID } from 'node:crypto';
+import { AbortScope } from '../abort-scope.js';
 import type { Logger } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
 import type { Delivery, DeliveryRepository } from '../store/delivery-repository.js';
@@ -178,7 +179,7 @@ export class DeliveryQueue {
     const { url, secret } = this.options.target;
     const attempt = delivery.attempts + 1;
     const timestamp = Math.floor(this.now() / 1000);
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const scope = new AbortScope([this.stopping.signal], this.timeoutMs);
     let error: string;
     try {
       const { href, authorization } = splitCredentials(url);
@@ -195,7 +196,7 @@ export class DeliveryQueue {
         body: delivery.body,
         // A redirect is not a delivery: a POST must not be re-sent somewhere else.
         redirect: 'manual',
-        signal: AbortSignal.any([this.stopping.signal, timeout]),
+        signal: scope.signal,
       });
       // Nothing of the answer is needed but its status; let the connection go back to the pool.
       await response.body?.cancel().catch(() => undefined);
@@ -208,7 +209,9 @@ export class DeliveryQueue {
       error = `HTTP ${response.status}`;
     } catch (failure) {
       if (this.stopping.signal.aborted) return;
-      error = timeout.aborted ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(failure);
+      error = scope.timedOut ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(failure);
+    } finally {
+      scope.dispose();
     }
     this.failed(delivery, attempt, error);
   }
