@@ -248,9 +248,10 @@ export async function startHotline(
         adminToken: config.adminToken,
         live,
         reads: dashboardReads,
-        transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
+        // A call in progress writes to the file placed for it: the session id may have had calls before.
+        transcriptFileOf: (sessionId) => registry.get(sessionId)?.transcriptFile ?? transcripts.fileOf(sessionId),
         control: registry,
-        redeliver: (sessionId) => reports.redeliver(sessionId),
+        redeliver: (which) => reports.redeliver(which),
         campaign: (id, action) => {
           try {
             if (action === 'pause') campaigns.pause(id);

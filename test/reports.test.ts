@@ -296,7 +296,7 @@ describe('the call is on record before its report', () => {
       { maxQueued: 2, logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }) },
     );
     const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
-    for (const sessionId of ids) env.service.callEnded({ ...env.call, sessionId, endedAt: new Date().toISOString() });
+    for (const sessionId of ids) env.service.callEnded({ ...env.call, callId: sessionId, sessionId, endedAt: new Date().toISOString() });
     // Every call is on record at once, whether its report is queued or waits.
     expect(ids.map((id) => env.service.getCall(id)?.call.sessionId)).toEqual(ids);
     expect(warnings).toEqual(['reports are behind the calls: the next ones wait in the database']);
@@ -311,8 +311,8 @@ describe('the call is on record before its report', () => {
 
   test('calls read back, latest first, with their reports', async () => {
     const env = await setup(() => ({ content: JSON.stringify(ANSWER) }), { reportMd: null });
-    env.service.callEnded({ ...env.call, sessionId: 'early', endedAt: '2026-11-22T03:00:00.000Z' });
-    env.service.callEnded({ ...env.call, sessionId: 'late', endedAt: '2026-11-22T04:00:00.000Z' });
+    env.service.callEnded({ ...env.call, callId: 'early', sessionId: 'early', endedAt: '2026-11-22T03:00:00.000Z' });
+    env.service.callEnded({ ...env.call, callId: 'late', sessionId: 'late', endedAt: '2026-11-22T04:00:00.000Z' });
     await env.service.whenIdle();
     const list = env.service.listCalls();
     expect(list.map((record) => [record.call.sessionId, record.report?.fieldsStatus])).toEqual([

@@ -117,6 +117,7 @@ describe('CallRepository', () => {
     calls.save(callSummary({ sessionId: 'reported' }));
     calls.save(callSummary({ sessionId: 'unreported' }));
     new ReportRepository(db).save({
+      callId: 'reported',
       sessionId: 'reported',
       createdAt: '2026-11-22T03:06:00.000Z',
       summary: null,
@@ -134,6 +135,7 @@ describe('ReportRepository', () => {
     const db = open();
     const reports = new ReportRepository(db);
     const report = {
+      callId: 'call-1',
       sessionId: 'call-1',
       createdAt: '2026-11-22T03:06:00.000Z',
       summary: 'Ada asked about her order.',
@@ -154,6 +156,7 @@ describe('ReportRepository', () => {
 describe('DeliveryRepository', () => {
   const delivery = (id: string, nextAttemptAt: number) => ({
     id,
+    callId: 'call-1',
     sessionId: 'call-1',
     url: 'https://example.test/hook',
     body: '{}',

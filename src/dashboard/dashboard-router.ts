@@ -38,7 +38,7 @@ export interface DashboardDeps {
   /** Hands a call in progress over, or ends it, for the person watching. */
   control: CallControl;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
-  redeliver(sessionId?: string): number | undefined;
+  redeliver(which?: { callId: string }): number | undefined;
   /** Pauses or resumes a campaign: no new calls while paused, calls in progress go on. False for no such campaign. */
   campaign(id: string, action: 'pause' | 'resume'): boolean;
   /** The prompts folder's version in use and its last check. */
@@ -190,10 +190,12 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   });
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
+    // A call id (a stored call's link), or a session id (a call in progress, or the latest call with it).
     const sessionId = String(req.params.sessionId);
-    // In progress: the conversation so far. A call adopted after a restart may have a stored story too; now wins.
     const inProgress = deps.live.get(sessionId);
-    if (inProgress) {
+    const found = await deps.reads.call(sessionId);
+    // In progress: the conversation so far — unless the link names a stored call by its own id.
+    if (inProgress && found?.matchedBy !== 'callId') {
       const transcript = await deps.reads.transcript(deps.transcriptFileOf(sessionId));
       return sendPage(
         res,
@@ -206,7 +208,6 @@ export function dashboardRouter(deps: DashboardDeps): Router {
         }),
       );
     }
-    const found = await deps.reads.call(sessionId);
     if (!found) {
       res.status(404);
       const body = html`<p><a href="../calls">← All calls</a></p><h1>No such call</h1>
@@ -239,9 +240,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.redirect(303, 'calls');
   });
   router.post('/dashboard/calls/:sessionId/redeliver', (req: Request, res: Response) => {
-    const sessionId = String(req.params.sessionId);
-    const back = `../${encodeURIComponent(sessionId)}`;
-    if (deps.redeliver(sessionId) === undefined) return noWebhook(res, '../../', back);
+    // The story's form names the call by its call id.
+    const callId = String(req.params.sessionId);
+    const back = `../${encodeURIComponent(callId)}`;
+    if (deps.redeliver({ callId }) === undefined) return noWebhook(res, '../../', back);
     res.redirect(303, back);
   });
 

@@ -9,7 +9,7 @@ import type { CallObserver, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { CallRepository } from '../store/call-repository.js';
 import type { Database } from '../store/database.js';
-import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
+import { DeliveryRepository, type DeliveriesOf, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import { DeliveryQueue, type DeliveryAttempt, type RetryPolicy, type WebhookTarget } from './delivery.js';
 import { buildReport, type ReportContent } from './report-builder.js';
@@ -108,8 +108,8 @@ export class ReportService implements CallObserver {
    * Sends the reports whose delivery was given up again — all, or one call's.
    * Undefined when no REPORT_WEBHOOK_URL is set: there is nowhere to send them.
    */
-  redeliver(sessionId?: string): number | undefined {
-    return this.queue?.redeliver(sessionId);
+  redeliver(which?: string | DeliveriesOf): number | undefined {
+    return this.queue?.redeliver(typeof which === 'string' ? { sessionId: which } : which);
   }
 
   /** Stores the call's row before it returns; the report follows. Never throws. */
@@ -117,7 +117,7 @@ export class ReportService implements CallObserver {
     try {
       this.calls.save(summary);
     } catch (error) {
-      this.log.error({ err: error, sessionId: summary.sessionId }, 'call not stored');
+      this.log.error({ err: error, sessionId: summary.sessionId, callId: summary.callId }, 'call not stored');
       return;
     }
     if (this.closed) {
@@ -149,13 +149,21 @@ export class ReportService implements CallObserver {
 
   /** The latest calls first, with their reports; `before` (an ended_at) pages on. */
   listCalls({ limit = 50, before }: { limit?: number; before?: string } = {}): CallRecord[] {
-    return this.calls.listRecent(limit, before).map((call) => ({ call, report: this.reports.get(call.sessionId) }));
+    return this.calls.listRecent(limit, before).map((call) => ({ call, report: this.reports.get(call.callId) }));
   }
 
-  getCall(sessionId: string): CallDetail | undefined {
-    const call = this.calls.get(sessionId);
+  /** A stored call by its call id, or the latest with a session id, with its report and deliveries. */
+  getCall(id: string): CallDetail | undefined {
+    const call = this.calls.find(id);
     if (!call) return undefined;
-    return { call, report: this.reports.get(sessionId), deliveries: this.deliveries.forSession(sessionId) };
+    return { call, report: this.reports.get(call.callId), deliveries: this.deliveries.forCall(call.callId) };
+  }
+
+  /** Every stored call the service gave `sessionId`, the earliest first. */
+  callsOfSession(sessionId: string): CallDetail[] {
+    return this.calls
+      .ofSessionId(sessionId)
+      .map((call) => ({ call, report: this.reports.get(call.callId), deliveries: this.deliveries.forCall(call.callId) }));
   }
 
   private async shutDown(): Promise<void> {
@@ -172,7 +180,7 @@ export class ReportService implements CallObserver {
   }
 
   private enqueue(call: CallSummary): void {
-    const key = call.sessionId;
+    const key = call.callId;
     this.queued.add(key);
     this.track(
       this.report(call)
@@ -205,14 +213,14 @@ export class ReportService implements CallObserver {
       this.log.error({ err: error }, 'calls without a report not looked up');
       return;
     }
-    const fresh = waiting.filter((call) => !this.queued.has(call.sessionId) && !this.failedNow.has(call.sessionId));
+    const fresh = waiting.filter((call) => !this.queued.has(call.callId) && !this.failedNow.has(call.callId));
     // Everything left fits: the queue has caught up with the calls.
     if (waiting.length < this.maxQueued + this.queued.size) this.behind = false;
     for (const call of fresh.slice(0, this.maxQueued - this.queued.size)) this.enqueue(call);
   }
 
   private async report(call: CallSummary): Promise<void> {
-    const log = this.log.child({ sessionId: call.sessionId });
+    const log = this.log.child({ sessionId: call.sessionId, callId: call.callId });
     // The transcript is read once a slot is free: a queue of reports holds summaries, not transcripts.
     const { lines, content } = await this.slots.run(async () => {
       const read = await readTranscriptLines(call.transcriptFile).then(
@@ -227,6 +235,7 @@ export class ReportService implements CallObserver {
     const body = JSON.stringify(buildReport(call, lines, content));
     this.options.db.transaction(() => {
       this.reports.save({
+        callId: call.callId,
         sessionId: call.sessionId,
         createdAt: new Date().toISOString(),
         summary: content.status === 'ok' ? content.summary : null,
@@ -235,7 +244,7 @@ export class ReportService implements CallObserver {
         fieldsError: content.status === 'failed' ? content.error : null,
         body,
       });
-      this.queue?.add(call.sessionId, body);
+      this.queue?.add(call, body);
     });
     this.queue?.wake();
     log.info({ fieldsStatus: content.status, delivery: this.queue !== undefined }, 'call report stored');

@@ -64,7 +64,7 @@ ${parsed.ignored.length > 0 ? html`<p class="warning" role="alert">Ignored, not 
   <tbody>
   ${calls.map(
     (call) => html`<tr>
-    <td><a href="calls/${encodeURIComponent(call.sessionId)}">${formatTime(call.endedAt)}</a></td>
+    <td><a href="calls/${encodeURIComponent(call.callId)}">${formatTime(call.endedAt)}</a></td>
     <td>${showNumber(call.direction === 'inbound' ? call.from : call.to, view.numbersShown)}</td>
     <td>${call.direction}</td>
     <td>${formatDuration(call.durationMs)}</td>
