@@ -31,6 +31,7 @@ import { ToolStore } from './tools/tool-store.js';
 import { createVoicemailDetector } from './voicemail/detector.js';
 import { VoicemailPhrasesStore } from './voicemail/phrases-store.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
+import { CsvExports } from './transport/csv-export.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
 import { compileProxyTrust } from './transport/auth.js';
@@ -226,6 +227,8 @@ export async function startHotline(
         proxyTrust,
       })
     : undefined;
+  // One limit for every CSV export, the dashboard's and the campaigns'.
+  const csvExports = new CsvExports(logger);
   const admin = adminApiRouter({
     token: config.adminToken,
     client,
@@ -243,7 +246,7 @@ export async function startHotline(
     routers: [
       ...(webhook ? [webhook] : []),
       admin,
-      campaignsRouter({ token: config.adminToken, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode }),
+      campaignsRouter({ token: config.adminToken, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode, exports: csvExports }),
       dashboardRouter({
         adminToken: config.adminToken,
         live,
@@ -264,6 +267,7 @@ export async function startHotline(
         },
         promptsStatus: () => prompts.status,
         allowLoginAttempt: (address) => authFailures.allow(address),
+        exports: csvExports,
         logger,
       }),
     ],

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallActivity } from '../call/ports/call-activity.js';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
+import { csvLines, type CsvCell } from '../csv.js';
 import type { Logger } from '../logger.js';
 import { secretMatches } from '../transport/auth.js';
+import { CsvExports } from '../transport/csv-export.js';
 import type { CallListing } from '../store/call-search.js';
 import { DAY_RANGES } from '../store/call-stats.js';
 import { parseFilter } from './filter-form.js';
@@ -45,6 +46,8 @@ export interface DashboardDeps {
   promptsStatus(): PromptsStatus;
   /** Whether a failed login from this address may be tried again now. */
   allowLoginAttempt(address: string): Promise<boolean>;
+  /** The process's CSV exports, shared with the campaigns' results (one limit for both); its own without. */
+  exports?: CsvExports | undefined;
   logger: Logger;
 }
 
@@ -73,6 +76,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     return router;
   }
   const sessions = new SessionCookies(token);
+  const exports = deps.exports ?? new CsvExports(deps.logger);
   const chartJs = chartJsSource();
   const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
@@ -177,16 +181,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post('/dashboard/calls.csv', form, async (req: Request, res: Response) => {
     const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>);
     const shown = numbersShown(req);
-    res.type('text/csv; charset=utf-8').attachment('hotline-calls.csv');
-    res.write(stringify([CSV_COLUMNS]));
-    // A batch at a time: a long export is never held in memory whole.
-    for (let after: CallListing | undefined; ; ) {
-      const batch = await deps.reads.batch(filter, after, CSV_BATCH);
-      if (batch.length === 0 || res.destroyed) break;
-      res.write(stringify(batch.map((call) => csvRow(call, shown))));
-      after = batch.at(-1);
+    const { reads } = deps;
+    // A batch at a time, each only once the client has taken the last: never the whole file in memory.
+    async function* rows(): AsyncGenerator<string> {
+      yield csvLines([CSV_COLUMNS]);
+      for (let after: CallListing | undefined; ; ) {
+        const batch = await reads.batch(filter, after, CSV_BATCH);
+        if (batch.length === 0) return;
+        yield csvLines(batch.map((call) => csvRow(call, shown)));
+        after = batch.at(-1);
+      }
     }
-    res.end();
+    await exports.send(req, res, 'hotline-calls.csv', rows());
   });
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
@@ -292,10 +298,10 @@ function answerControl(res: Response, sessionId: string, outcome: ControlOutcome
   sendPage(res, layout({ title: 'Not done', section: 'live', root: '../../', body }));
 }
 
-const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
+const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields', 'call_id'];
 
-function csvRow(call: CallListing, shown: boolean): (string | number)[] {
-  return ([
+function csvRow(call: CallListing, shown: boolean): CsvCell[] {
+  return [
     call.sessionId,
     call.startedAt,
     call.endedAt,
@@ -309,15 +315,9 @@ function csvRow(call: CallListing, shown: boolean): (string | number)[] {
     call.campaign ?? '',
     call.summary ?? '',
     call.fields ? JSON.stringify(call.fields) : '',
-  ] as (string | number)[]).map(inertCell);
-}
-
-/**
- * A summary is the model's words about what a caller said: a cell starting with = + - or @ would
- * run as a formula in a spreadsheet. A leading apostrophe keeps it text.
- */
-function inertCell(value: string | number): string | number {
-  return typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+    // Last, so the columns before keep their places: a session id the service used again is another call.
+    call.callId,
+  ];
 }
 
 function liveView(call: CallActivity, shown: boolean): Record<string, unknown> {

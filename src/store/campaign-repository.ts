@@ -158,6 +158,7 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
       campaigns: sql.prepare('SELECT * FROM campaigns ORDER BY created_at, id'),
       setState: sql.prepare<[string, string, string]>('UPDATE campaigns SET state = ?, updated_at = ? WHERE id = ?'),
       contacts: sql.prepare<[string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? ORDER BY idx'),
+      contactsAfter: sql.prepare<[string, number, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
       contact: sql.prepare<[string, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx = ?'),
       inStatus: sql.prepare<[string, string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND status = ? ORDER BY idx'),
       inCall: sql.prepare<[string]>(`SELECT COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
@@ -236,6 +237,11 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
 
   contacts(campaignId: string): StoredContact[] {
     return this.statements.contacts.all(campaignId).map((row) => ContactRow.parse(row));
+  }
+
+  /** At most `limit` contacts after the one at `afterIndex` (-1: from the first), in order: a long list a page at a time. */
+  contactsAfter(campaignId: string, afterIndex: number, limit: number): StoredContact[] {
+    return this.statements.contactsAfter.all(campaignId, afterIndex, limit).map((row) => ContactRow.parse(row));
   }
 
   /** The contacts in one status, e.g. those a stopped process left in a call. */
