@@ -76,11 +76,6 @@ export class TranscriptWriter {
     return this.placed ?? this.provisional;
   }
 
-  /** Resolves once the call's file is known. */
-  whenPlaced(): Promise<string> {
-    return this.ready.then(() => this.file);
-  }
-
   append(entry: TranscriptEntry): void {
     if (this.closed) return;
     const line = `${JSON.stringify({ ts: new Date().toISOString(), session_id: this.sessionId, ...entry })}\n`;
