@@ -35,6 +35,7 @@ import { ToolStore } from './tools/tool-store.js';
 import { createVoicemailDetector } from './voicemail/detector.js';
 import { VoicemailPhrasesStore } from './voicemail/phrases-store.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
+import { CsvExports } from './transport/csv-export.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
 import { compileProxyTrust } from './transport/auth.js';
@@ -246,6 +247,8 @@ export async function startHotline(
         proxyTrust,
       })
     : undefined;
+  // One limit for every CSV export, the dashboard's and the campaigns'.
+  const csvExports = new CsvExports(logger);
   const admin = adminApiRouter({
     token: config.adminToken,
     gate,
@@ -263,17 +266,25 @@ export async function startHotline(
     routers: [
       ...(webhook ? [webhook] : []),
       admin,
-      campaignsRouter({ token: config.adminToken, gate, runner: campaigns, repository: campaignStore, defaultCountryCode: outbound.defaultCountryCode }),
+      campaignsRouter({
+        token: config.adminToken,
+        gate,
+        runner: campaigns,
+        repository: campaignStore,
+        defaultCountryCode: outbound.defaultCountryCode,
+        exports: csvExports,
+      }),
       dashboardRouter({
         adminToken: config.adminToken,
         live,
         reads: dashboardReads,
-        transcriptFileOf: (sessionId) => transcripts.fileOf(sessionId),
+        // A call in progress writes to the file placed for it: the session id may have had calls before.
+        transcriptFileOf: (sessionId) => registry.get(sessionId)?.transcriptFile ?? transcripts.fileOf(sessionId),
         control: registry,
         callEnded: (sessionId) => registry.hasEnded(sessionId),
         prompts: () => prompts.current,
         timeZone: config.timeZone,
-        redeliver: (sessionId) => reports.redeliver(sessionId),
+        redeliver: (which) => reports.redeliver(which),
         campaign: (id, action) => {
           try {
             if (action === 'pause') campaigns.pause(id);
@@ -289,6 +300,7 @@ export async function startHotline(
         outboundMissing: () => outboundCalls.missing(),
         promptsStatus: () => prompts.status,
         gate,
+        exports: csvExports,
         logger,
       }),
     ],

@@ -160,8 +160,9 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
     const csv = await readFile((await download.path())!, 'utf8');
-    const lines = csv.trim().split('\n');
-    expect(lines[0]).toBe('session_id,started_at,ended_at,direction,from,to,duration_s,end_reason,turns,barge_ins,campaign,summary,fields');
+    // RFC 4180 lines (CRLF); the call's own id last, after the columns as they were.
+    const lines = csv.trim().split('\r\n');
+    expect(lines[0]).toBe('session_id,started_at,ended_at,direction,from,to,duration_s,end_reason,turns,barge_ins,campaign,summary,fields,call_id');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(service.sessionId);
     expect(lines[1]).toContain('agent_hung_up');

@@ -38,7 +38,7 @@ test('a thread answers as the queries in process do, and sees calls written afte
   expect(listed.map((c) => c.sessionId)).toEqual(['second', 'first']);
   expect((await thread.call('second'))?.call.sessionId).toBe('second');
   expect(await thread.call('nope')).toBeUndefined();
-  expect(await thread.batch({}, { endedAt: '2026-11-21T10:00:00.000Z', sessionId: 'second' }, 10)).toHaveLength(1);
+  expect(await thread.batch({}, { endedAt: '2026-11-21T10:00:00.000Z', callId: 'second' }, 10)).toHaveLength(1);
 
   // Stopped, it starts again at the next question.
   await thread.close();

@@ -46,7 +46,7 @@ interface Setup {
 async function setup(
   script: Script,
   { reportMd, llmTimeoutMs, ...options }: { reportMd?: string | null; llmTimeoutMs?: number } & Partial<
-    Omit<ReportServiceOptions, 'db' | 'promptsDir' | 'logger' | 'llm'>
+    Omit<ReportServiceOptions, 'db' | 'promptsDir' | 'llm'>
   > = {},
 ): Promise<Setup> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hotline-reports-'));
@@ -280,10 +280,39 @@ describe('the call is on record before its report', () => {
     expect(service.getCall('call-1')?.report?.fieldsStatus).toBe('ok');
   });
 
+  test('reports behind the calls wait in the database, not in memory, and all are made', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const warnings: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const env = await setup(
+      async () => {
+        most = Math.max(most, ++inFlight);
+        await released;
+        inFlight -= 1;
+        return { content: JSON.stringify(ANSWER) };
+      },
+      { maxQueued: 2, logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }) },
+    );
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const sessionId of ids) env.service.callEnded({ ...env.call, callId: sessionId, sessionId, endedAt: new Date().toISOString() });
+    // Every call is on record at once, whether its report is queued or waits.
+    expect(ids.map((id) => env.service.getCall(id)?.call.sessionId)).toEqual(ids);
+    expect(warnings).toEqual(['reports are behind the calls: the next ones wait in the database']);
+    await env.llm.nextRequest(1);
+    release();
+    await env.service.whenIdle();
+    expect(ids.map((id) => env.service.getCall(id)?.report?.fieldsStatus)).toEqual(ids.map(() => 'ok'));
+    // Never more than two reports at the model at once: the others waited as rows without a report.
+    expect(most).toBe(2);
+    expect(env.llm.requests).toHaveLength(6);
+  });
+
   test('calls read back, latest first, with their reports', async () => {
     const env = await setup(() => ({ content: JSON.stringify(ANSWER) }), { reportMd: null });
-    env.service.callEnded({ ...env.call, sessionId: 'early', endedAt: '2026-11-22T03:00:00.000Z' });
-    env.service.callEnded({ ...env.call, sessionId: 'late', endedAt: '2026-11-22T04:00:00.000Z' });
+    env.service.callEnded({ ...env.call, callId: 'early', sessionId: 'early', endedAt: '2026-11-22T03:00:00.000Z' });
+    env.service.callEnded({ ...env.call, callId: 'late', sessionId: 'late', endedAt: '2026-11-22T04:00:00.000Z' });
     await env.service.whenIdle();
     const list = env.service.listCalls();
     expect(list.map((record) => [record.call.sessionId, record.report?.fieldsStatus])).toEqual([

@@ -56,6 +56,32 @@ describe('Database.open', () => {
     expect(second.sql.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
   });
 
+  test('calls stored before calls had ids of their own keep their session id as call id, with their report and deliveries', async () => {
+    const file = path.join(await tempDir(), 'hotline.db');
+    const old = new BetterSqlite3(file);
+    // The schema as the release before call ids left it (steps 1 to 4), with one reported call.
+    for (const step of MIGRATIONS.slice(0, 4)) old.exec(step);
+    old.pragma('user_version = 4');
+    old.prepare(
+      `INSERT INTO calls (session_id, direction, started_at, ended_at, duration_ms, end_reason, turns, barge_ins, tool_runs, transcript_file)
+       VALUES ('old-1', 'inbound', '2026-11-20T10:00:00.000Z', '2026-11-20T10:01:00.000Z', 60000, 'caller_hung_up', '[]', 0, '[]', '/t/old-1.jsonl')`,
+    ).run();
+    old.prepare(`INSERT INTO reports (session_id, created_at, fields_status, body) VALUES ('old-1', '2026-11-20T10:01:01.000Z', 'skipped', '{}')`).run();
+    old.prepare(
+      `INSERT INTO deliveries (id, session_id, url, body, created_at, next_attempt_at, status) VALUES ('d1', 'old-1', 'https://r.test', '{}', '2026-11-20T10:01:01.000Z', 0, 'delivered')`,
+    ).run();
+    old.close();
+
+    const db = open(file);
+    expect(new CallRepository(db).get('old-1')).toMatchObject({ callId: 'old-1', sessionId: 'old-1', endReason: 'caller_hung_up' });
+    expect(new ReportRepository(db).get('old-1')).toMatchObject({ callId: 'old-1', sessionId: 'old-1', fieldsStatus: 'skipped' });
+    expect(new DeliveryRepository(db).forCall('old-1').map((d) => d.id)).toEqual(['d1']);
+    // A later call with the same session id is stored beside it.
+    new CallRepository(db).save(callSummary({ sessionId: 'old-1', callId: 'new-1' }));
+    expect(new CallRepository(db).ofSessionId('old-1').map((c) => c.callId)).toEqual(['old-1', 'new-1']);
+    expect(db.sql.pragma('foreign_key_check')).toEqual([]);
+  });
+
   test('a file written by a newer Hotline stops the start with what to do', async () => {
     const file = path.join(await tempDir(), 'hotline.db');
     const newer = new BetterSqlite3(file);
@@ -117,6 +143,7 @@ describe('CallRepository', () => {
     calls.save(callSummary({ sessionId: 'reported' }));
     calls.save(callSummary({ sessionId: 'unreported' }));
     new ReportRepository(db).save({
+      callId: 'reported',
       sessionId: 'reported',
       createdAt: '2026-11-22T03:06:00.000Z',
       summary: null,
@@ -134,6 +161,7 @@ describe('ReportRepository', () => {
     const db = open();
     const reports = new ReportRepository(db);
     const report = {
+      callId: 'call-1',
       sessionId: 'call-1',
       createdAt: '2026-11-22T03:06:00.000Z',
       summary: 'Ada asked about her order.',
@@ -154,6 +182,7 @@ describe('ReportRepository', () => {
 describe('DeliveryRepository', () => {
   const delivery = (id: string, nextAttemptAt: number) => ({
     id,
+    callId: 'call-1',
     sessionId: 'call-1',
     url: 'https://example.test/hook',
     body: '{}',

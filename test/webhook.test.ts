@@ -59,7 +59,7 @@ function caller(id = randomUUID()) {
 const twoSentences = 'We open at nine. We close at six.';
 
 describe('webhook conversation', () => {
-  test('WEBHOOK_REPLY=whole: greeting, a whole reply in one speak, 204 with nothing pending, 204 after session_end', async () => {
+  test('WEBHOOK_REPLY=whole: greeting, a whole reply in one speak, 204 with nothing pending, 204 after session_end but for a new start', async () => {
     env = await startTestHotline(scriptByUserText({ 'When are you open?': { content: twoSentences } }), { WEBHOOK_REPLY: 'whole' });
     const c = caller();
     expect(await c.start()).toMatchObject({ status: 200, body: { type: 'speak', session_id: c.id, text: GREETING } });
@@ -69,8 +69,9 @@ describe('webhook conversation', () => {
     expect((await c.ended()).status).toBe(204);
     expect((await c.end()).status).toBe(204);
     expect((await c.say('Hello?')).status).toBe(204);
-    expect((await c.start()).status).toBe(204);
     expect(env.llm.requests).toHaveLength(1);
+    // The service used the id again: a new call, greeted, which the old one's late events never reach.
+    expect(await c.start()).toMatchObject({ status: 200, body: { type: 'speak', text: GREETING } });
   });
 
   test('a hangup after speech is the answer to the assistant_speech_ended that follows', async () => {
@@ -198,7 +199,7 @@ describe('shared secret, errors and limits', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
     const failing = { answer: () => { throw new Error('boom at secret place'); } } as unknown as WebhookCalls;
-    const registry = { size: 0, canAccept: true, isAccepting: true, get: () => undefined, hasEnded: () => false } as unknown as CallRegistry;
+    const registry = { size: 0, canAccept: true, isAccepting: true, get: () => undefined, isLate: () => false } as unknown as CallRegistry;
     const metrics = new Metrics(() => 0);
     const app = createHttpApp({
       registry,
@@ -291,9 +292,10 @@ describe('one core, two transports', () => {
         .trim()
         .split('\n')
         .map((line) => {
-          const { ts: _ts, session_id: sessionId, ...rest } = JSON.parse(line) as Record<string, unknown>;
-          // Every line says whose call it is.
+          const { ts: _ts, session_id: sessionId, call_id: callId, ...rest } = JSON.parse(line) as Record<string, unknown>;
+          // Every line says whose call it is; a call's start its call id too (one of its own for each call).
           expect(sessionId).toBe(id);
+          if (rest.text === 'session_start') expect(callId).toMatch(/^[0-9a-f-]{36}$/);
           return rest;
         });
     const overWebhook = await read(c.id);

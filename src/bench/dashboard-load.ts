@@ -50,6 +50,7 @@ export function seedCalls(file: string, count: number, seed = 1): void {
         const outbound = random() < 0.3;
         const number = `49151${String(10_000_000 + Math.floor(random() * 89_999_999))}`;
         const summary: CallSummary = {
+          callId: `seed-${i}`,
           sessionId: `seed-${i}`,
           direction: outbound ? 'outbound' : 'inbound',
           from: outbound ? '4930000000' : number,
@@ -69,6 +70,7 @@ export function seedCalls(file: string, count: number, seed = 1): void {
         calls.save(summary);
         const fields = { callback_wanted: random() < 0.2, sentiment: SENTIMENTS[Math.floor(random() * 3)]!, resolved: random() < 0.7 };
         reports.save({
+          callId: summary.callId,
           sessionId: summary.sessionId,
           createdAt: summary.endedAt,
           summary: `The caller asked about order ${4000 + (i % 1000)} and was told it has shipped.`,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CallEndReason, CallSummary, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
 import type { ToolRunRecord } from './turn/tool-loop.js';
@@ -37,10 +38,31 @@ export class CallRecord {
   /** The last call-ending action Hotline sent, and why. */
   private ending: { type: 'hangup' | 'transfer'; cause: EndingCause } | undefined;
 
+  /** The call's own id: the service may use a session id again for a later call. */
+  private id: string = randomUUID();
+
   constructor(
     private readonly sessionId: string,
-    private readonly transcriptFile: string,
+    private readonly transcript: { readonly file: string },
   ) {}
+
+  get callId(): string {
+    return this.id;
+  }
+
+  /** The call goes on from before a restart (adopted): it keeps the id it had, so its record is the same. */
+  continueAs(callId: string): void {
+    this.id = callId;
+  }
+
+  /**
+   * True when Hotline let go of the call without it having ended at the service: no hangup or
+   * transfer went out and the service did not end it (Hotline shut down, the connection broke).
+   * The service may still send its events, to a restarted Hotline that then adopts it.
+   */
+  leftOpen(origin: 'service' | 'hotline'): boolean {
+    return origin === 'hotline' && this.ending === undefined;
+  }
 
   began(
     session: { direction: 'inbound' | 'outbound'; from: string | undefined; to: string | undefined },
@@ -91,6 +113,7 @@ export class CallRecord {
   summary(reason: string, origin: 'service' | 'hotline'): CallSummary {
     const endedAt = new Date();
     return {
+      callId: this.id,
       sessionId: this.sessionId,
       direction: this.session.direction,
       from: this.session.from,
@@ -98,7 +121,7 @@ export class CallRecord {
       startedAt: this.startedAt.toISOString(),
       endedAt: endedAt.toISOString(),
       durationMs: endedAt.getTime() - this.startedAt.getTime(),
-      endReason: this.endReason(reason, origin),
+      endReason: this.endReasonOf(reason, origin),
       serviceReason: origin === 'service' && reason !== 'session_end' ? reason : undefined,
       turns: this.turns.map((stats): TurnSummary => {
         const timeline: { -readonly [K in TimelineMark]?: number } = {};
@@ -112,11 +135,12 @@ export class CallRecord {
       toolRuns: [...this.toolRuns],
       variables: this.request?.variables,
       tags: this.request?.tags,
-      transcriptFile: this.transcriptFile,
+      transcriptFile: this.transcript.file,
     };
   }
 
-  private endReason(reason: string, origin: 'service' | 'hotline'): CallEndReason {
+  /** How the call ended, for its record: `reason` and `origin` as the call's end was told. */
+  endReasonOf(reason: string, origin: 'service' | 'hotline'): CallEndReason {
     // Hotline's own reasons for ending a call win over whoever closed the line after it.
     if (reason === 'idle_timeout') return 'idle';
     if (reason === 'shutdown') return 'shutdown';

@@ -154,9 +154,17 @@ export class CallRegistry implements CallControl {
     return this.calls.get(sessionId);
   }
 
-  /** True if the session ended in this process: its late events are not a call to adopt. */
+  /**
+   * True for an event of a call that ended in this process: it is late, not a call to adopt. A
+   * session_start is never late: the service may use an id again, and that is a new call.
+   */
+  /** Whether the session's call ended in this process a moment ago (and no new call has it now). */
   hasEnded(sessionId: string): boolean {
-    return this.ended.has(sessionId);
+    return !this.calls.has(sessionId) && this.ended.has(sessionId);
+  }
+
+  isLate(event: Pick<VoiceEvent, 'type' | 'session'>): boolean {
+    return event.type !== 'session_start' && !this.calls.has(event.session.id) && this.ended.has(event.session.id);
   }
 
   /**
@@ -174,9 +182,10 @@ export class CallRegistry implements CallControl {
         if (!this.ended.has(id)) this.notConnected(event.session, event.reason ?? 'session_end');
         return undefined;
       }
-      if (this.ended.has(id) || !this.canAccept) return undefined;
-      call = this.create(id, sink, options);
-      if (event.type !== 'session_start') call.adopt(event.session, this.options.transcripts.readPrior(id));
+      const starting = event.type === 'session_start';
+      // A late event of a call that ended here is never a call to adopt; a session_start is a new call.
+      if ((!starting && this.ended.has(id)) || !this.canAccept) return undefined;
+      call = this.create(id, sink, options, event.session, starting);
     } else if (call.sink !== sink) {
       // A session belongs to the connection that started it; a newcomer takes over only once that one is gone.
       if (call.sink.open !== false) {
@@ -282,13 +291,14 @@ export class CallRegistry implements CallControl {
     this.lastEventAt.delete(sessionId);
     clearTimeout(this.orphans.get(sessionId));
     this.orphans.delete(sessionId);
-    const closed = this.options.transcripts.track(call.end(reason, origin));
+    const closed = this.options.transcripts.track(call.end(reason, origin), sessionId);
     const { observer } = this.options;
     if (observer) {
       const summary = call.summary(reason, origin);
       const recorded = closed.then(() => {
         try {
-          observer.callEnded(summary);
+          // The file the call was placed in is known once its transcript is closed.
+          observer.callEnded({ ...summary, transcriptFile: call.transcriptFile });
         } catch (error) {
           this.options.logger.error({ err: error, sessionId }, 'recording the ended call failed');
         }
@@ -296,6 +306,12 @@ export class CallRegistry implements CallControl {
       this.recording.add(recorded);
       void recorded.finally(() => this.recording.delete(recorded));
     }
+    this.forget(sessionId);
+    return closed;
+  }
+
+  /** A call is gone: its id is remembered as ended, its transport told, and whoever waits for no calls. */
+  private forget(sessionId: string): void {
     this.ended.add(sessionId);
     if (this.ended.size > ENDED_REMEMBERED) this.ended.delete(this.ended.values().next().value!);
     for (const listener of this.endedListeners) listener(sessionId);
@@ -304,7 +320,20 @@ export class CallRegistry implements CallControl {
       this.emptyWaiters = [];
       for (const resolve of waiters) resolve();
     }
-    return closed;
+  }
+
+  /**
+   * An event of a session this process did not know turned out to belong to a call whose
+   * transcript says it ended (before a restart): that call is not opened again. Nothing of the
+   * adopted call is kept — no transcript line, no record — and the event goes unanswered.
+   */
+  private discard(sessionId: string, call: Call): void {
+    if (this.calls.get(sessionId) !== call) return;
+    this.calls.delete(sessionId);
+    this.lastEventAt.delete(sessionId);
+    call.drop();
+    this.options.logger.info({ sessionId }, 'event for a call that has ended refused: its transcript ends with its session_end');
+    this.forget(sessionId);
   }
 
   /** Ends every call (shutdown) and waits until every transcript is on disk. */
@@ -373,8 +402,14 @@ export class CallRegistry implements CallControl {
     return setup;
   }
 
-  private create(id: string, sink: ActionSink, { pacing, canStopPlayback }: DispatchOptions): Call {
+  private create(id: string, sink: ActionSink, { pacing, canStopPlayback }: DispatchOptions, session: VoiceEvent['session'], starting: boolean): Call {
     const logger = this.options.logger.child({ sessionId: id });
+    const { transcripts } = this.options;
+    // Which file is this call's is known a moment later; its first lines wait in memory meanwhile.
+    const placement = transcripts.place(id, starting).catch((error: unknown) => {
+      logger.error({ err: error }, 'the transcripts of this session id could not be read; writing to its first file');
+      return { file: transcripts.fileOf(id), prior: undefined };
+    });
     const prompts = this.options.prompts();
     const { tools, transfer } = this.setupFor(prompts);
     const { pendingCalls } = this.options;
@@ -396,11 +431,27 @@ export class CallRegistry implements CallControl {
       pacing,
       canStopPlayback,
       logger,
-      transcript: this.options.transcripts.open(id, logger),
+      transcript: transcripts.open(
+        id,
+        logger,
+        placement.then((placed) => placed.file),
+      ),
       metrics: this.options.metrics,
       activity: this.options.activity,
     });
     this.calls.set(id, call);
+    if (starting) {
+      this.ended.delete(id);
+    } else {
+      call.adopt(
+        session,
+        placement.then((placed) => {
+          if (!placed.prior?.ended) return placed.prior;
+          this.discard(id, call);
+          return 'ended' as const;
+        }),
+      );
+    }
     return call;
   }
 }

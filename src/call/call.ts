@@ -90,7 +90,7 @@ export class Call {
     this.log = deps.logger;
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
-    this.record = new CallRecord(id, deps.transcript.file);
+    this.record = new CallRecord(id, deps.transcript);
     // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
     // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
     this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
@@ -204,11 +204,12 @@ export class Call {
    * another instance): no greeting, its past read from the transcript on disk
    * if there is one, and the event that brought it answered as usual.
    */
-  adopt(session: Session, prior: Promise<PriorCall | undefined>): void {
+  adopt(session: Session, prior: Promise<PriorCall | undefined | 'ended'>): void {
     this.started = true;
     this.gate.prepare(
       prior.then(
-        (past) => this.restore(session, past),
+        // An ended call is not opened again: the registry has dropped this one.
+        (past) => (past === 'ended' ? undefined : this.restore(session, past)),
         (error: unknown) => {
           this.log.error({ err: error }, 'the transcript of an adopted call could not be read; going on without it');
           this.restore(session, undefined);
@@ -231,9 +232,11 @@ export class Call {
       if (line.role === 'user') this.history.addUser(line.text);
       else this.history.addReply(Reply.heard(line.text));
     }
+    // The same call as before the restart: the same record.
+    if (past?.callId) this.record.continueAs(past.callId);
     const restored = past?.lines.length ?? 0;
     this.log.info({ restored, transcript: past !== undefined }, 'call adopted: an event for a session this process did not know');
-    this.deps.transcript.append({ role: 'event', text: 'session_adopted', restored });
+    this.deps.transcript.append({ role: 'event', text: 'session_adopted', restored, call_id: this.record.callId });
   }
 
   /** Ends the call: generation stops, nothing more is sent, the transcript is closed. */
@@ -252,9 +255,34 @@ export class Call {
     this.gate.clear();
     this.ending.dispose();
     this.activity.ended();
-    this.deps.transcript.append({ role: 'event', text: 'session_end', reason, origin });
+    // Whether the call is over for good, or Hotline let go of a call the service may still have.
+    const open = this.record.leftOpen(origin);
+    this.deps.transcript.append({
+      role: 'event',
+      text: 'session_end',
+      reason,
+      origin,
+      end_reason: this.record.endReasonOf(reason, origin),
+      ...(open ? { open: true } : {}),
+    });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
     return this.deps.transcript.close();
+  }
+
+  /** The call turned out to have ended before (see CallRegistry): nothing of it is said or written. */
+  drop(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.gate.clear();
+    this.input.dispose();
+    this.voicemail?.dispose();
+    this.ending.dispose();
+    this.deps.transcript.discard();
+  }
+
+  /** The call's transcript file (known for certain once the transcript is closed). */
+  get transcriptFile(): string {
+    return this.deps.transcript.file;
   }
 
   /**
@@ -395,6 +423,7 @@ export class Call {
     this.deps.transcript.append({
       role: 'event',
       text: 'session_start',
+      call_id: this.record.callId,
       direction: session.direction,
       from: session.from_phone_number,
       to: session.to_phone_number,

@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
 import { CallNotPlacedError, OutboundNotConfiguredError } from '../outbound/errors.js';
 import { requireAdminToken, type SecretGate } from '../transport/auth.js';
+import type { CsvExports } from '../transport/csv-export.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CampaignRunner } from './campaign-runner.js';
 import { createCampaign } from './create-campaign.js';
@@ -16,6 +17,8 @@ export interface CampaignsRouterOptions {
   runner: CampaignRunner;
   repository: CampaignStore;
   defaultCountryCode: string | undefined;
+  /** The process's CSV exports (their limit is shared with the dashboard's). */
+  exports: CsvExports;
 }
 
 /**
@@ -30,7 +33,7 @@ export interface CampaignsRouterOptions {
  */
 export function campaignsRouter(options: CampaignsRouterOptions): Router {
   const router = express.Router();
-  const { runner, repository } = options;
+  const { runner, repository, exports } = options;
 
   router.use('/api/campaigns', requireAdminToken(options.token, options.gate));
 
@@ -72,11 +75,10 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
     res.json(progressOf(campaign, repository.tally(campaign.id)));
   });
 
-  router.get('/api/campaigns/:id/results.csv', function campaignResults(req, res) {
+  router.get('/api/campaigns/:id/results.csv', async function campaignResults(req, res) {
     const campaign = found(() => runner.require(req.params.id!));
-    res.type('text/csv; charset=utf-8');
-    res.attachment(`campaign-${campaign.id}.csv`);
-    res.send(resultsCsv(repository.contacts(campaign.id)));
+    const pages = (after: number, limit: number) => repository.contactsAfter(campaign.id, after, limit);
+    await exports.send(req, res, `campaign-${campaign.id}.csv`, resultsCsv(pages));
   });
 
   router.use('/api/campaigns', tooLarge);

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import express, { type CookieOptions, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallActivity } from '../call/ports/call-activity.js';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
+import { csvLines, type CsvCell } from '../csv.js';
 import type { Logger } from '../logger.js';
 import { checkSecret, type SecretGate } from '../transport/auth.js';
+import { CsvExports } from '../transport/csv-export.js';
 import { HttpError } from '../transport/http-error.js';
 import type { CallListing } from '../store/call-search.js';
 import { DAY_RANGES } from '../store/call-stats.js';
@@ -54,7 +55,7 @@ export interface DashboardDeps {
   /** TZ of the built-in date and time placeholders. */
   timeZone: string | undefined;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
-  redeliver(sessionId?: string): number | undefined;
+  redeliver(which?: { callId: string }): number | undefined;
   /**
    * Pauses or resumes a campaign: no new calls while paused, calls in progress go on. 'not_found' for no such
    * campaign; why not, for one that cannot be resumed (outbound calling not configured).
@@ -68,6 +69,8 @@ export interface DashboardDeps {
   promptsStatus(): PromptsStatus;
   /** The failure budget a wrong admin token spends, shared with every other edge. */
   gate: SecretGate;
+  /** The process's CSV exports, shared with the campaigns' results (one limit for both); its own without. */
+  exports?: CsvExports | undefined;
   logger: Logger;
 }
 
@@ -101,6 +104,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     return router;
   }
   const sessions = new SessionCookies(token);
+  const exports = deps.exports ?? new CsvExports(deps.logger);
   const chartJs = chartJsSource();
   const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, 'story.js': STORY_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
@@ -233,24 +237,28 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post('/dashboard/calls.csv', form, async (req: Request, res: Response) => {
     const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>);
     const shown = numbersShown(req);
-    res.type('text/csv; charset=utf-8').attachment('hotline-calls.csv');
-    res.write(stringify([CSV_COLUMNS]));
-    // A batch at a time: a long export is never held in memory whole.
-    for (let after: CallListing | undefined; ; ) {
-      const batch = await deps.reads.batch(filter, after, CSV_BATCH);
-      if (batch.length === 0 || res.destroyed) break;
-      res.write(stringify(batch.map((call) => csvRow(call, shown))));
-      after = batch.at(-1);
+    const { reads } = deps;
+    // A batch at a time, each only once the client has taken the last: never the whole file in memory.
+    async function* rows(): AsyncGenerator<string> {
+      yield csvLines([CSV_COLUMNS]);
+      for (let after: CallListing | undefined; ; ) {
+        const batch = await reads.batch(filter, after, CSV_BATCH);
+        if (batch.length === 0) return;
+        yield csvLines(batch.map((call) => csvRow(call, shown)));
+        after = batch.at(-1);
+      }
     }
-    res.end();
+    await exports.send(req, res, 'hotline-calls.csv', rows());
   });
 
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
+    // A call id (a stored call's link), or a session id (a call in progress, or the latest call with it).
     const sessionId = String(req.params.sessionId);
     const notice = noticeOf(req.query.was);
-    // In progress: the conversation so far. A call adopted after a restart may have a stored story too; now wins.
     const inProgress = deps.live.get(sessionId);
-    if (inProgress) {
+    const found = await deps.reads.call(sessionId);
+    // In progress: the conversation so far — unless the link names a stored call by its own id.
+    if (inProgress && found?.matchedBy !== 'callId') {
       const transcript = await deps.reads.transcript(deps.transcriptFileOf(sessionId));
       return sendPage(
         res,
@@ -265,7 +273,6 @@ export function dashboardRouter(deps: DashboardDeps): Router {
         }),
       );
     }
-    const found = await deps.reads.call(sessionId);
     if (!found && deps.callEnded(sessionId)) {
       // Ended a moment ago: its story is being stored. story.js shows it as soon as it is.
       const body = html`<p><a href="../calls">← All calls</a></p>${notice ? html`<p class="notice" role="status" id="notice">${notice}</p>` : ''}
@@ -304,9 +311,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.redirect(303, 'calls');
   });
   router.post('/dashboard/calls/:sessionId/redeliver', (req: Request, res: Response) => {
-    const sessionId = String(req.params.sessionId);
-    const back = `../${encodeURIComponent(sessionId)}`;
-    if (deps.redeliver(sessionId) === undefined) return noWebhook(res, '../../', back);
+    // The story's form names the call by its call id.
+    const callId = String(req.params.sessionId);
+    const back = `../${encodeURIComponent(callId)}`;
+    if (deps.redeliver({ callId }) === undefined) return noWebhook(res, '../../', back);
     res.redirect(303, back);
   });
 
@@ -446,10 +454,10 @@ function operatorLines(deps: DashboardDeps, call: CallActivity): OperatorLines {
   return { transfer: spoken(prompts.render('operatorTransfer', vars, quiet)), goodbye: spoken(prompts.render('operatorGoodbye', vars, quiet)) };
 }
 
-const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields'];
+const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields', 'call_id'];
 
-function csvRow(call: CallListing, shown: boolean): (string | number)[] {
-  return ([
+function csvRow(call: CallListing, shown: boolean): CsvCell[] {
+  return [
     call.sessionId,
     call.startedAt,
     call.endedAt,
@@ -463,15 +471,9 @@ function csvRow(call: CallListing, shown: boolean): (string | number)[] {
     call.campaign ?? '',
     call.summary ?? '',
     call.fields ? JSON.stringify(call.fields) : '',
-  ] as (string | number)[]).map(inertCell);
-}
-
-/**
- * A summary is the model's words about what a caller said: a cell starting with = + - or @ would
- * run as a formula in a spreadsheet. A leading apostrophe keeps it text.
- */
-function inertCell(value: string | number): string | number {
-  return typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+    // Last, so the columns before keep their places: a session id the service used again is another call.
+    call.callId,
+  ];
 }
 
 function liveView(call: CallActivity, shown: boolean): Record<string, unknown> {

@@ -23,8 +23,11 @@ export interface DashboardReads {
   fieldNames(): Promise<string[]>;
   /** Every campaign with its progress, newest first. */
   campaigns(): Promise<CampaignProgress[]>;
-  /** A stored call with its report and its transcript's lines (read off the calls' thread too). */
-  call(sessionId: string): Promise<CallStory | undefined>;
+  /**
+   * A stored call with its report and its transcript's lines (read off the calls' thread too): the
+   * call with this call id, or else the latest call with this session id.
+   */
+  call(id: string): Promise<CallStory | undefined>;
   /** A transcript as written so far: a call in progress. */
   transcript(file: string): Promise<{ lines: TranscriptLine[]; problem?: string | undefined }>;
   charts(now: Date, dayCount?: DayRange): Promise<ChartData>;
@@ -42,6 +45,10 @@ export interface CallStory {
   readonly transcriptProblem: string | undefined;
   /** The report's deliveries to the webhook, oldest first. */
   readonly deliveries: DeliveryState[];
+  /** Whether the id asked for was the call's own id, or its session id. */
+  readonly matchedBy: 'callId' | 'sessionId';
+  /** The other stored calls the service gave the same session id, the earliest first. */
+  readonly otherCalls: { callId: string; startedAt: string }[];
 }
 
 /** A delivery as the story shows it: never its body, nor its URL (which may hold credentials). */
@@ -78,13 +85,26 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
         .campaigns()
         .reverse()
         .map((campaign) => progressOf(campaign, campaigns.tally(campaign.id))),
-    call: async (sessionId) => {
-      const call = calls.get(sessionId);
+    call: async (id) => {
+      const exact = calls.get(id);
+      const call = exact ?? calls.ofSessionId(id).at(-1);
       if (!call) return undefined;
-      const report = reports.get(sessionId);
+      const report = reports.get(call.callId);
       const transcript = await readTranscript(call.transcriptFile);
-      const sent = deliveries.forSession(sessionId).map(deliveryState);
-      return { call, report, lines: transcript.lines, transcriptProblem: transcript.problem, deliveries: sent };
+      const sent = deliveries.forCall(call.callId).map(deliveryState);
+      const otherCalls = calls
+        .ofSessionId(call.sessionId)
+        .filter((other) => other.callId !== call.callId)
+        .map((other) => ({ callId: other.callId, startedAt: other.startedAt }));
+      return {
+        call,
+        report,
+        lines: transcript.lines,
+        transcriptProblem: transcript.problem,
+        deliveries: sent,
+        matchedBy: exact ? ('callId' as const) : ('sessionId' as const),
+        otherCalls,
+      };
     },
     transcript: (file) => readTranscript(file),
     failedDeliveries: () => deliveries.failedTotal(),
@@ -144,8 +164,8 @@ export class ThreadReads implements DashboardReads {
   campaigns() {
     return this.ask<CampaignProgress[]>('campaigns', []);
   }
-  call(sessionId: string) {
-    return this.ask<CallStory | undefined>('call', [sessionId]);
+  call(id: string) {
+    return this.ask<CallStory | undefined>('call', [id]);
   }
   transcript(file: string) {
     return this.ask<{ lines: TranscriptLine[]; problem?: string | undefined }>('transcript', [file]);

@@ -10,9 +10,10 @@
  * then (a fixed typo in REPORT_WEBHOOK_URL applies to what is still queued).
  */
 import { randomUUID } from 'node:crypto';
+import { AbortScope } from '../abort-scope.js';
 import type { Logger } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
-import type { Delivery, DeliveryRepository } from '../store/delivery-repository.js';
+import type { DeliveriesOf, Delivery, DeliveryRepository } from '../store/delivery-repository.js';
 import { signBody } from './webhook-signature.js';
 
 export { verifySignature } from './webhook-signature.js';
@@ -88,17 +89,17 @@ export class DeliveryQueue {
    * is written — inside the caller's transaction, if there is one; `wake()`
    * sends it once that has committed.
    */
-  add(sessionId: string, body: string): string {
+  add(call: { readonly callId: string; readonly sessionId: string }, body: string): string {
     const id = randomUUID();
     const now = this.now();
     const createdAt = new Date(now).toISOString();
-    this.options.deliveries.add({ id, sessionId, url: this.options.target.url, body, createdAt, nextAttemptAt: now });
+    this.options.deliveries.add({ id, callId: call.callId, sessionId: call.sessionId, url: this.options.target.url, body, createdAt, nextAttemptAt: now });
     return id;
   }
 
   /** Queues and sends. */
-  enqueue(sessionId: string, body: string): string {
-    const id = this.add(sessionId, body);
+  enqueue(call: { readonly callId: string; readonly sessionId: string }, body: string): string {
+    const id = this.add(call, body);
     this.wake();
     return id;
   }
@@ -115,13 +116,13 @@ export class DeliveryQueue {
   }
 
   /**
-   * Sends again what was given up — every delivery, or one call's — with a new
-   * time limit from now: the receiver is back after longer than it. Returns how many.
+   * Sends again what was given up — every delivery, one call's, or those of a session id's calls —
+   * with a new time limit from now: the receiver is back after longer than it. Returns how many.
    */
-  redeliver(sessionId?: string): number {
-    const requeued = this.options.deliveries.requeueFailed(this.now(), sessionId);
+  redeliver(which?: DeliveriesOf): number {
+    const requeued = this.options.deliveries.requeueFailed(this.now(), which);
     if (requeued > 0) {
-      this.log.info({ requeued, ...(sessionId ? { sessionId } : {}) }, 'given-up report deliveries queued again');
+      this.log.info({ requeued, ...which }, 'given-up report deliveries queued again');
       this.wake();
     }
     return requeued;
@@ -178,7 +179,7 @@ export class DeliveryQueue {
     const { url, secret } = this.options.target;
     const attempt = delivery.attempts + 1;
     const timestamp = Math.floor(this.now() / 1000);
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const scope = new AbortScope([this.stopping.signal], this.timeoutMs);
     let error: string;
     try {
       const { href, authorization } = splitCredentials(url);
@@ -195,7 +196,7 @@ export class DeliveryQueue {
         body: delivery.body,
         // A redirect is not a delivery: a POST must not be re-sent somewhere else.
         redirect: 'manual',
-        signal: AbortSignal.any([this.stopping.signal, timeout]),
+        signal: scope.signal,
       });
       // Nothing of the answer is needed but its status; let the connection go back to the pool.
       await response.body?.cancel().catch(() => undefined);
@@ -208,7 +209,9 @@ export class DeliveryQueue {
       error = `HTTP ${response.status}`;
     } catch (failure) {
       if (this.stopping.signal.aborted) return;
-      error = timeout.aborted ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(failure);
+      error = scope.timedOut ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(failure);
+    } finally {
+      scope.dispose();
     }
     this.failed(delivery, attempt, error);
   }

@@ -18,7 +18,8 @@ const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() }
  * ```json
  * {
  *   "version": 1,
- *   "session_id": "c0ffee-1",
+ *   "session_id": "c0ffee-1",                     // the voice service's id; it may use one again for a later call
+ *   "call_id": "5b0e…",                           // Hotline's id of this call: unique, even when a session id is not
  *   "direction": "inbound",                       // or "outbound"
  *   "from": "4915…", "to": "4930…",               // null when the service sent none
  *   "started_at": "2026-11-22T03:03:55.823Z",
@@ -53,6 +54,7 @@ const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() }
 export const CallReportSchema = z.object({
   version: z.literal(1),
   session_id: z.string(),
+  call_id: z.string(),
   direction: z.enum(['inbound', 'outbound']),
   from: z.string().nullable(),
   to: z.string().nullable(),
@@ -110,6 +112,7 @@ export function buildReport(call: CallSummary, transcript: readonly TranscriptLi
   return {
     version: 1,
     session_id: call.sessionId,
+    call_id: call.callId,
     direction: call.direction,
     from: call.from ?? null,
     to: call.to ?? null,

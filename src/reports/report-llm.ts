@@ -7,6 +7,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { z } from 'zod';
+import { AbortScope } from '../abort-scope.js';
 import { shortErrorMessage } from '../llm/llm-errors.js';
 import { describeNetworkError } from '../net-errors.js';
 import type { FieldValues } from '../store/report-repository.js';
@@ -62,11 +63,13 @@ export class ReportLlm {
     let problem = '';
     for (let attempt = 1; attempt <= 2; attempt++) {
       let content: string;
-      const timeout = AbortSignal.timeout(this.timeoutMs);
+      const scope = new AbortScope([signal], this.timeoutMs);
       try {
-        content = await this.ask(prompt, messages, AbortSignal.any([signal, timeout]));
+        content = await this.ask(prompt, messages, scope.signal);
       } catch (error) {
-        return { status: 'failed', error: this.describe(error, signal, timeout) };
+        return { status: 'failed', error: this.describe(error, signal, scope) };
+      } finally {
+        scope.dispose();
       }
       const checked = check(content, schema);
       if ('answer' in checked) return { status: 'ok', ...checked.answer };
@@ -99,9 +102,9 @@ export class ReportLlm {
   }
 
   /** Why a request failed; an abort is told by whose signal it was (the body may be cut after the SDK let go of it). */
-  private describe(error: unknown, signal: AbortSignal, timeout: AbortSignal): string {
+  private describe(error: unknown, signal: AbortSignal, scope: AbortScope): string {
     if (signal.aborted) return reasonOf(signal);
-    if (timeout.aborted) return `the model did not answer within ${this.timeoutMs} ms`;
+    if (scope.timedOut) return `the model did not answer within ${this.timeoutMs} ms`;
     if (error instanceof OpenAI.APIError && error.status !== undefined) return `the model answered ${error.status}: ${shortErrorMessage(error)}`;
     return describeNetworkError(error);
   }

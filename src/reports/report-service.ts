@@ -9,7 +9,7 @@ import type { CallObserver, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { CallRepository } from '../store/call-repository.js';
 import type { Database } from '../store/database.js';
-import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
+import { DeliveryRepository, type DeliveriesOf, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import { DeliveryQueue, type DeliveryAttempt, type RetryPolicy, type WebhookTarget } from './delivery.js';
 import { buildReport, type ReportContent } from './report-builder.js';
@@ -31,6 +31,8 @@ export interface ReportServiceOptions {
   readonly logger: Logger;
   /** How long close() waits for reports in progress before storing them without fields; default 5 s. */
   readonly closeGraceMs?: number | undefined;
+  /** Reports waiting in memory at most (default 200); the rest wait in the database. */
+  readonly maxQueued?: number | undefined;
   /** Told of each webhook attempt (metrics, tests). */
   readonly onDeliveryAttempt?: ((attempt: DeliveryAttempt) => void) | undefined;
 }
@@ -50,10 +52,16 @@ export const SHUTDOWN_ERROR = 'shutdown';
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
 /** Model requests at once; the rest wait their turn. */
 const CONCURRENT_REPORTS = 4;
-/** At start, calls a crash left without a report are reported if they ended this recently… */
+/** Calls without a report are reported if they ended this recently (at start, and catching up)… */
 const RECOVER_WITHIN_MS = 24 * 60 * 60_000;
-/** …and at most this many of them. */
+/** …and at most this many of them at start. */
 const RECOVER_AT_MOST = 100;
+/**
+ * Reports waiting in memory for the model at most. Calls ending faster than their reports are
+ * made (a slow model, a busy line) wait beyond it as what they are anyway: stored calls without a
+ * report, taken from the database as the queue empties — memory stays flat however long that lasts.
+ */
+const DEFAULT_MAX_QUEUED = 200;
 
 export class ReportService implements CallObserver {
   private readonly calls: CallRepository;
@@ -64,6 +72,13 @@ export class ReportService implements CallObserver {
   private readonly slots = new Slots(CONCURRENT_REPORTS);
   private readonly log: Logger;
   private readonly jobs = new Set<Promise<void>>();
+  private readonly maxQueued: number;
+  /** The calls whose report is queued or being made (at most maxQueued). */
+  private readonly queued = new Set<string>();
+  /** Calls ended while the queue was full: their reports are taken from the database as it empties. */
+  private behind = false;
+  /** Calls whose report failed in this run (a database error): catching up does not retry them in a loop. */
+  private readonly failedNow = new Set<string>();
   /** Aborted once close() has waited long enough: the model requests still running end as 'shutdown'. */
   private readonly stopping = new AbortController();
   private closing: Promise<void> | undefined;
@@ -71,6 +86,7 @@ export class ReportService implements CallObserver {
 
   constructor(private readonly options: ReportServiceOptions) {
     this.log = options.logger.child({ component: 'reports' });
+    this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.calls = new CallRepository(options.db);
     this.reports = new ReportRepository(options.db);
     this.deliveries = new DeliveryRepository(options.db);
@@ -92,8 +108,8 @@ export class ReportService implements CallObserver {
    * Sends the reports whose delivery was given up again — all, or one call's.
    * Undefined when no REPORT_WEBHOOK_URL is set: there is nowhere to send them.
    */
-  redeliver(sessionId?: string): number | undefined {
-    return this.queue?.redeliver(sessionId);
+  redeliver(which?: string | DeliveriesOf): number | undefined {
+    return this.queue?.redeliver(typeof which === 'string' ? { sessionId: which } : which);
   }
 
   /** Stores the call's row before it returns; the report follows. Never throws. */
@@ -101,14 +117,19 @@ export class ReportService implements CallObserver {
     try {
       this.calls.save(summary);
     } catch (error) {
-      this.log.error({ err: error, sessionId: summary.sessionId }, 'call not stored');
+      this.log.error({ err: error, sessionId: summary.sessionId, callId: summary.callId }, 'call not stored');
       return;
     }
     if (this.closed) {
       this.log.warn({ sessionId: summary.sessionId }, 'call stored without a report: reports are closed; the next start makes it');
       return;
     }
-    this.track(this.report(summary));
+    if (this.queued.size >= this.maxQueued) {
+      if (!this.behind) this.log.warn({ queued: this.queued.size }, 'reports are behind the calls: the next ones wait in the database');
+      this.behind = true;
+      return;
+    }
+    this.enqueue(summary);
   }
 
   /** Resolves when every report in progress (those begun meanwhile too) is stored. */
@@ -128,13 +149,21 @@ export class ReportService implements CallObserver {
 
   /** The latest calls first, with their reports; `before` (an ended_at) pages on. */
   listCalls({ limit = 50, before }: { limit?: number; before?: string } = {}): CallRecord[] {
-    return this.calls.listRecent(limit, before).map((call) => ({ call, report: this.reports.get(call.sessionId) }));
+    return this.calls.listRecent(limit, before).map((call) => ({ call, report: this.reports.get(call.callId) }));
   }
 
-  getCall(sessionId: string): CallDetail | undefined {
-    const call = this.calls.get(sessionId);
+  /** A stored call by its call id, or the latest with a session id, with its report and deliveries. */
+  getCall(id: string): CallDetail | undefined {
+    const call = this.calls.find(id);
     if (!call) return undefined;
-    return { call, report: this.reports.get(sessionId), deliveries: this.deliveries.forSession(sessionId) };
+    return { call, report: this.reports.get(call.callId), deliveries: this.deliveries.forCall(call.callId) };
+  }
+
+  /** Every stored call the service gave `sessionId`, the earliest first. */
+  callsOfSession(sessionId: string): CallDetail[] {
+    return this.calls
+      .ofSessionId(sessionId)
+      .map((call) => ({ call, report: this.reports.get(call.callId), deliveries: this.deliveries.forCall(call.callId) }));
   }
 
   private async shutDown(): Promise<void> {
@@ -150,25 +179,63 @@ export class ReportService implements CallObserver {
     await this.queue?.close();
   }
 
+  private enqueue(call: CallSummary): void {
+    const key = call.callId;
+    this.queued.add(key);
+    this.track(
+      this.report(call)
+        .catch((error: unknown) => {
+          this.failedNow.add(key);
+          if (this.failedNow.size > this.maxQueued) this.failedNow.delete(this.failedNow.values().next().value!);
+          throw error;
+        })
+        .finally(() => {
+          this.queued.delete(key);
+          this.catchUp();
+        }),
+    );
+  }
+
   private track(job: Promise<void>): void {
     const tracked = job.catch((error: unknown) => this.log.error({ err: error }, 'call report failed'));
     this.jobs.add(tracked);
     void tracked.finally(() => this.jobs.delete(tracked));
   }
 
+  /** Once the queue is half empty, the calls that ended while it was full are queued from the database. */
+  private catchUp(): void {
+    // Shutting down: what is left waits for the next start, as after a crash.
+    if (!this.behind || this.closing || this.queued.size > this.maxQueued / 2) return;
+    let waiting: CallSummary[];
+    try {
+      waiting = this.calls.withoutReport(new Date(Date.now() - RECOVER_WITHIN_MS).toISOString(), this.maxQueued + this.queued.size);
+    } catch (error) {
+      this.log.error({ err: error }, 'calls without a report not looked up');
+      return;
+    }
+    const fresh = waiting.filter((call) => !this.queued.has(call.callId) && !this.failedNow.has(call.callId));
+    // Everything left fits: the queue has caught up with the calls.
+    if (waiting.length < this.maxQueued + this.queued.size) this.behind = false;
+    for (const call of fresh.slice(0, this.maxQueued - this.queued.size)) this.enqueue(call);
+  }
+
   private async report(call: CallSummary): Promise<void> {
-    const log = this.log.child({ sessionId: call.sessionId });
-    const lines = await readTranscriptLines(call.transcriptFile).then(
-      (read) => read.lines,
-      (error: unknown): TranscriptLine[] => {
-        log.warn({ err: error, file: call.transcriptFile }, 'transcript not readable; the report has no lines');
-        return [];
-      },
-    );
-    const content = await this.slots.run(() => this.content(call, lines, log));
+    const log = this.log.child({ sessionId: call.sessionId, callId: call.callId });
+    // The transcript is read once a slot is free: a queue of reports holds summaries, not transcripts.
+    const { lines, content } = await this.slots.run(async () => {
+      const read = await readTranscriptLines(call.transcriptFile).then(
+        (found) => found.lines,
+        (error: unknown): TranscriptLine[] => {
+          log.warn({ err: error, file: call.transcriptFile }, 'transcript not readable; the report has no lines');
+          return [];
+        },
+      );
+      return { lines: read, content: await this.content(call, read, log) };
+    });
     const body = JSON.stringify(buildReport(call, lines, content));
     this.options.db.transaction(() => {
       this.reports.save({
+        callId: call.callId,
         sessionId: call.sessionId,
         createdAt: new Date().toISOString(),
         summary: content.status === 'ok' ? content.summary : null,
@@ -177,7 +244,7 @@ export class ReportService implements CallObserver {
         fieldsError: content.status === 'failed' ? content.error : null,
         body,
       });
-      this.queue?.add(call.sessionId, body);
+      this.queue?.add(call, body);
     });
     this.queue?.wake();
     log.info({ fieldsStatus: content.status, delivery: this.queue !== undefined }, 'call report stored');
@@ -210,6 +277,8 @@ export class ReportService implements CallObserver {
     }
     if (missing.length === 0) return;
     this.log.info({ calls: missing.length }, 'reporting calls a previous run left without a report');
-    for (const call of missing) this.track(this.report(call));
+    // More than that: the rest follows as the queue empties.
+    this.behind = missing.length >= RECOVER_AT_MOST;
+    for (const call of missing) this.enqueue(call);
   }
 }

@@ -37,6 +37,7 @@ const ToolRunJson = z.object({
 
 /** The columns every read of a call row shares (the history's listing reads these too). */
 export const CALL_ROW_BASICS = {
+  call_id: z.string(),
   session_id: z.string(),
   direction: z.enum(['inbound', 'outbound']),
   from_number: z.string().nullable(),
@@ -60,6 +61,7 @@ const CallRow = z
   })
   .transform(
     (row): CallSummary => ({
+      callId: row.call_id,
       sessionId: row.session_id,
       direction: row.direction,
       from: row.from_number ?? undefined,
@@ -78,42 +80,46 @@ const CallRow = z
     }),
   );
 
-const COLUMNS = `session_id, direction, from_number, to_number, started_at, ended_at, duration_ms, end_reason,
+const COLUMNS = `call_id, session_id, direction, from_number, to_number, started_at, ended_at, duration_ms, end_reason,
   service_reason, turns, barge_ins, tool_runs, variables, tags, transcript_file`;
 
-/** The `calls` table: one row per ended call, as the call core summed it up. */
+/** The `calls` table: one row per ended call, as the call core summed it up, by its call id. */
 export class CallRepository {
   private readonly upsert;
   private readonly one;
+  private readonly ofSession;
   private readonly recent;
   private readonly recentBefore;
   private readonly unreported;
 
   constructor(db: Database) {
-    // A session the voice service redelivers to another start of Hotline can end twice: the later ending is the record.
+    // A call is stored once, as it ended; storing it again (the same call id) replaces the row.
     this.upsert = db.sql.prepare(
-      `INSERT INTO calls (${COLUMNS}) VALUES (@session_id, @direction, @from_number, @to_number, @started_at, @ended_at,
+      `INSERT INTO calls (${COLUMNS}) VALUES (@call_id, @session_id, @direction, @from_number, @to_number, @started_at, @ended_at,
         @duration_ms, @end_reason, @service_reason, @turns, @barge_ins, @tool_runs, @variables, @tags, @transcript_file)
-       ON CONFLICT (session_id) DO UPDATE SET
+       ON CONFLICT (call_id) DO UPDATE SET
+        session_id = excluded.session_id,
         direction = excluded.direction, from_number = excluded.from_number, to_number = excluded.to_number,
         started_at = excluded.started_at, ended_at = excluded.ended_at, duration_ms = excluded.duration_ms,
         end_reason = excluded.end_reason, service_reason = excluded.service_reason, turns = excluded.turns,
         barge_ins = excluded.barge_ins, tool_runs = excluded.tool_runs, variables = excluded.variables,
         tags = excluded.tags, transcript_file = excluded.transcript_file`,
     );
-    this.one = db.sql.prepare<[string]>(`SELECT ${COLUMNS} FROM calls WHERE session_id = ?`);
-    this.recent = db.sql.prepare<[number]>(`SELECT ${COLUMNS} FROM calls ORDER BY ended_at DESC, session_id LIMIT ?`);
+    this.one = db.sql.prepare<[string]>(`SELECT ${COLUMNS} FROM calls WHERE call_id = ?`);
+    this.ofSession = db.sql.prepare<[string]>(`SELECT ${COLUMNS} FROM calls WHERE session_id = ? ORDER BY started_at, call_id`);
+    this.recent = db.sql.prepare<[number]>(`SELECT ${COLUMNS} FROM calls ORDER BY ended_at DESC, call_id LIMIT ?`);
     this.recentBefore = db.sql.prepare<[string, number]>(
-      `SELECT ${COLUMNS} FROM calls WHERE ended_at < ? ORDER BY ended_at DESC, session_id LIMIT ?`,
+      `SELECT ${COLUMNS} FROM calls WHERE ended_at < ? ORDER BY ended_at DESC, call_id LIMIT ?`,
     );
     this.unreported = db.sql.prepare<[string, number]>(
-      `SELECT ${COLUMNS} FROM calls c WHERE ended_at >= ? AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.session_id = c.session_id)
+      `SELECT ${COLUMNS} FROM calls c WHERE ended_at >= ? AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.call_id = c.call_id)
        ORDER BY ended_at LIMIT ?`,
     );
   }
 
   save(call: CallSummary): void {
     this.upsert.run({
+      call_id: call.callId,
       session_id: call.sessionId,
       direction: call.direction,
       from_number: call.from ?? null,
@@ -132,9 +138,23 @@ export class CallRepository {
     });
   }
 
-  get(sessionId: string): CallSummary | undefined {
-    const row = this.one.get(sessionId);
+  /** The call with this call id. */
+  get(callId: string): CallSummary | undefined {
+    const row = this.one.get(callId);
     return row === undefined ? undefined : CallRow.parse(row);
+  }
+
+  /** Every stored call the service gave this session id, the earliest first (usually one). */
+  ofSessionId(sessionId: string): CallSummary[] {
+    return this.ofSession.all(sessionId).map((row) => CallRow.parse(row));
+  }
+
+  /**
+   * The call a link names: its call id, or a session id — the latest call with it. A call stored
+   * before calls had ids of their own has its session id as its call id.
+   */
+  find(id: string): CallSummary | undefined {
+    return this.get(id) ?? this.ofSessionId(id).at(-1);
   }
 
   /** The latest calls first; `before` (an ended_at) pages on. */

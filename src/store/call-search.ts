@@ -25,11 +25,13 @@ export interface CallFilter {
 /** Where the previous batch of an export ended. */
 export interface BatchCursor {
   readonly endedAt: string;
-  readonly sessionId: string;
+  readonly callId: string;
 }
 
 /** One call as the history lists it. */
 export interface CallListing {
+  /** The call's own id: what its story's link names. */
+  readonly callId: string;
   readonly sessionId: string;
   readonly direction: 'inbound' | 'outbound';
   readonly from: string | null;
@@ -58,6 +60,7 @@ const ListingRow = z
   })
   .transform(
     (row): CallListing => ({
+      callId: row.call_id,
       sessionId: row.session_id,
       direction: row.direction,
       from: row.from_number,
@@ -74,10 +77,10 @@ const ListingRow = z
     }),
   );
 
-const SELECT = `SELECT c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
+const SELECT = `SELECT c.call_id, c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
   c.end_reason, json_array_length(c.turns) AS turn_count, c.barge_ins, json_extract(c.tags, '$.campaign') AS campaign,
   r.summary, r.fields
-  FROM calls c LEFT JOIN reports r ON r.session_id = c.session_id`;
+  FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id`;
 
 /**
  * The history's queries: ended calls filtered, counted and paged, newest
@@ -92,9 +95,9 @@ export class CallSearch {
     const { where, params } = whereOf(filter);
     const total = z
       .object({ n: z.number() })
-      .parse(this.db.sql.prepare(`SELECT COUNT(*) AS n FROM calls c LEFT JOIN reports r ON r.session_id = c.session_id ${where}`).get(params)).n;
+      .parse(this.db.sql.prepare(`SELECT COUNT(*) AS n FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id ${where}`).get(params)).n;
     const rows = this.db.sql
-      .prepare(`${SELECT} ${where} ORDER BY c.ended_at DESC, c.session_id DESC LIMIT @limit OFFSET @offset`)
+      .prepare(`${SELECT} ${where} ORDER BY c.ended_at DESC, c.call_id DESC LIMIT @limit OFFSET @offset`)
       .all({ ...params, limit, offset });
     return { calls: rows.map((row) => ListingRow.parse(row)), total };
   }
@@ -104,10 +107,10 @@ export class CallSearch {
     const { where, params } = whereOf(filter);
     const rows = this.db.sql
       .prepare(
-        `${SELECT} ${where} ${where ? 'AND' : 'WHERE'} (@afterEnd IS NULL OR (c.ended_at, c.session_id) < (@afterEnd, @afterId))
-         ORDER BY c.ended_at DESC, c.session_id DESC LIMIT @size`,
+        `${SELECT} ${where} ${where ? 'AND' : 'WHERE'} (@afterEnd IS NULL OR (c.ended_at, c.call_id) < (@afterEnd, @afterId))
+         ORDER BY c.ended_at DESC, c.call_id DESC LIMIT @size`,
       )
-      .all({ ...params, afterEnd: after?.endedAt ?? null, afterId: after?.sessionId ?? null, size });
+      .all({ ...params, afterEnd: after?.endedAt ?? null, afterId: after?.callId ?? null, size });
     return rows.map((row) => ListingRow.parse(row));
   }
 

@@ -179,7 +179,7 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
       campaigns: sql.prepare('SELECT * FROM campaigns WHERE complete = 1 ORDER BY created_at, id'),
       setState: sql.prepare<[string, string, string]>('UPDATE campaigns SET state = ?, updated_at = ? WHERE id = ?'),
       contacts: sql.prepare<[string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? ORDER BY idx'),
-      contactsFrom: sql.prepare<[string, number, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx >= ? ORDER BY idx LIMIT ?'),
+      contactsAfter: sql.prepare<[string, number, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
       contact: sql.prepare<[string, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx = ?'),
       inStatus: sql.prepare<[string, string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND status = ? ORDER BY idx'),
       // Counts from campaign_tally (kept by triggers): a few rows, however many contacts.
@@ -314,12 +314,9 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
     return this.statements.contacts.all(campaignId).map((row) => ContactRow.parse(row));
   }
 
-  /**
-   * Up to `limit` contacts from index `from` on, in list order: a long list read a batch at a time
-   * (`contacts` reads 150,000 rows in seconds, on the event loop the calls share).
-   */
-  contactsFrom(campaignId: string, from: number, limit: number): StoredContact[] {
-    return this.statements.contactsFrom.all(campaignId, from, limit).map((row) => ContactRow.parse(row));
+  /** At most `limit` contacts after the one at `afterIndex` (-1: from the first), in order: a long list a page at a time. */
+  contactsAfter(campaignId: string, afterIndex: number, limit: number): StoredContact[] {
+    return this.statements.contactsAfter.all(campaignId, afterIndex, limit).map((row) => ContactRow.parse(row));
   }
 
   /** The contacts in one status, e.g. those a stopped process left in a call. */

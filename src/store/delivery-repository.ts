@@ -8,6 +8,7 @@ const DeliveryRow = z
   .object({
     id: z.string(),
     session_id: z.string(),
+    call_id: z.string().nullable(),
     url: z.string(),
     body: z.string(),
     created_at: z.string(),
@@ -21,6 +22,8 @@ const DeliveryRow = z
   .transform((row) => ({
     id: row.id,
     sessionId: row.session_id,
+    /** The call whose report it carries (rows older than call ids: its session id). */
+    callId: row.call_id ?? row.session_id,
     /** Where it was (last) sent. */
     url: row.url,
     body: row.body,
@@ -36,11 +39,15 @@ const DeliveryRow = z
     attemptsFrom: row.retry_from ?? row.created_at,
   }));
 
+/** Whose deliveries: one call's, or every call's the service gave a session id. */
+export type DeliveriesOf = { readonly callId: string } | { readonly sessionId: string };
+
 /** One webhook POST to make (or made): the `deliveries` table's row. */
 export type Delivery = z.output<typeof DeliveryRow>;
 
 export interface NewDelivery {
   readonly id: string;
+  readonly callId: string;
   readonly sessionId: string;
   readonly url: string;
   readonly body: string;
@@ -57,16 +64,18 @@ export class DeliveryRepository {
   private readonly markRetry;
   private readonly markFailed;
   private readonly bySession;
+  private readonly byCall;
   private readonly one;
   private readonly allDue;
   private readonly requeueAll;
   private readonly requeueSession;
+  private readonly requeueCall;
   private readonly failedCount;
 
   constructor(db: Database) {
     this.insert = db.sql.prepare(
-      `INSERT INTO deliveries (id, session_id, url, body, created_at, attempts, next_attempt_at, status)
-       VALUES (@id, @sessionId, @url, @body, @createdAt, 0, @nextAttemptAt, 'pending')`,
+      `INSERT INTO deliveries (id, call_id, session_id, url, body, created_at, attempts, next_attempt_at, status)
+       VALUES (@id, @callId, @sessionId, @url, @body, @createdAt, 0, @nextAttemptAt, 'pending')`,
     );
     this.dueRows = db.sql.prepare<[number, number]>(
       `SELECT * FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
@@ -82,6 +91,7 @@ export class DeliveryRepository {
       `UPDATE deliveries SET status = 'failed', url = ?, attempts = ?, last_error = ? WHERE id = ?`,
     );
     this.bySession = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE session_id = ? ORDER BY created_at, id');
+    this.byCall = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE call_id = ? ORDER BY created_at, id');
     this.one = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE id = ?');
     this.allDue = db.sql.prepare<[{ now: number }]>(
       `UPDATE deliveries SET next_attempt_at = @now WHERE status = 'pending' AND next_attempt_at > @now`,
@@ -89,6 +99,7 @@ export class DeliveryRepository {
     const requeue = `UPDATE deliveries SET status = 'pending', next_attempt_at = @now, retry_from = @from WHERE status = 'failed'`;
     this.requeueAll = db.sql.prepare<[{ now: number; from: string }]>(requeue);
     this.requeueSession = db.sql.prepare<[{ now: number; from: string; sessionId: string }]>(`${requeue} AND session_id = @sessionId`);
+    this.requeueCall = db.sql.prepare<[{ now: number; from: string; callId: string }]>(`${requeue} AND call_id = @callId`);
     this.failedCount = db.sql.prepare<[], { n: number }>(`SELECT count(*) AS n FROM deliveries WHERE status = 'failed'`);
   }
 
@@ -125,11 +136,16 @@ export class DeliveryRepository {
 
   /**
    * Deliveries given up become pending again, due at `now` (epoch ms), with a new time limit from then:
-   * every one, or one call's. Returns how many.
+   * every one, one call's, or those of every call with a session id. Returns how many.
    */
-  requeueFailed(now: number, sessionId?: string): number {
+  requeueFailed(now: number, which?: DeliveriesOf): number {
     const from = new Date(now).toISOString();
-    const result = sessionId === undefined ? this.requeueAll.run({ now, from }) : this.requeueSession.run({ now, from, sessionId });
+    const result =
+      which === undefined
+        ? this.requeueAll.run({ now, from })
+        : 'callId' in which
+          ? this.requeueCall.run({ now, from, callId: which.callId })
+          : this.requeueSession.run({ now, from, sessionId: which.sessionId });
     return result.changes;
   }
 
@@ -145,5 +161,10 @@ export class DeliveryRepository {
 
   forSession(sessionId: string): Delivery[] {
     return this.bySession.all(sessionId).map((row) => DeliveryRow.parse(row));
+  }
+
+  /** The deliveries of one call's report, oldest first. */
+  forCall(callId: string): Delivery[] {
+    return this.byCall.all(callId).map((row) => DeliveryRow.parse(row));
   }
 }

@@ -143,4 +143,52 @@ export const MIGRATIONS: readonly string[] = [
       WHERE campaign_id = OLD.campaign_id AND status = OLD.status AND outcome = COALESCE(OLD.outcome, '') AND called = (OLD.attempts > 0);
   END;
   `,
+  // 6: a call has an id of its own (issue 21): the voice service may use a session id again, and
+  // the later call is stored beside the earlier one instead of over it. Calls stored before keep
+  // their session id as their call id, so links to them stay valid.
+  `
+  CREATE TABLE calls_by_call (
+    call_id         TEXT PRIMARY KEY,
+    session_id      TEXT NOT NULL,
+    direction       TEXT NOT NULL CHECK (direction IN ('inbound', 'outbound')),
+    from_number     TEXT,
+    to_number       TEXT,
+    started_at      TEXT NOT NULL,
+    ended_at        TEXT NOT NULL,
+    duration_ms     INTEGER NOT NULL,
+    end_reason      TEXT NOT NULL,
+    service_reason  TEXT,
+    turns           TEXT NOT NULL,
+    barge_ins       INTEGER NOT NULL,
+    tool_runs       TEXT NOT NULL,
+    variables       TEXT,
+    tags            TEXT,
+    transcript_file TEXT NOT NULL
+  ) STRICT;
+  INSERT INTO calls_by_call SELECT session_id, session_id, direction, from_number, to_number, started_at, ended_at,
+    duration_ms, end_reason, service_reason, turns, barge_ins, tool_runs, variables, tags, transcript_file FROM calls;
+
+  CREATE TABLE reports_by_call (
+    call_id       TEXT PRIMARY KEY REFERENCES calls_by_call (call_id) ON DELETE CASCADE,
+    session_id    TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    summary       TEXT,
+    fields        TEXT,
+    fields_status TEXT NOT NULL CHECK (fields_status IN ('ok', 'failed', 'skipped')),
+    fields_error  TEXT,
+    body          TEXT NOT NULL
+  ) STRICT;
+  INSERT INTO reports_by_call SELECT session_id, session_id, created_at, summary, fields, fields_status, fields_error, body FROM reports;
+
+  DROP TABLE reports;
+  DROP TABLE calls;
+  ALTER TABLE calls_by_call RENAME TO calls;
+  ALTER TABLE reports_by_call RENAME TO reports;
+  CREATE INDEX calls_by_end ON calls (ended_at);
+  CREATE INDEX calls_by_session ON calls (session_id);
+
+  ALTER TABLE deliveries ADD COLUMN call_id TEXT;
+  UPDATE deliveries SET call_id = session_id;
+  CREATE INDEX deliveries_by_call ON deliveries (call_id);
+  `,
 ];

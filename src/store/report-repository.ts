@@ -10,6 +10,8 @@ export const FIELDS_STATUSES = ['ok', 'failed', 'skipped'] as const;
 export type FieldsStatus = (typeof FIELDS_STATUSES)[number];
 
 export interface StoredReport {
+  /** The call's own id (see CallSummary). */
+  readonly callId: string;
   readonly sessionId: string;
   /** ISO time. */
   readonly createdAt: string;
@@ -23,6 +25,7 @@ export interface StoredReport {
 
 const ReportRow = z
   .object({
+    call_id: z.string(),
     session_id: z.string(),
     created_at: z.string(),
     summary: z.string().nullable(),
@@ -33,6 +36,7 @@ const ReportRow = z
   })
   .transform(
     (row): StoredReport => ({
+      callId: row.call_id,
       sessionId: row.session_id,
       createdAt: row.created_at,
       summary: row.summary,
@@ -43,25 +47,26 @@ const ReportRow = z
     }),
   );
 
-/** The `reports` table: one report per call, replaced when the call is reported again. */
+/** The `reports` table: one report per call (by call id), replaced when the call is reported again. */
 export class ReportRepository {
   private readonly upsert;
   private readonly one;
 
   constructor(db: Database) {
     this.upsert = db.sql.prepare(
-      `INSERT INTO reports (session_id, created_at, summary, fields, fields_status, fields_error, body)
-       VALUES (@session_id, @created_at, @summary, @fields, @fields_status, @fields_error, @body)
-       ON CONFLICT (session_id) DO UPDATE SET
+      `INSERT INTO reports (call_id, session_id, created_at, summary, fields, fields_status, fields_error, body)
+       VALUES (@call_id, @session_id, @created_at, @summary, @fields, @fields_status, @fields_error, @body)
+       ON CONFLICT (call_id) DO UPDATE SET
         created_at = excluded.created_at, summary = excluded.summary, fields = excluded.fields,
         fields_status = excluded.fields_status, fields_error = excluded.fields_error, body = excluded.body`,
     );
-    this.one = db.sql.prepare<[string]>('SELECT * FROM reports WHERE session_id = ?');
+    this.one = db.sql.prepare<[string]>('SELECT * FROM reports WHERE call_id = ?');
   }
 
   /** The call's row must exist (a report belongs to a call). */
   save(report: StoredReport): void {
     this.upsert.run({
+      call_id: report.callId,
       session_id: report.sessionId,
       created_at: report.createdAt,
       summary: report.summary,
@@ -72,8 +77,9 @@ export class ReportRepository {
     });
   }
 
-  get(sessionId: string): StoredReport | undefined {
-    const row = this.one.get(sessionId);
+  /** The report of the call with this call id. */
+  get(callId: string): StoredReport | undefined {
+    const row = this.one.get(callId);
     return row === undefined ? undefined : ReportRow.parse(row);
   }
 }

@@ -9,6 +9,14 @@ export interface PriorCall {
   variables: Record<string, string> | undefined;
   /** The conversation as the caller heard it, oldest first. */
   lines: { role: 'user' | 'assistant'; text: string }[];
+  /**
+   * The call's last line is its session_end, and it ended for good: the service ended it, or Hotline
+   * hung up or handed it over. A call Hotline only let go of (a shutdown, a broken connection:
+   * `"open": true`) may still be going on at the service, and is adopted.
+   */
+  ended: boolean;
+  /** Hotline's id of the call (session_start's or session_adopted's `call_id`), if the transcript has one. */
+  callId: string | undefined;
 }
 
 /** Only the end of a long transcript matters to the conversation, and a huge file must not cost the call its answer. */
@@ -21,7 +29,17 @@ const Line = z.looseObject({
   from: z.string().optional().catch(undefined),
   to: z.string().optional().catch(undefined),
   variables: z.record(z.string(), z.string()).optional().catch(undefined),
+  call_id: z.string().optional().catch(undefined),
+  origin: z.string().optional().catch(undefined),
+  end_reason: z.string().optional().catch(undefined),
+  open: z.boolean().optional().catch(undefined),
 });
+
+/** A session_end line of a call that is over. Older lines, without end_reason, say so only when the service ended the call. */
+function endedForGood(line: z.output<typeof Line>): boolean {
+  if (line.open === true) return false;
+  return line.origin === 'service' || line.end_reason !== undefined;
+}
 
 /** Reads a call's transcript; undefined when there is none. Broken lines (a crash mid-write) are skipped. */
 export async function readPriorCall(file: string): Promise<PriorCall | undefined> {
@@ -31,7 +49,7 @@ export async function readPriorCall(file: string): Promise<PriorCall | undefined
   } catch {
     return undefined;
   }
-  const prior: PriorCall = { session: undefined, variables: undefined, lines: [] };
+  const prior: PriorCall = { session: undefined, variables: undefined, lines: [], ended: false, callId: undefined };
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
     let parsed;
@@ -42,6 +60,8 @@ export async function readPriorCall(file: string): Promise<PriorCall | undefined
     }
     if (!parsed.success) continue;
     const line = parsed.data;
+    prior.ended = line.role === 'event' && line.text === 'session_end' && endedForGood(line);
+    if (line.role === 'event' && line.call_id !== undefined) prior.callId = line.call_id;
     if (line.role === 'event' && line.text === 'session_start') {
       prior.session = { direction: line.direction, from: line.from, to: line.to };
       prior.variables = line.variables;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { access, constants, mkdir } from 'node:fs/promises';
+import { access, constants, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -22,42 +22,95 @@ const MAX_READABLE = 100;
  * keeps its name; any other keeps a readable form and gains a short hash of
  * the whole id, so `acme/X` and `acme:X` land in different files.
  */
-export function transcriptFileName(sessionId: string): string {
+export function transcriptFileName(sessionId: string, n = 1): string {
+  // A dot is never part of a readable name: `<name>.2.jsonl` cannot be another session's first file.
+  const suffix = n === 1 ? '.jsonl' : `.${n}.jsonl`;
   const readable = sessionId.replace(READABLE, '_').slice(0, MAX_READABLE);
-  if (readable === sessionId && readable !== '') return `${readable}.jsonl`;
+  if (readable === sessionId && readable !== '') return `${readable}${suffix}`;
   const hash = createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
-  return `${readable || 'session'}-${hash}.jsonl`;
+  return `${readable || 'session'}-${hash}${suffix}`;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
  * One call's transcript, appended line by line through a write stream: writes
  * are asynchronous and ordered, so a crash loses at most what was not yet written.
  * Every line carries the session id, so a line read out of its file still says whose it is.
+ *
+ * The file may still be being chosen when the call begins (see TranscriptStore.place): lines
+ * written before wait in memory, in order, and nothing of the call waits for the disk.
  */
 export class TranscriptWriter {
   private stream: WriteStream | undefined;
   private closed = false;
+  private placed: string | undefined;
+  private waiting: string[] | undefined = [];
+  private readonly ready: Promise<void>;
 
   constructor(
-    readonly file: string,
+    file: string | Promise<string>,
     private readonly sessionId: string,
     private readonly logger: Logger,
-  ) {}
+    /** The file a call of this session id is written to when nothing else is known. */
+    private readonly provisional = typeof file === 'string' ? file : '',
+  ) {
+    this.ready = Promise.resolve(file).then(
+      (chosen) => this.settle(chosen),
+      (error: unknown) => {
+        this.logger.error({ err: error }, 'transcript file not chosen; writing to the first file of the session');
+        this.settle(this.provisional);
+      },
+    );
+  }
+
+  /** The call's file: known once placed; before that, the file of the session's first call. */
+  get file(): string {
+    return this.placed ?? this.provisional;
+  }
 
   append(entry: TranscriptEntry): void {
     if (this.closed) return;
+    const line = `${JSON.stringify({ ts: new Date().toISOString(), session_id: this.sessionId, ...entry })}\n`;
+    if (this.waiting) {
+      this.waiting.push(line);
+      return;
+    }
     this.stream ??= this.open();
-    this.stream.write(`${JSON.stringify({ ts: new Date().toISOString(), session_id: this.sessionId, ...entry })}\n`);
+    this.stream.write(line);
   }
 
   /** Resolves once every line is on disk (or the write failed and was logged). */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true;
+    await this.ready;
     const stream = this.stream;
-    if (!stream) return Promise.resolve();
-    return new Promise((resolve) => {
+    if (!stream) return;
+    await new Promise<void>((resolve) => {
       stream.end(resolve);
     });
+  }
+
+  /** Forgets the call without writing anything more: it was never one of its own (see CallRegistry). */
+  discard(): void {
+    this.closed = true;
+    this.waiting = [];
+  }
+
+  private settle(file: string): void {
+    this.placed = file;
+    const lines = this.waiting ?? [];
+    this.waiting = undefined;
+    if (lines.length === 0) return;
+    this.stream ??= this.open();
+    for (const line of lines) this.stream.write(line);
   }
 
   private open(): WriteStream {
@@ -68,8 +121,17 @@ export class TranscriptWriter {
   }
 }
 
+/** Where a call of a session id is written, and what the latest file of that session id says. */
+export interface Placement {
+  readonly file: string;
+  /** The latest earlier call of this session id, read back: its past, and whether it ended. */
+  readonly prior: PriorCall | undefined;
+}
+
 export class TranscriptStore {
   private readonly pending = new Set<Promise<void>>();
+  /** Transcripts being closed, by session id: a call that ended a moment ago is on disk before its id is placed again. */
+  private readonly closing = new Map<string, Promise<void>>();
 
   constructor(readonly dir: string) {}
 
@@ -87,24 +149,42 @@ export class TranscriptStore {
     }
   }
 
-  /** What the transcript on disk says of a call this process never saw start; undefined if there is none. */
-  readPrior(sessionId: string): Promise<PriorCall | undefined> {
-    return readPriorCall(this.fileOf(sessionId));
+  /**
+   * Where a call of `sessionId` is written. Each call has a file of its own: the first call of a
+   * session id `<id>.jsonl`, a later one — the service used the id again, after the earlier call
+   * ended — `<id>.2.jsonl`, `<id>.3.jsonl` and so on. A call still in progress (its latest file has
+   * no session_end: a restart came in between) goes on in its file; a new call (`starting`) whose
+   * id's latest call has ended gets the next one, so it never writes into an ended call's file.
+   */
+  async place(sessionId: string, starting: boolean): Promise<Placement> {
+    await this.closing.get(sessionId);
+    let count = 0;
+    while (await exists(this.fileOf(sessionId, count + 1))) count += 1;
+    if (count === 0) return { file: this.fileOf(sessionId), prior: undefined };
+    const latest = this.fileOf(sessionId, count);
+    const prior = await readPriorCall(latest);
+    if (starting && prior?.ended) return { file: this.fileOf(sessionId, count + 1), prior };
+    return { file: latest, prior };
   }
 
-  open(sessionId: string, logger: Logger): TranscriptWriter {
-    return new TranscriptWriter(this.fileOf(sessionId), sessionId, logger);
+  /** A call's transcript, written to the file `file` resolves to (TranscriptStore.place), or to its session's first file. */
+  open(sessionId: string, logger: Logger, file?: Promise<string>): TranscriptWriter {
+    return new TranscriptWriter(file ?? this.fileOf(sessionId), sessionId, logger, this.fileOf(sessionId));
   }
 
-  /** Where a session's transcript is written. */
-  fileOf(sessionId: string): string {
-    return path.join(this.dir, transcriptFileName(sessionId));
+  /** Where the `n`-th call (from 1) of a session id is written. */
+  fileOf(sessionId: string, n = 1): string {
+    return path.join(this.dir, transcriptFileName(sessionId, n));
   }
 
-  /** Tracks a closing transcript so shutdown can wait for it. */
-  track(closing: Promise<void>): Promise<void> {
+  /** Tracks a closing transcript so shutdown can wait for it, and a new call of its session id is placed after it. */
+  track(closing: Promise<void>, sessionId?: string): Promise<void> {
     this.pending.add(closing);
-    void closing.finally(() => this.pending.delete(closing));
+    if (sessionId !== undefined) this.closing.set(sessionId, closing);
+    void closing.finally(() => {
+      this.pending.delete(closing);
+      if (sessionId !== undefined && this.closing.get(sessionId) === closing) this.closing.delete(sessionId);
+    });
     return closing;
   }
 

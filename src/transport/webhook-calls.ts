@@ -185,7 +185,7 @@ export class WebhookCalls {
 
   answer(event: VoiceEvent): PendingAnswer {
     const id = event.session.id;
-    if (this.registry.hasEnded(id)) return settled(undefined).copy();
+    if (this.registry.isLate(event)) return settled(undefined).copy();
     const key = event.type === 'session_start' || event.type === 'user_speak' ? stableStringify(event) : undefined;
     const latest = this.latest.get(id);
     if (key !== undefined && latest?.key === key) {

@@ -69,7 +69,7 @@ export function webhookRouter(options: WebhookOptions): Router {
       const { event } = parsed;
       // A call this process does not know yet: a start, or one to adopt (a restart, another instance).
       const id = event.session.id;
-      const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.hasEnded(id);
+      const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.isLate(event);
       if (newCall && !options.registry.canAccept) {
         throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
       }

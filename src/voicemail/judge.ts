@@ -1,5 +1,6 @@
 import OpenAI, { APIError } from 'openai';
 import { z } from 'zod';
+import { AbortScope } from '../abort-scope.js';
 import { shortErrorMessage } from '../llm/llm-errors.js';
 import type { Logger } from '../logger.js';
 
@@ -54,7 +55,8 @@ export function createJudge(options: JudgeLlmOptions, logger: Logger): Judge {
   const log = logger.child({ component: 'voicemail-judge' });
 
   return async function judgeFirstWords(text: string, signal: AbortSignal): Promise<Judgement> {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    // Not AbortSignal.any: the SDK's listener would keep the request for good (see AbortScope).
+    const scope = new AbortScope([signal], timeoutMs);
     const startedAt = performance.now();
     try {
       const completion = await client.chat.completions.create(
@@ -67,7 +69,7 @@ export function createJudge(options: JudgeLlmOptions, logger: Logger): Judge {
           ],
           response_format: { type: 'json_schema', json_schema: { name: 'answered_by', strict: true, schema: ANSWER_SCHEMA } },
         },
-        { signal: AbortSignal.any([signal, timeout]) },
+        { signal: scope.signal },
       );
       const content = completion.choices[0]?.message.content;
       const judgement = parseJudgement(content);
@@ -82,9 +84,11 @@ export function createJudge(options: JudgeLlmOptions, logger: Logger): Judge {
     } catch (error) {
       const ms = Math.round(performance.now() - startedAt);
       if (signal.aborted) log.debug({ ms }, 'voicemail judge no longer needed');
-      else if (timeout.aborted) log.warn({ timeoutMs }, 'the voicemail judge did not answer in time; taken as a person');
+      else if (scope.timedOut) log.warn({ timeoutMs }, 'the voicemail judge did not answer in time; taken as a person');
       else log.warn({ ms, ...describeFailure(error) }, 'the voicemail judge failed; taken as a person');
       return 'human';
+    } finally {
+      scope.dispose();
     }
   };
 }

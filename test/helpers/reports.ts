@@ -6,7 +6,9 @@ import type { DeliveryAttempt } from '../../src/reports/delivery.js';
 
 /** A finished inbound call with two turns and a tool run; `overrides` change what a test is about. */
 export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
+  // One call per session id unless a test says otherwise: its call id is its session id.
   return {
+    callId: overrides.sessionId ?? 'call-1',
     sessionId: 'call-1',
     direction: 'inbound',
     from: '4915100000001',

@@ -62,6 +62,9 @@ export interface ToolRunSummary {
 }
 
 export interface CallSummary {
+  /** The call's own id, made by Hotline: a session id the service uses again is a new call with a new call id. */
+  readonly callId: string;
+  /** The voice service's id of the session. */
   readonly sessionId: string;
   readonly direction: 'inbound' | 'outbound';
   readonly from: string | undefined;

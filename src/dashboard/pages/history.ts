@@ -64,7 +64,7 @@ ${parsed.ignored.length > 0 ? html`<p class="warning" role="alert">Ignored, not 
   <tbody>
   ${calls.map(
     (call) => html`<tr>
-    <td data-label="Ended"><a href="calls/${encodeURIComponent(call.sessionId)}">${formatTime(call.endedAt)}</a></td>
+    <td data-label="Ended"><a href="calls/${encodeURIComponent(call.callId)}">${formatTime(call.endedAt)}</a></td>
     <td data-label="Number">${showNumber(call.direction === 'inbound' ? call.from : call.to, view.numbersShown)}</td>
     <td data-label="Direction">${call.direction}</td>
     <td data-label="Duration">${formatDuration(call.durationMs)}</td>

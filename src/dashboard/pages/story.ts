@@ -12,6 +12,8 @@ export interface StoryView {
   lines: readonly TranscriptLine[];
   transcriptProblem: string | undefined;
   deliveries: readonly DeliveryState[];
+  /** The other stored calls the service gave the same session id, if it used one again. */
+  otherCalls?: readonly { callId: string; startedAt: string }[] | undefined;
   numbersShown: boolean;
   /** Why the person landed here instead of where they meant to go (a button pressed as the call ended). */
   notice?: string | undefined;
@@ -35,7 +37,7 @@ export function storyPage(view: StoryView): Html {
     title: `Call ${formatTime(call.startedAt)}`,
     section: 'calls',
     root: '../',
-    here: `calls/${encodeURIComponent(call.sessionId)}`,
+    here: `calls/${encodeURIComponent(call.callId)}`,
     numbersShown: view.numbersShown,
     scripts: view.report ? [] : ['story.js'],
     body: html`<p><a href="../calls">← All calls</a></p>
@@ -50,8 +52,9 @@ ${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}<
   ${call.tags?.campaign ? html`<dt>Campaign</dt><dd>${call.tags.campaign}</dd>` : ''}
   ${call.variables && Object.keys(call.variables).length > 0 ? html`<dt>Variables</dt><dd>${Object.entries(call.variables).map(([k, v]) => html`<span class="field">${k}: ${v}</span>`)}</dd>` : ''}
   <dt>Session</dt><dd><code>${call.sessionId}</code></dd>
+  ${view.otherCalls && view.otherCalls.length > 0 ? html`<dt>Same session id</dt><dd>${view.otherCalls.map((other) => html`<a class="field" href="${encodeURIComponent(other.callId)}">${formatTime(other.startedAt)}</a> `)}</dd>` : ''}
 </dl>
-${reportSection(report, view.deliveries, call.sessionId)}
+${reportSection(report, view.deliveries, call.callId)}
 <section id="conversation">
   <h2>Conversation</h2>
   ${view.transcriptProblem ? html`<p class="warning">${view.transcriptProblem}</p>` : ''}
@@ -61,12 +64,12 @@ ${waterfall(call.turns, callerLines)}`,
   });
 }
 
-function reportSection(report: StoredReport | undefined, deliveries: readonly DeliveryState[], sessionId: string): Html {
+function reportSection(report: StoredReport | undefined, deliveries: readonly DeliveryState[], callId: string): Html {
   // story.js fetches the page again until the report is there, and puts it in this one's place.
   if (!report) return html`<section id="report" data-await="report"><h2>Report</h2><p class="muted" role="status">No report yet: it is being written, and shows here once it is ready.</p></section>`;
   return html`<section id="report">
   <h2>Report</h2>
-  ${deliveryLine(deliveries, sessionId)}
+  ${deliveryLine(deliveries, callId)}
   ${report.summary ? html`<p class="report-summary">${report.summary}</p>` : ''}
   ${
     report.fields
@@ -77,7 +80,7 @@ function reportSection(report: StoredReport | undefined, deliveries: readonly De
 }
 
 /** What became of the report's delivery to the webhook; one given up can be sent again from here. */
-function deliveryLine(deliveries: readonly DeliveryState[], sessionId: string): Html {
+function deliveryLine(deliveries: readonly DeliveryState[], callId: string): Html {
   const last = deliveries.at(-1);
   if (!last) return html`<p class="delivery muted">Not sent to a webhook (no <code>REPORT_WEBHOOK_URL</code> when it was made).</p>`;
   const tries = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
@@ -88,7 +91,7 @@ function deliveryLine(deliveries: readonly DeliveryState[], sessionId: string): 
       return html`<p class="delivery pending">Being delivered: ${last.attempts === 0 ? 'not tried yet' : html`${tries(last.attempts)} failed (${last.lastError ?? ''}), next ${formatTime(new Date(last.nextAttemptAt).toISOString())}`}.</p>`;
     case 'failed':
       return html`<div class="delivery failed"><p role="alert">Delivery given up after ${tries(last.attempts)}: ${last.lastError ?? ''}.</p>
-    <form method="post" action="${encodeURIComponent(sessionId)}/redeliver"><button type="submit" id="redeliver">Deliver again</button></form></div>`;
+    <form method="post" action="${encodeURIComponent(callId)}/redeliver"><button type="submit" id="redeliver">Deliver again</button></form></div>`;
   }
 }
 
