@@ -1,3 +1,4 @@
+import { AbortScope } from '../abort-scope.js';
 import { z } from 'zod';
 import type { CallerContextSource } from '../call/ports/business-tools.js';
 import type { Logger } from '../logger.js';
@@ -56,7 +57,7 @@ export function createCallerContext(file: ContextFile, logger: Logger, scrub: To
       if (signal.aborted) return {};
       const started = performance.now();
       const ms = (): number => Math.round(performance.now() - started);
-      const timeout = AbortSignal.timeout(file.timeout_ms);
+      const scope = new AbortScope([signal], file.timeout_ms);
       try {
         const rendered = renderRequest(file.request, {}, variables);
         if (!('request' in rendered)) {
@@ -64,7 +65,7 @@ export function createCallerContext(file: ContextFile, logger: Logger, scrub: To
           log.debug({ missing: 'missing' in rendered ? rendered.missing : undefined }, 'caller context not looked up');
           return {};
         }
-        const answer = await sendRequest(rendered.request, AbortSignal.any([signal, timeout]), MAX_RECORD_BYTES);
+        const answer = await sendRequest(rendered.request, scope.signal, MAX_RECORD_BYTES);
         const where = { ...(recordPath ? { path: recordPath } : {}), ...(mapping ? { mapping } : {}) };
         const limit = scrubbedLength(scrub, MAX_VALUE_CHARS);
         const { fields } = answer.ok ? await digestAnswer({ kind: 'record', body: answer.body, cut: answer.cut, ...where, limit }) : { fields: {} };
@@ -74,9 +75,11 @@ export function createCallerContext(file: ContextFile, logger: Logger, scrub: To
         log.info({ method, status: answer.status, ms: ms(), fields: Object.keys(fields) }, 'caller context looked up');
         return fields;
       } catch (error) {
-        const why = signal.aborted ? 'aborted' : timeout.aborted ? 'timeout' : error instanceof Error ? error.name : 'failed';
+        const why = signal.aborted ? 'aborted' : scope.timedOut ? 'timeout' : error instanceof Error ? error.name : 'failed';
         log.warn({ method, ms: ms(), why, timeoutMs: file.timeout_ms }, 'caller context lookup failed');
         return {};
+      } finally {
+        scope.dispose();
       }
     },
   });

@@ -1,3 +1,4 @@
+import { AbortScope } from '../abort-scope.js';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { BusinessTool, ToolResult, ToolRunContext } from '../call/ports/business-tools.js';
 import { digestAnswer } from './answer-thread.js';
@@ -58,25 +59,28 @@ export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefau
   }
 
   async function send(request: RenderedRequest, context: ToolRunContext): Promise<ToolResult> {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    // Not AbortSignal.any: a composite with a listener outlives the request (see AbortScope).
+    const scope = new AbortScope([context.signal], timeoutMs);
     const started = performance.now();
     const ms = (): number => Math.round(performance.now() - started);
     let answer: HttpAnswer;
     try {
-      answer = await sendRequest(request, AbortSignal.any([context.signal, timeout]));
+      answer = await sendRequest(request, scope.signal);
     } catch (error) {
       // Which signal fired says why; the error itself only says "aborted".
       if (context.signal.aborted) {
         context.log.info({ tool: name, method, ms: ms() }, 'tool run aborted');
         return ABORTED;
       }
-      if (timeout.aborted) {
+      if (scope.timedOut) {
         context.log.warn({ tool: name, method, ms: ms(), timeoutMs }, 'tool timed out');
         return { content: timeoutText(), outcome: 'timeout' };
       }
       // The message only: a fetch error's cause can name the URL, and the URL can hold a secret.
       context.log.warn({ tool: name, method, ms: ms(), reason: networkReason(error) }, 'tool could not be reached');
       return { content: failedText(`${name} could not be reached`), outcome: 'error' };
+    } finally {
+      scope.dispose();
     }
     const result = await answered(answer, context.log, ms());
     // A big answer is digested on another thread; a caller who cut in meanwhile no longer wants it.

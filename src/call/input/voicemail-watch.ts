@@ -1,3 +1,4 @@
+import { AbortScope } from '../../abort-scope.js';
 import type { Logger } from '../../logger.js';
 import type { VoicemailDetector } from '../ports/call-summary.js';
 
@@ -101,15 +102,16 @@ export class VoicemailWatch {
     this.state = 'judging';
     const judgement = new AbortController();
     this.judgement = judgement;
-    const signal = AbortSignal.any([judgement.signal, AbortSignal.timeout(this.timing.judgeMs)]);
+    const scope = new AbortScope([judgement.signal], this.timing.judgeMs);
     this.detector
-      .judge(text, signal)
+      .judge(text, scope.signal)
       // The judge resolves "human" on every failure of its own; a detector that throws anyway is taken the same way.
       .catch((error: unknown) => {
         this.host.log.warn({ err: error }, 'the voicemail judge failed; taken as a person');
         return 'human' as const;
       })
       .then((judged) => {
+        scope.dispose();
         if (this.judgement !== judgement) return;
         this.judgement = undefined;
         if (judged === 'voicemail') return this.mailbox('model');
