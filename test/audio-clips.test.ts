@@ -9,6 +9,8 @@ import { ConfigError } from '../src/errors.js';
 import { checkPromptsFolder, PromptStore } from '../src/prompts/prompt-store.js';
 import { checkWav } from '../src/prompts/wav.js';
 
+import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+
 const run = promisify(execFile);
 const logger = pino({ level: 'silent' });
 const FIX = 'the voice service plays 16 kHz mono 16-bit PCM WAV (convert: ffmpeg -i in.wav -ar 16000 -ac 1 -c:a pcm_s16le out.wav)';
@@ -161,7 +163,7 @@ describe('clips named in system.md', () => {
 
 describe('npm run prompts:check reports each clip that cannot be played', () => {
   const cli = (dir: string) =>
-    run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: path.resolve('.') }).then(
+    run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() }).then(
       () => expect.unreachable('prompts:check passed'),
       (error: unknown) => error as { code: number; stdout: string },
     );
@@ -216,7 +218,7 @@ describe('npm run prompts:check reports each clip that cannot be played', () => 
 test('npm run prompts:check lists each playable clip with its length', async () => {
   const dir = await promptsFolder(systemWith('  transfer: audio/chime.wav'), { 'audio/chime.wav': wav({ dataBytes: 32 * 1250 }) });
   // Exits 1 for the prompt files this folder leaves out; the clip is what is looked at here.
-  const { stdout } = await run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: path.resolve('.') }).catch(
+  const { stdout } = await run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() }).catch(
     (error: unknown) => error as { stdout: string },
   );
   const lines = stdout.trimEnd().split('\n');

@@ -11,6 +11,8 @@ import { parseFrontMatter } from '../src/prompts/front-matter.js';
 import { checkPromptsFolder, PromptStore, type PromptName, type PromptProblem } from '../src/prompts/prompt-store.js';
 import { DEFAULT_PROMPT_SETTINGS as DEFAULTS } from './helpers/prompt-defaults.js';
 
+import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+
 const run = promisify(execFile);
 const logger = pino({ level: 'silent' });
 const SHIPPED = path.resolve('prompts');
@@ -449,7 +451,7 @@ describe('checkPromptsFolder', () => {
 });
 
 describe('npm run prompts:check', () => {
-  const cli = (dir: string) => run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: path.resolve('.') });
+  const cli = (dir: string) => run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() });
 
   test('a good folder: every file listed, exit 0', async () => {
     const { stdout } = await cli(await tempFolder());

@@ -16,7 +16,7 @@ import { reportAnswerSchema, reportJsonSchema } from '../src/reports/report-fiel
 import { checkReportPrompt, parseReportPrompt, readReportPrompt } from '../src/reports/report-prompt.js';
 import { readTranscriptLines } from '../src/reports/transcript-lines.js';
 import { renderTranscript } from '../src/reports/transcript-text.js';
-import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, repoRoot, tsxArgs } from './helpers/child-process.js';
 import { callSummary, ORDER_CALL, writeTranscript } from './helpers/reports.js';
 
 const SHIPPED = path.join(repoRoot, 'prompts');
@@ -111,7 +111,7 @@ describe('report.md', () => {
     const dir = await tempDir();
     await cp(SHIPPED, dir, { recursive: true, filter: (source) => path.relative(SHIPPED, source).split(path.sep)[0] !== 'tools' });
     await writeFile(path.join(dir, 'report.md'), '---\nfields:\n  a: bool\n---\nSummarise.\n');
-    const failure = await promisify(execFile)('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: repoRoot, env: childEnv() }).then(
+    const failure = await promisify(execFile)(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() }).then(
       () => expect.unreachable('prompts:check passed'),
       (error: unknown) => error as { code: number; stdout: string },
     );

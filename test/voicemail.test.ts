@@ -16,7 +16,7 @@ import { parseJudgement } from '../src/voicemail/judge.js';
 import { checkVoicemailFile, loadVoicemailPhrases } from '../src/voicemail/phrases-file.js';
 import { VoicemailPhrasesStore } from '../src/voicemail/phrases-store.js';
 import { normalizeSpeech } from '../src/voicemail/phrases.js';
-import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, repoRoot, tsxArgs } from './helpers/child-process.js';
 
 const run = promisify(execFile);
 const silent = pino({ level: 'silent' });
@@ -405,7 +405,7 @@ test(
     // The shipped prompt files, so that voicemail.yaml is the only problem; not the shipped tools.
     const shipped = path.join(repoRoot, 'prompts');
     await cp(shipped, dir, { recursive: true, filter: (source) => path.relative(shipped, source).split(path.sep)[0] !== 'tools' });
-    const failure = await run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: repoRoot, env: childEnv() }).then(
+    const failure = await run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() }).then(
       () => expect.unreachable('prompts:check passed'),
       (error: unknown) => error as { code: number; stdout: string },
     );
@@ -417,7 +417,7 @@ test(
     expect(lines.at(-1)).toMatch(/^\d+ files, 1 problem$/);
 
     await writeFile(path.join(dir, 'voicemail.yaml'), 'voicemail:\n  - out of office\n  - bitte sprechen Sie jetzt\nhuman:\n  - moin moin\n');
-    const { stdout } = await run('npx', ['tsx', 'src/cli/prompts-check.ts', dir], { cwd: repoRoot, env: childEnv() });
+    const { stdout } = await run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() });
     expect(stdout).toContain('\nvoicemail.yaml: 2 voicemail phrases, 1 human phrase\n');
     expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ files, 0 problems$/);
   },
