@@ -11,6 +11,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { ShiftedClock } from '../src/campaigns/clock.js';
 import type { CampaignProgress } from '../src/campaigns/progress.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
+import { adminApi } from './helpers/admin-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startOutboundService, type OutboundService } from './helpers/outbound-service.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -28,14 +29,7 @@ afterEach(async () => {
   service = undefined;
 });
 
-async function api(method: string, route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${env!.hotline.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
+const api = (method: string, route: string, body?: unknown) => adminApi(env!.hotline.url, ADMIN, method, route, body);
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hotline-campaign-config-'));

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { CampaignProgress } from '../src/campaigns/progress.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { adminApi } from './helpers/admin-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startOutboundService, type OutboundService } from './helpers/outbound-service.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -32,14 +33,7 @@ async function start(): Promise<TestHotline> {
   return env;
 }
 
-async function api(method: string, route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${env!.hotline.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
+const api = (method: string, route: string, body?: unknown) => adminApi(env!.hotline.url, ADMIN, method, route, body);
 
 /** The voice service connects a call to Hotline, as it does when someone picks up (outbound) or calls in (inbound). */
 async function ring(session: Record<string, unknown>): Promise<FakeVoiceService> {
