@@ -1,0 +1,45 @@
+import type { CallControl } from '../call/ports/call-control.js';
+import type { CreatedCampaign } from '../campaigns/create-campaign.js';
+import type { Logger } from '../logger.js';
+import type { PromptSet, PromptsStatus } from '../prompts/prompt-store.js';
+import type { SecretGate } from '../transport/auth.js';
+import type { CsvExports } from '../transport/csv-export.js';
+import type { LiveCalls } from './live-calls.js';
+import type { DashboardReads } from './reads.js';
+
+/** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
+export interface DashboardDeps {
+  /** Without it the dashboard is off: every page says how to turn it on. */
+  adminToken: string | undefined;
+  live: LiveCalls;
+  /** The database's calls and reports, read off the call path (see ThreadReads). */
+  reads: DashboardReads;
+  /** Where a call's transcript is being written: a call in progress is shown from it. */
+  transcriptFileOf(sessionId: string): string;
+  /** Hands a call in progress over, or ends it, for the person watching. */
+  control: CallControl;
+  /** Whether the call ended in this process (its story may not be stored yet). */
+  callEnded(sessionId: string): boolean;
+  /** The prompts in use, for the lines an operator's handover or hangup makes the caller hear. */
+  prompts(): PromptSet;
+  /** TZ of the built-in date and time placeholders. */
+  timeZone: string | undefined;
+  /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
+  redeliver(which?: { callId: string }): number | undefined;
+  /**
+   * Pauses or resumes a campaign: no new calls while paused, calls in progress go on. 'not_found' for no such
+   * campaign; why not, for one that cannot be resumed (outbound calling not configured).
+   */
+  campaign(id: string, action: 'pause' | 'resume'): 'done' | 'not_found' | { notDone: string };
+  /** Creates a campaign as POST /api/campaigns does: the same checks, the same errors. */
+  createCampaign(input: unknown): Promise<CreatedCampaign>;
+  /** The AIFLOW_* variables not set, which campaigns need: the campaigns page says so before anyone types. */
+  outboundMissing(): string[];
+  /** The prompts folder's version in use and its last check. */
+  promptsStatus(): PromptsStatus;
+  /** The failure budget a wrong admin token spends, shared with every other edge. */
+  gate: SecretGate;
+  /** The process's CSV exports, shared with the campaigns' results (one limit for both); its own without. */
+  exports?: CsvExports | undefined;
+  logger: Logger;
+}
