@@ -10,7 +10,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  * The ids live in this process's memory: a restart logs everyone out, which
  * costs a login and keeps no revoked cookie alive. A list of revoked cookies
  * instead would forget them at a restart and let them in again. Several
- * processes behind one address share a SessionStore kept in the database.
+ * processes behind one address will need a SessionStore kept in the database.
  */
 export const COOKIE_NAME = 'hotline_dashboard';
 /**
