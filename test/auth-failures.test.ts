@@ -11,9 +11,9 @@
  */
 import { request } from 'node:http';
 import { afterEach, describe, expect, test } from 'vitest';
-import { WebSocket } from 'ws';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
+import { upgradeStatus } from './helpers/upgrade-status.js';
 
 const SECRETS = {
   WEBHOOK_SECRET: 'webhook-secret-for-the-tests',
@@ -57,15 +57,7 @@ function httpFrom(from: string, path: string, options: { method?: string; header
 
 /** The status of a WebSocket upgrade from one source address: 101 when it opens. */
 function upgradeFrom(from: string, token: string): Promise<number> {
-  const ws = new WebSocket(`${env!.hotline.wsUrl}?token=${encodeURIComponent(token)}`, { localAddress: from });
-  return new Promise((resolve, reject) => {
-    ws.on('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on('error', reject);
-  });
+  return upgradeStatus(`${env!.hotline.wsUrl}?token=${encodeURIComponent(token)}`, {}, { localAddress: from });
 }
 
 /** Each edge: a request presenting `secret` from `from`, answered with a status; `ok` is what the right secret gets. */
