@@ -159,6 +159,9 @@ const EnvSchema = z.object({
   PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')),
   TRANSCRIPTS_DIR: text.default(path.join(projectRoot, 'data', 'transcripts')),
   DATABASE_FILE: text.min(1).optional(),
+  DATABASE_URL: text
+    .regex(/^postgres(ql)?:\/\/./, 'DATABASE_URL must be a PostgreSQL URL, e.g. postgres://hotline:secret@db.example.com:5432/hotline')
+    .optional(),
   REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
   REPORT_WEBHOOK_SECRET: text.optional(),
   REPORT_WEBHOOK_GIVE_UP_MS: int('REPORT_WEBHOOK_GIVE_UP_MS', 1, 24 * 60 * 60 * 1000, ' of milliseconds'),
@@ -270,8 +273,10 @@ export interface Config {
   demo: { ttftMs: number; tokenDelayMs: number };
   promptsDir: string;
   transcriptsDir: string;
-  /** The embedded database of calls, reports and their deliveries. */
+  /** The embedded database of calls, reports and their deliveries (unless `databaseUrl` is set). */
   databaseFile: string;
+  /** A PostgreSQL database instead of the SQLite file: several Hotline processes can share it. */
+  databaseUrl: string | undefined;
   reports: {
     /** Where each call's report is POSTed, signed with `webhookSecret`; unset keeps reports in the database only. */
     webhookUrl: string | undefined;
@@ -457,6 +462,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
         : e.DATABASE_FILE === ':memory:'
           ? e.DATABASE_FILE
           : path.resolve(e.DATABASE_FILE),
+    databaseUrl: e.DATABASE_URL,
     reports: {
       webhookUrl: e.REPORT_WEBHOOK_URL,
       webhookSecret: e.REPORT_WEBHOOK_SECRET,

@@ -29,6 +29,7 @@ import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
 import { ReportService } from './reports/report-service.js';
 import { Database } from './store/database.js';
+import { openStore, type Store } from './store/store.js';
 import { combineToolBoxes } from './tools/combined-toolbox.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
@@ -57,6 +58,8 @@ export interface RunningHotline {
   readonly tools: { readonly files: ToolStore; readonly mcp: McpHub };
   readonly llmEndpoint: string;
   readonly metrics: Metrics;
+  /** The record of calls, reports, deliveries and campaigns: SQLite or PostgreSQL. */
+  readonly store: Store;
   /** The campaigns: created, paused and resumed here or through /api/campaigns. */
   readonly campaigns: CampaignRunner;
   /**
@@ -136,6 +139,8 @@ export async function startHotline(
   };
 
   const db = Database.open(config.databaseFile, logger);
+  // The asynchronous store (issue 22) every part moves to; the synchronous `db` above goes once none uses it.
+  const store = await openStore({ databaseFile: config.databaseFile, databaseUrl: config.databaseUrl }, logger);
   const reports = new ReportService({
     db,
     promptsDir: config.promptsDir,
@@ -350,6 +355,7 @@ export async function startHotline(
     // Every call has ended and its transcript is on disk: the reports in progress may finish.
     await reports.close();
     db.close();
+    await store.close();
     toolFiles.close();
     voicemailPhrases?.close();
     await mcp.close();
@@ -369,6 +375,7 @@ export async function startHotline(
     tools: { files: toolFiles, mcp },
     llmEndpoint: llm.baseURL,
     metrics,
+    store,
     campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();

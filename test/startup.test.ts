@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { openFailure } from '../src/store/database.js';
+import { openFailure } from '../src/store/sqlite/open-failure.js';
 import { ConfigError } from '../src/errors.js';
 import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
 import { createLogger } from '../src/logger.js';

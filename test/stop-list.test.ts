@@ -8,7 +8,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { CampaignProgress } from '../src/campaigns/progress.js';
-import { MIGRATIONS } from '../src/store/migrations.js';
+import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { adminApi } from './helpers/admin-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
@@ -105,7 +105,7 @@ describe('stop lists compare numbers as numbers, not as typed', () => {
     const file = path.join(dir, 'hotline.db');
     // A database as the release before wrote it: schema version 4, numbers stored as typed.
     const old = new BetterSqlite3(file);
-    for (const step of MIGRATIONS.slice(0, 4)) old.exec(step);
+    for (const step of SQLITE_MIGRATIONS.slice(0, 4)) old.exec(step);
     old.pragma('user_version = 4');
     const at = '2026-03-01T10:00:00.000Z';
     const addStop = old.prepare('INSERT INTO stop_list (number, reason, added_at) VALUES (?, ?, ?)');

@@ -12,7 +12,7 @@ import { ConfigError } from '../src/errors.js';
 import { CallRepository } from '../src/store/call-repository.js';
 import { Database } from '../src/store/database.js';
 import { DeliveryRepository } from '../src/store/delivery-repository.js';
-import { MIGRATIONS } from '../src/store/migrations.js';
+import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { ReportRepository } from '../src/store/report-repository.js';
 import { callSummary } from './helpers/reports.js';
 
@@ -41,7 +41,7 @@ describe('Database.open', () => {
     expect(db.sql.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.sql.pragma('busy_timeout', { simple: true })).toBe(5000);
     expect(db.sql.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.sql.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(db.sql.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.sql.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(['calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'deliveries', 'reports', 'stop_list']);
   });
@@ -53,14 +53,14 @@ describe('Database.open', () => {
     first.close();
     const second = open(file);
     expect(new CallRepository(second).get('call-1')?.sessionId).toBe('call-1');
-    expect(second.sql.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(second.sql.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
   });
 
   test('calls stored before calls had ids of their own keep their session id as call id, with their report and deliveries', async () => {
     const file = path.join(await tempDir(), 'hotline.db');
     const old = new BetterSqlite3(file);
     // The schema as the release before call ids left it (steps 1 to 4), with one reported call.
-    for (const step of MIGRATIONS.slice(0, 4)) old.exec(step);
+    for (const step of SQLITE_MIGRATIONS.slice(0, 4)) old.exec(step);
     old.pragma('user_version = 4');
     old.prepare(
       `INSERT INTO calls (session_id, direction, started_at, ended_at, duration_ms, end_reason, turns, barge_ins, tool_runs, transcript_file)
@@ -85,7 +85,7 @@ describe('Database.open', () => {
   test('a file written by a newer Hotline stops the start with what to do', async () => {
     const file = path.join(await tempDir(), 'hotline.db');
     const newer = new BetterSqlite3(file);
-    newer.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    newer.pragma(`user_version = ${SQLITE_MIGRATIONS.length + 1}`);
     newer.close();
     expect(() => Database.open(file, logger)).toThrow(ConfigError);
     expect(() => Database.open(file, logger)).toThrow(/newer than this Hotline knows .*run the Hotline release that wrote it/);

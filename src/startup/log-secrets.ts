@@ -6,7 +6,7 @@ import { secretsOf, type Config } from '../config.js';
  * the URL, e.g. in an error message that quotes them.
  */
 export function logSecrets(config: Config): string[] {
-  const fromUrls = [config.llm.baseURL, config.outbound.apiUrl, config.publicUrl].flatMap((raw) => {
+  const fromUrls = [config.llm.baseURL, config.outbound.apiUrl, config.publicUrl, config.databaseUrl].flatMap((raw) => {
     if (!raw || !URL.canParse(raw)) return [];
     const { username, password } = new URL(raw);
     // A lone user name is often a token (https://TOKEN@host); beside a password it is just a name.

@@ -8,7 +8,7 @@
  * milliseconds because it is only ever compared with the clock;
  * so is `campaign_contacts.next_attempt_at`.
  */
-export const MIGRATIONS: readonly string[] = [
+export const SQLITE_MIGRATIONS: readonly string[] = [
   // 1: calls, their reports, and the webhook queue (issue 15).
   `
   CREATE TABLE calls (
@@ -190,5 +190,51 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN call_id TEXT;
   UPDATE deliveries SET call_id = session_id;
   CREATE INDEX deliveries_by_call ON deliveries (call_id);
+  `,
+  // 7: a call is written as it happens (issue 22): its row exists from session_start, so its end,
+  // duration and end reason are unknown until it ends. `revision` orders the snapshots of one call:
+  // a later write never loses to an earlier one arriving late (a retried write, a replayed journal).
+  `
+  CREATE TABLE calls_v7 (
+    call_id         TEXT PRIMARY KEY,
+    session_id      TEXT NOT NULL,
+    direction       TEXT NOT NULL CHECK (direction IN ('inbound', 'outbound')),
+    from_number     TEXT,
+    to_number       TEXT,
+    started_at      TEXT NOT NULL,
+    ended_at        TEXT,
+    duration_ms     INTEGER,
+    end_reason      TEXT,
+    service_reason  TEXT,
+    turns           TEXT NOT NULL,
+    barge_ins       INTEGER NOT NULL,
+    tool_runs       TEXT NOT NULL,
+    variables       TEXT,
+    tags            TEXT,
+    transcript_file TEXT NOT NULL,
+    revision        INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  INSERT INTO calls_v7 SELECT call_id, session_id, direction, from_number, to_number, started_at, ended_at,
+    duration_ms, end_reason, service_reason, turns, barge_ins, tool_runs, variables, tags, transcript_file, 0 FROM calls;
+
+  CREATE TABLE reports_v7 (
+    call_id       TEXT PRIMARY KEY REFERENCES calls_v7 (call_id) ON DELETE CASCADE,
+    session_id    TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    summary       TEXT,
+    fields        TEXT,
+    fields_status TEXT NOT NULL CHECK (fields_status IN ('ok', 'failed', 'skipped')),
+    fields_error  TEXT,
+    body          TEXT NOT NULL
+  ) STRICT;
+  INSERT INTO reports_v7 SELECT call_id, session_id, created_at, summary, fields, fields_status, fields_error, body FROM reports;
+
+  DROP TABLE reports;
+  DROP TABLE calls;
+  ALTER TABLE calls_v7 RENAME TO calls;
+  ALTER TABLE reports_v7 RENAME TO reports;
+  CREATE INDEX calls_by_end ON calls (ended_at);
+  CREATE INDEX calls_by_session ON calls (session_id);
+  CREATE INDEX calls_in_progress ON calls (started_at) WHERE ended_at IS NULL;
   `,
 ];

@@ -1,0 +1,113 @@
+import type { Generated, Kysely } from 'kysely';
+
+/**
+ * The store's tables as the queries see them, on SQLite and PostgreSQL alike (see
+ * sqlite/migrations.ts and postgres/migrations.ts). JSON columns are text on both; times people
+ * read are ISO text; times only compared with the clock are epoch milliseconds.
+ * Rows read back are still checked by each repository's zod schema: this only types the queries.
+ */
+export interface StoreSchema {
+  calls: CallsTable;
+  reports: ReportsTable;
+  deliveries: DeliveriesTable;
+  campaigns: CampaignsTable;
+  campaign_contacts: CampaignContactsTable;
+  campaign_tally: CampaignTallyTable;
+  stop_list: StopListTable;
+}
+
+export interface CallsTable {
+  call_id: string;
+  session_id: string;
+  direction: 'inbound' | 'outbound';
+  from_number: string | null;
+  to_number: string | null;
+  started_at: string;
+  /** Null while the call is in progress. */
+  ended_at: string | null;
+  duration_ms: number | null;
+  end_reason: string | null;
+  service_reason: string | null;
+  turns: string;
+  barge_ins: number;
+  tool_runs: string;
+  variables: string | null;
+  tags: string | null;
+  transcript_file: string;
+  /** Orders a call's snapshots: a write carrying a lower revision than the row's changes nothing. */
+  revision: Generated<number>;
+}
+
+export interface ReportsTable {
+  call_id: string;
+  session_id: string;
+  created_at: string;
+  summary: string | null;
+  fields: string | null;
+  fields_status: 'ok' | 'failed' | 'skipped';
+  fields_error: string | null;
+  body: string;
+}
+
+export interface DeliveriesTable {
+  id: string;
+  session_id: string;
+  call_id: string | null;
+  url: string;
+  body: string;
+  created_at: string;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  status: 'pending' | 'delivered' | 'failed';
+  last_error: string | null;
+  delivered_at: string | null;
+  retry_from: string | null;
+}
+
+export interface CampaignsTable {
+  id: string;
+  name: string;
+  settings: string;
+  state: 'running' | 'paused' | 'done';
+  created_at: string;
+  updated_at: string;
+  last_started_at: number | null;
+  complete: Generated<number>;
+  merged: Generated<number>;
+  zones: string | null;
+  stop_mark: Generated<number>;
+}
+
+export interface CampaignContactsTable {
+  campaign_id: string;
+  idx: number;
+  number: string;
+  variables: string;
+  time_zone: string | null;
+  status: 'pending' | 'calling' | 'reached' | 'done';
+  outcome: 'completed' | 'voicemail' | 'no_answer' | 'busy' | 'failed' | 'refused' | null;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<number>;
+  last_session_id: string | null;
+  last_error: string | null;
+  updated_at: string;
+}
+
+export interface CampaignTallyTable {
+  campaign_id: string;
+  status: string;
+  outcome: string;
+  called: number;
+  n: number;
+}
+
+export interface StopListTable {
+  number: string;
+  reason: string;
+  added_at: string;
+}
+
+/** The store's query builder: the same queries run on either database. */
+export type Db = Kysely<StoreSchema>;
+
+export type Dialect = 'sqlite' | 'postgres';

@@ -1,0 +1,88 @@
+/**
+ * Hotline's store: the record of calls, their reports and deliveries, and the campaigns. One
+ * asynchronous interface (a Kysely query builder) over either database:
+ *
+ * - SQLite, the default: one file, no configuration, its one connection on a thread of its own
+ *   (sqlite/worker-dialect.ts), so nothing the file does can stop the calls' event loop.
+ * - PostgreSQL with DATABASE_URL: several Hotline processes can share it; a bounded pool.
+ *
+ * Either is migrated when opened, under a lock, so processes starting together migrate once.
+ */
+import { Kysely, sql } from 'kysely';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { describePostgresUrl, migratePostgres, postgresDialect, postgresPool } from './postgres/postgres-dialect.js';
+import type { Db, Dialect } from './schema.js';
+import { openFailure } from './sqlite/open-failure.js';
+import { workerSqliteDialect } from './sqlite/worker-dialect.js';
+import { StoreError } from './store-errors.js';
+
+/** How long a write waits (on the SQLite thread) for another program's lock before it fails and is tried again later. */
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+export interface StoreLocation {
+  /** The SQLite file (or ':memory:'), used unless `databaseUrl` is set. */
+  readonly databaseFile: string;
+  /** postgres://… — the store is PostgreSQL. */
+  readonly databaseUrl?: string | undefined;
+}
+
+export interface Store {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** The file, or the PostgreSQL URL without its password: for logs, errors and status. */
+  readonly where: string;
+  close(): Promise<void>;
+}
+
+export async function openStore(location: StoreLocation, logger: Logger): Promise<Store> {
+  return location.databaseUrl ? openPostgres(location.databaseUrl, logger) : openSqlite(location.databaseFile, logger);
+}
+
+async function openSqlite(file: string, logger: Logger): Promise<Store> {
+  const log = logger.child({ database: file });
+  const db: Db = new Kysely({
+    dialect: workerSqliteDialect(
+      { file, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS },
+      {
+        onWarning: (message) => log.warn(message),
+        onMigrated: (versions) => {
+          for (const version of versions) log.info({ version }, 'database schema updated');
+        },
+      },
+    ),
+  });
+  try {
+    // The thread opens and migrates the file before its first answer: a file that cannot be used stops the start here.
+    await sql`SELECT 1`.execute(db);
+  } catch (error) {
+    await db.destroy().catch(() => undefined);
+    if (error instanceof StoreError && error.code === 'HOTLINE_SCHEMA_TOO_NEW') {
+      throw new ConfigError(
+        `DATABASE_FILE ${file}: its ${error.message}: run the Hotline release that wrote it, or point DATABASE_FILE at another file`,
+        { cause: error },
+      );
+    }
+    throw new ConfigError(openFailure(file, error), { cause: error });
+  }
+  return { db, dialect: 'sqlite', where: file, close: () => db.destroy() };
+}
+
+async function openPostgres(url: string, logger: Logger): Promise<Store> {
+  const where = describePostgresUrl(url);
+  const pool = postgresPool(url, logger.child({ database: where }));
+  try {
+    await migratePostgres(pool, where, logger);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    if (error instanceof ConfigError) throw error;
+    const { message, code } = error as { message?: unknown; code?: unknown };
+    throw new ConfigError(
+      `DATABASE_URL ${where} cannot be used (${typeof code === 'string' ? `${code}: ` : ''}${String(message)}): ` +
+        'check that the server runs and is reachable, that the database exists and that the user may create tables in it',
+      { cause: error },
+    );
+  }
+  const db: Db = new Kysely({ dialect: postgresDialect(pool) });
+  return { db, dialect: 'postgres', where, close: () => db.destroy() };
+}
