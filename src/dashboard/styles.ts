@@ -30,7 +30,7 @@ td.summary { max-width: 420px; }
 .phase-greeting, .phase-speaking { color: var(--ok); } .phase-thinking, .phase-tool { color: var(--accent); }
 .phase-transferring, .phase-ending { color: var(--warn); }
 .reason { padding: .05rem .45rem; border-radius: 4px; background: var(--line); white-space: nowrap; }
-.reason-error, .reason-connection_lost { background: #fee4e2; color: var(--bad); }
+.reason-error, .reason-connection_lost, .reason-cut_off { background: #fee4e2; color: var(--bad); }
 .reason-transferred, .reason-voicemail, .reason-operator_transferred, .reason-operator_hung_up { background: #fef0c7; }
 .field, .badge { display: inline-block; margin: .1rem .25rem .1rem 0; padding: 0 .4rem; border-radius: 4px; background: #eef2f6; font-size: .8rem; }
 .badge.barge { background: #fee4e2; color: var(--bad); }

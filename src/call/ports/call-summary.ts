@@ -31,6 +31,11 @@ export const CALL_END_REASONS = [
   'operator_hung_up',
   /** A person running Hotline handed the call to a colleague. */
   'operator_transferred',
+  /**
+   * Hotline stopped while the call went on (killed, out of memory, a crash): found in progress when
+   * it started again. The record holds what was said until then.
+   */
+  'cut_off',
 ] as const;
 export type CallEndReason = (typeof CALL_END_REASONS)[number];
 
@@ -86,6 +91,14 @@ export interface CallSummary {
   /** The call's JSONL transcript, complete on disk when the summary is given. */
   readonly transcriptFile: string;
 }
+
+/**
+ * A call's record while it goes on (issue 22: written as it happens, from session_start on): what
+ * is known so far. Its end, duration and end reason come when it ends; `revision` grows with each
+ * snapshot of the same call, so a late or repeated write never replaces a newer one.
+ */
+export type CallProgress = Omit<CallSummary, 'endedAt' | 'durationMs' | 'endReason'> &
+  Partial<Pick<CallSummary, 'endedAt' | 'durationMs' | 'endReason'>> & { readonly revision: number };
 
 /** An outbound call Hotline requested has started: the person (or a mailbox) picked up. */
 export interface CallStartedInfo {

@@ -16,6 +16,7 @@ const OUTCOME_LABELS: Record<CallEndReason, string> = {
   connection_lost: 'Connection lost',
   operator_hung_up: 'Ended by an operator',
   operator_transferred: 'Passed to a person by an operator',
+  cut_off: 'Cut off: Hotline stopped during the call',
 };
 
 function outcomeLabel(reason: string): string {
