@@ -13,7 +13,7 @@ import type { Action } from '../protocol/actions.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
-import type { VoicemailDetector } from './ports/call-summary.js';
+import type { CallSoFar, VoicemailDetector } from './ports/call-summary.js';
 import type { TransferSetup } from './ending/transfer.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 
@@ -94,4 +94,6 @@ export interface CallDeps {
   metrics: Metrics;
   /** Told of the call's phase and latest words as they change (a live view). */
   activity?: CallActivityObserver | undefined;
+  /** Told of the call's record as it goes (see CallObserver.callProgress). */
+  progress?: ((call: CallSoFar) => void) | undefined;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallEndReason, CallSummary, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
+import type { CallEndReason, CallSoFar, CallSummary, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
 import type { ToolRunRecord } from './turn/tool-loop.js';
 
@@ -44,6 +44,8 @@ export class CallRecord {
   constructor(
     private readonly sessionId: string,
     private readonly transcript: { readonly file: string },
+    /** Told when the record changes in a way worth writing down at once (see CallObserver.callProgress). */
+    private readonly changed: () => void = () => {},
   ) {}
 
   get callId(): string {
@@ -70,12 +72,14 @@ export class CallRecord {
   ): void {
     this.session = session;
     if (request) this.request = { variables: request.variables, tags: request.tags };
+    this.changed();
   }
 
   /** A turn began for words that arrived at `wordsAt` (performance.now()); `mark` and `turnFailed` fill it in as it goes. */
   turn(reply: Reply, wordsAt: number): void {
     const now = performance.now();
     this.turns.push({ at: new Date(Date.now() - (now - wordsAt)).toISOString(), wordsAt, reply, failed: false, llmRequestMs: now - wordsAt });
+    this.changed();
   }
 
   /** The latest turn failed: the caller heard the apology. */
@@ -95,23 +99,38 @@ export class CallRecord {
 
   bargedIn(): void {
     this.bargeIns += 1;
+    this.changed();
   }
 
   toolRan(run: ToolRunRecord): void {
     this.toolRuns.push({ name: run.name, arguments: run.arguments, outcome: run.outcome, durationMs: run.durationMs, reused: run.reused });
+    this.changed();
   }
 
   endingSent(type: 'hangup' | 'transfer', cause: EndingCause): void {
     this.ending = { type, cause };
+    this.changed();
   }
 
   /** A transfer nobody answered brought the call back: it has not ended that way after all. */
   endingUndone(): void {
     this.ending = undefined;
+    this.changed();
   }
 
   summary(reason: string, origin: 'service' | 'hotline'): CallSummary {
     const endedAt = new Date();
+    return {
+      ...this.soFar(),
+      endedAt: endedAt.toISOString(),
+      durationMs: endedAt.getTime() - this.startedAt.getTime(),
+      endReason: this.endReasonOf(reason, origin),
+      serviceReason: origin === 'service' && reason !== 'session_end' ? reason : undefined,
+    };
+  }
+
+  /** The record as it stands, the call still going. */
+  soFar(): CallSoFar {
     return {
       callId: this.id,
       sessionId: this.sessionId,
@@ -119,10 +138,7 @@ export class CallRecord {
       from: this.session.from,
       to: this.session.to,
       startedAt: this.startedAt.toISOString(),
-      endedAt: endedAt.toISOString(),
-      durationMs: endedAt.getTime() - this.startedAt.getTime(),
-      endReason: this.endReasonOf(reason, origin),
-      serviceReason: origin === 'service' && reason !== 'session_end' ? reason : undefined,
+      serviceReason: undefined,
       turns: this.turns.map((stats): TurnSummary => {
         const timeline: { -readonly [K in TimelineMark]?: number } = {};
         for (const mark of TIMELINE) {

@@ -10,7 +10,7 @@ import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallControl, ControlOutcome } from './ports/call-control.js';
-import type { CallObserver, CallStartedInfo, VoicemailDetector } from './ports/call-summary.js';
+import type { CallObserver, CallSoFar, CallStartedInfo, VoicemailDetector } from './ports/call-summary.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 import { Call } from './call.js';
 import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
@@ -377,6 +377,14 @@ export class CallRegistry implements CallControl {
     }
   }
 
+  private tellProgress(call: CallSoFar): void {
+    try {
+      this.options.observer?.callProgress?.(call);
+    } catch (error) {
+      this.options.logger.error({ err: error, sessionId: call.sessionId }, 'recording the call in progress failed');
+    }
+  }
+
   private setupFor(prompts: PromptSet): CallSetup {
     let setup = this.setups.get(prompts);
     if (!setup) {
@@ -438,6 +446,7 @@ export class CallRegistry implements CallControl {
       ),
       metrics: this.options.metrics,
       activity: this.options.activity,
+      progress: this.options.observer?.callProgress && ((soFar) => this.tellProgress(soFar)),
     });
     this.calls.set(id, call);
     if (starting) {

@@ -90,7 +90,7 @@ export class Call {
     this.log = deps.logger;
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
-    this.record = new CallRecord(id, deps.transcript);
+    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged());
     // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
     // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
     this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
@@ -377,6 +377,23 @@ export class Call {
   /** The call as the business's record keeps it; asked once it has ended. */
   summary(reason: string, origin: 'service' | 'hotline'): CallSummary {
     return this.record.summary(reason, origin);
+  }
+
+  private progressQueued = false;
+
+  /**
+   * The record changed: it is told once the work of this moment is done — a turn's request has
+   * gone to the model first — and once however many changes the moment made.
+   */
+  private recordChanged(): void {
+    const progress = this.deps.progress;
+    if (!progress || this.progressQueued || this.ended) return;
+    this.progressQueued = true;
+    setImmediate(() => {
+      this.progressQueued = false;
+      // An ended call's record is its summary, told when its transcript is closed.
+      if (!this.ended) progress(this.record.soFar());
+    });
   }
 
   /** The conversation as the next LLM request will see it. */

@@ -13,6 +13,7 @@ export function combineObservers(observers: readonly CallObserver[], onError: (e
   };
   return {
     callEnded: (summary) => each((o) => o.callEnded(summary)),
+    callProgress: (call) => each((o) => o.callProgress?.(call)),
     callStarted: (info) => each((o) => o.callStarted?.(info)),
     callNotConnected: (request, reason) => each((o) => o.callNotConnected?.(request, reason)),
   };

@@ -15,6 +15,8 @@ import { describePostgresUrl, migratePostgres, postgresDialect, postgresPool } f
 import type { Db, Dialect } from './schema.js';
 import { openFailure } from './sqlite/open-failure.js';
 import { workerSqliteDialect } from './sqlite/worker-dialect.js';
+import { SQLITE_MIGRATIONS } from './sqlite/migrations.js';
+import { POSTGRES_MIGRATIONS } from './postgres/migrations.js';
 import { StoreError } from './store-errors.js';
 
 /** How long a write waits (on the SQLite thread) for another program's lock before it fails and is tried again later. */
@@ -35,15 +37,33 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(location: StoreLocation, logger: Logger): Promise<Store> {
-  return location.databaseUrl ? openPostgres(location.databaseUrl, logger) : openSqlite(location.databaseFile, logger);
+export interface OpenOptions {
+  /** Default true. False only to look (`npm run db -- status`): a schema behind this Hotline's is left as it is. */
+  readonly migrate?: boolean;
 }
 
-async function openSqlite(file: string, logger: Logger): Promise<Store> {
+export async function openStore(location: StoreLocation, logger: Logger, options: OpenOptions = {}): Promise<Store> {
+  const migrate = options.migrate ?? true;
+  return location.databaseUrl ? openPostgres(location.databaseUrl, logger, migrate) : openSqlite(location.databaseFile, logger, migrate);
+}
+
+/** The schema version the database has, and the one this Hotline brings. */
+export async function schemaVersion(store: Store): Promise<{ current: number; latest: number }> {
+  if (store.dialect === 'sqlite') {
+    const { rows } = await sql<{ user_version: number }>`PRAGMA user_version`.execute(store.db);
+    return { current: rows[0]?.user_version ?? 0, latest: SQLITE_MIGRATIONS.length };
+  }
+  const { rows } = await sql<{ version: number | null }>`SELECT MAX(version) AS version FROM hotline_schema`.execute(store.db).catch(() => ({
+    rows: [{ version: 0 }],
+  }));
+  return { current: rows[0]?.version ?? 0, latest: POSTGRES_MIGRATIONS.length };
+}
+
+async function openSqlite(file: string, logger: Logger, migrate: boolean): Promise<Store> {
   const log = logger.child({ database: file });
   const db: Db = new Kysely({
     dialect: workerSqliteDialect(
-      { file, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS },
+      { file, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, migrate },
       {
         onWarning: (message) => log.warn(message),
         onMigrated: (versions) => {
@@ -68,11 +88,12 @@ async function openSqlite(file: string, logger: Logger): Promise<Store> {
   return { db, dialect: 'sqlite', where: file, close: () => db.destroy() };
 }
 
-async function openPostgres(url: string, logger: Logger): Promise<Store> {
+async function openPostgres(url: string, logger: Logger, migrate: boolean): Promise<Store> {
   const where = describePostgresUrl(url);
   const pool = postgresPool(url, logger.child({ database: where }));
   try {
-    await migratePostgres(pool, where, logger);
+    if (migrate) await migratePostgres(pool, where, logger);
+    else await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => undefined);
     if (error instanceof ConfigError) throw error;

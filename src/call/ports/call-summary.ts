@@ -97,8 +97,10 @@ export interface CallSummary {
  * is known so far. Its end, duration and end reason come when it ends; `revision` grows with each
  * snapshot of the same call, so a late or repeated write never replaces a newer one.
  */
-export type CallProgress = Omit<CallSummary, 'endedAt' | 'durationMs' | 'endReason'> &
-  Partial<Pick<CallSummary, 'endedAt' | 'durationMs' | 'endReason'>> & { readonly revision: number };
+export type CallProgress = CallSoFar & Partial<Pick<CallSummary, 'endedAt' | 'durationMs' | 'endReason'>> & { readonly revision: number };
+
+/** What the core tells of a call in progress: its summary without an end. */
+export type CallSoFar = Omit<CallSummary, 'endedAt' | 'durationMs' | 'endReason'>;
 
 /** An outbound call Hotline requested has started: the person (or a mailbox) picked up. */
 export interface CallStartedInfo {
@@ -111,6 +113,13 @@ export interface CallStartedInfo {
 /** Told of every call that ended, once its transcript is on disk. Must not throw. */
 export interface CallObserver {
   callEnded(summary: CallSummary): void;
+  /**
+   * The call's record so far, from session_start on and again as it goes (a turn, a tool run, a
+   * barge-in, an ending sent): never on the path from the caller's words to the reply, coalesced
+   * to one per moment. A record keeper writes it as it happens, so a process killed mid-call
+   * leaves the call's record behind.
+   */
+  callProgress?(call: CallSoFar): void;
   /**
    * At the session_start of an outbound call that matched a request: told at
    * once, before the call's first word, so a campaign can mark the contact

@@ -27,7 +27,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     variables       TEXT,
     tags            TEXT,
     transcript_file TEXT NOT NULL,
-    revision        INTEGER NOT NULL DEFAULT 0
+    revision        BIGINT NOT NULL DEFAULT 0
   );
   CREATE INDEX calls_by_end ON calls (ended_at);
   CREATE INDEX calls_by_session ON calls (session_id);

@@ -44,7 +44,7 @@ function open(): number[] {
     if (!memory) next.pragma('journal_mode = WAL');
     next.pragma('synchronous = NORMAL');
     next.pragma('foreign_keys = ON');
-    const migrated = migrate(next);
+    const migrated = settings.migrate ? migrate(next) : [];
     db = next;
     statements.clear();
     inode = memory ? undefined : statSync(settings.file).ino;

@@ -21,4 +21,6 @@ export type FromWorker =
 export interface WorkerSettings {
   readonly file: string;
   readonly busyTimeoutMs: number;
+  /** False for a look that must change nothing (`npm run db -- status`): the schema is left as it is. */
+  readonly migrate: boolean;
 }
