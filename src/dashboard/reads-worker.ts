@@ -3,7 +3,7 @@
  * checked) so that their parsing never holds the event loop the calls run on (see FileThread).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { fileQueries, type FileRequest, type FileResponse, type PromptsToCheck } from './reads.js';
+import { fileQueries, type FileRequest, type FileResponse, type PromptsToCheck } from './file-thread.js';
 
 const { prompts } = workerData as { prompts: PromptsToCheck };
 const queries = fileQueries(prompts);

@@ -1,4 +1,3 @@
-import type { Worker } from 'node:worker_threads';
 import type { CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { progressOf, type CampaignProgress } from '../campaigns/progress.js';
@@ -10,9 +9,11 @@ import type { Database } from '../store/database.js';
 import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import type { Store } from '../store/store.js';
-import { spawnModule } from '../worker-module.js';
-import { checkPrompts, type PromptsCheck } from '../prompts-check.js';
-import { readTranscript, type TranscriptLine } from './transcript-lines.js';
+import type { PromptsCheck } from '../prompts-check.js';
+import { FileThread, type PromptsToCheck } from './file-thread.js';
+import type { TranscriptLine } from './transcript-lines.js';
+
+export type { PromptsToCheck } from './file-thread.js';
 
 /**
  * Everything the dashboard reads — the store, a call's transcript, and the prompts folder as
@@ -55,27 +56,6 @@ export interface CallStory {
 /** A delivery as the story shows it: never its body, nor its URL (which may hold credentials). */
 export type DeliveryState = Pick<Delivery, 'status' | 'attempts' | 'lastError' | 'deliveredAt' | 'nextAttemptAt' | 'createdAt'>;
 
-/** The prompts folder to check, and the environment its tool files' `${NAME}` are read from. */
-export interface PromptsToCheck {
-  readonly dir: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
-
-/** What the files' thread does (see reads-worker.ts): parsing, which would hold the event loop. */
-export interface FileQueries {
-  /** Parsing every prompt, tool and report file holds a thread for tens of milliseconds. */
-  checkPrompts(): Promise<PromptsCheck>;
-  /** A transcript of up to 4 MB parsed line by line (zod per line): over 50 ms for a long call. */
-  transcript(file: string): Promise<{ lines: TranscriptLine[]; problem?: string | undefined }>;
-}
-
-/** The work of the files' thread itself. */
-export function fileQueries(prompts: PromptsToCheck): FileQueries {
-  return {
-    checkPrompts: async () => checkPrompts(prompts.dir, prompts.env),
-    transcript: (file) => readTranscript(file),
-  };
-}
 
 /**
  * The dashboard's reads: the store's queries through the Store (SQLite's own thread, or PostgreSQL's
@@ -178,66 +158,4 @@ function ended<C extends { readonly endedAt?: string | null | undefined }>(call:
 /** Leaves the body (the report, already on the page) and the URL (it may hold credentials) behind. */
 function deliveryState({ status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt }: Delivery): DeliveryState {
   return { status, attempts, lastError, deliveredAt, nextAttemptAt, createdAt };
-}
-
-export type FileRequest = { id: number; name: keyof FileQueries; args: unknown[] };
-export type FileResponse = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
-
-/** The files' work on a thread of its own, started at the first question and again after it died. */
-export class FileThread implements FileQueries {
-  private worker: Worker | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-
-  constructor(
-    private readonly prompts: PromptsToCheck,
-    private readonly logger: Logger,
-  ) {}
-
-  transcript(file: string) {
-    return this.ask<{ lines: TranscriptLine[]; problem?: string | undefined }>('transcript', [file]);
-  }
-  checkPrompts() {
-    return this.ask<PromptsCheck>('checkPrompts', []);
-  }
-
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
-  }
-
-  private ask<T>(name: keyof FileQueries, args: unknown[]): Promise<T> {
-    const worker = this.started();
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: (value) => resolve(value as T), reject });
-      worker.postMessage({ id, name, args } satisfies FileRequest);
-    });
-  }
-
-  private started(): Worker {
-    if (this.worker) return this.worker;
-    const worker = spawnModule(import.meta.url, 'reads-worker', { prompts: this.prompts });
-    worker.unref();
-    worker.on('message', (response: FileResponse) => {
-      const waiter = this.pending.get(response.id);
-      if (!waiter) return;
-      this.pending.delete(response.id);
-      if (response.ok) waiter.resolve(response.value);
-      else waiter.reject(new Error(response.message));
-    });
-    const fail = (error: Error): void => {
-      if (this.worker === worker) this.worker = undefined;
-      for (const waiter of this.pending.values()) waiter.reject(error);
-      this.pending.clear();
-    };
-    worker.on('error', (error) => {
-      this.logger.error({ err: error }, 'the dashboard files thread failed');
-      fail(error);
-    });
-    worker.on('exit', () => fail(new Error('the dashboard files thread stopped')));
-    this.worker = worker;
-    return worker;
-  }
 }
