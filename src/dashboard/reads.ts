@@ -56,7 +56,6 @@ export interface CallStory {
 /** A delivery as the story shows it: never its body, nor its URL (which may hold credentials). */
 export type DeliveryState = Pick<Delivery, 'status' | 'attempts' | 'lastError' | 'deliveredAt' | 'nextAttemptAt' | 'createdAt'>;
 
-
 /**
  * The dashboard's reads: the store's queries through the Store (SQLite's own thread, or PostgreSQL's
  * pool: off the event loop either way), the files' parsing on a thread of its own.
