@@ -10,7 +10,7 @@ import { CampaignNotFoundError } from './campaigns/errors.js';
 import { createCampaign } from './campaigns/create-campaign.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { LiveCalls } from './dashboard/live-calls.js';
-import { inProcessReads, ThreadReads } from './dashboard/reads.js';
+import { StoreReads } from './dashboard/reads.js';
 import type { AddressInfo } from 'node:net';
 import type { ToolBox } from './call/ports/business-tools.js';
 import { CallRegistry } from './call/call-registry.js';
@@ -191,10 +191,8 @@ export async function startHotline(
       ? { ...config.transfer, defaultTarget: 'demo-operator' }
       : config.transfer;
   const live = new LiveCalls();
-  // A database in a file is read by the dashboard on a thread of its own; one in memory only here.
-  const promptsToCheck = { dir: config.promptsDir, env: toolEnv };
-  const dashboardReads =
-    config.databaseFile === ':memory:' ? inProcessReads(db, promptsToCheck) : new ThreadReads(db.file, promptsToCheck, logger);
+  // The store's queries off the event loop through the store; the prompts folder and transcripts parsed on a thread.
+  const dashboardReads = new StoreReads(store, db, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
   const registry: CallRegistry = new CallRegistry({

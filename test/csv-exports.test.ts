@@ -11,11 +11,9 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { pino } from 'pino';
 import { afterEach, expect, test } from 'vitest';
-import { seedCalls } from '../src/bench/dashboard-load.js';
+import { seedCalls, writeEndedCalls } from '../src/bench/dashboard-load.js';
 import { CampaignSettingsSchema, openCampaignStore } from '../src/campaigns/definition.js';
-import { CallRepository } from '../src/store/call-repository.js';
 import { Database } from '../src/store/database.js';
-import { ReportRepository } from '../src/store/report-repository.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { callSummary } from './helpers/reports.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -32,7 +30,7 @@ async function hotline(): Promise<TestHotline> {
   return env;
 }
 
-/** A second connection to Hotline's database, as another instance's writes would land (WAL). */
+/** A second connection to Hotline's database, as another instance's writes would land (WAL): the campaigns' part, until it moves to the store. */
 function store(env: TestHotline): Database {
   const db = Database.open(path.join(env.transcriptsDir, 'hotline.db'), pino({ level: 'silent' }));
   cleanups.push(() => db.close());
@@ -84,13 +82,14 @@ test('every export writes formula-like cells as text and phone numbers as they a
     db,
     values.map((note, i) => ({ number: `+4915110000${String(i).padStart(2, '0')}`, variables: { note } })),
   );
-  const calls = new CallRepository(db);
-  const reports = new ReportRepository(db);
-  values.forEach((value, i) => {
-    const call = callSummary({ callId: `call-${i}`, sessionId: value, from: '+4915112345678', endedAt: new Date(Date.now() - i * 1000).toISOString() });
-    calls.save(call);
-    reports.save({ callId: call.callId, sessionId: value, createdAt: call.endedAt, summary: value, fields: null, fieldsStatus: 'ok', fieldsError: null, body: '{}' });
-  });
+  // The history reads Hotline's store: the calls are written there.
+  await writeEndedCalls(
+    env.hotline.store.db,
+    values.map((value, i) => {
+      const call = callSummary({ callId: `call-${i}`, sessionId: value, from: '+4915112345678', endedAt: new Date(Date.now() - i * 1000).toISOString() });
+      return { call, report: { callId: call.callId, sessionId: value, createdAt: call.endedAt, summary: value, fields: null, fieldsStatus: 'ok', fieldsError: null, body: '{}' } };
+    }),
+  );
   const expected = (value: string): string => (FORMULAS.includes(value) ? `'${value}` : value);
 
   const results = await fetch(`${env.hotline.url}/api/campaigns/${id}/results.csv`, { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -158,7 +157,7 @@ async function mostHeld(response: ServerResponse, ms: number): Promise<number> {
 test('a client that stops reading: each export holds a bounded amount, only two run per address, and a reader gets the whole file', async () => {
   const env = await hotline();
   const db = store(env);
-  seedCalls(db.file, 40_000);
+  await seedCalls(env.hotline.store, 40_000);
   // Long enough rows that the file is far bigger than the kernel's socket buffers.
   const id = campaign(
     db,

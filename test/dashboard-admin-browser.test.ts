@@ -15,8 +15,8 @@ import type { Browser, Page, Response as PageResponse } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { chromiumPath, launchChromium } from './helpers/browser.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { browserStoreKinds, chromiumPath, launchChromium, startHotlineOn } from './helpers/browser.js';
+import type { TestHotline } from './helpers/hotline.js';
 
 const ADMIN = 'dashboard-admin-token-for-the-browser';
 
@@ -27,7 +27,7 @@ function script(_request: ChatRequestBody): ScriptedReply {
 const browserPath = chromiumPath();
 if (!browserPath) console.warn('SKIPPED dashboard admin browser tests: no Chromium found (install Debian\'s "chromium" package)');
 
-describe.skipIf(!browserPath)('the admin edge in headless Chromium', () => {
+describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the admin edge in headless Chromium, on %s', (kind) => {
   let browser: Browser;
   let env: TestHotline | undefined;
   let attacker: Server | undefined;
@@ -70,7 +70,7 @@ describe.skipIf(!browserPath)('the admin edge in headless Chromium', () => {
   }
 
   test('a page on another port of 127.0.0.1 posting to the dashboard while logged in: 403, nothing changes, the call still runs', async () => {
-    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN });
+    env = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN });
     const service = await liveCall();
     const dashboard = `${env.hotline.url}/dashboard`;
     const call = `${dashboard}/calls/${service.sessionId}`;
@@ -117,7 +117,7 @@ describe.skipIf(!browserPath)('the admin edge in headless Chromium', () => {
   }, 60_000);
 
   test('logging out ends the session on the server: a copy of the cookie taken before is refused', async () => {
-    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN });
+    env = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN });
     const context = await browser.newContext();
     const page = await context.newPage();
     await logIn(page);

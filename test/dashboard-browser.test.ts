@@ -12,8 +12,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { chromiumPath, launchChromium, screenshotPath } from './helpers/browser.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { browserStoreKinds, chromiumPath, launchChromium, screenshotPath, startHotlineOn } from './helpers/browser.js';
+import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
 
 const ADMIN = 'dashboard-admin-token';
@@ -39,7 +39,7 @@ if (!browserPath) {
   console.warn('SKIPPED dashboard browser tests: no Chromium found (install Debian\'s "chromium" package; .ci/run does so with apt-get)');
 }
 
-describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
+describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the dashboard in headless Chromium, on %s', (kind) => {
   let browser: Browser;
   let env: TestHotline | undefined;
   const services: FakeVoiceService[] = [];
@@ -68,7 +68,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
   async function logIn(page: Page): Promise<void> {
     await page.goto(`${env!.hotline.url}/dashboard`);
     await page.waitForURL(/\/dashboard\/login$/);
-    await page.screenshot({ path: screenshotPath('login') });
+    await page.screenshot({ path: screenshotPath('login', kind) });
     await page.fill('input[name=token]', 'not the token');
     await page.click('button[type=submit]');
     await expect.poll(() => page.textContent('[role=alert]')).toContain('not the admin token');
@@ -79,7 +79,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
 
   test('log in, watch a call live until it ends, open its story, filter the history, export CSV', async () => {
     // SHOP_API_URL: the shipped tools' variable, set so that the prompts page has no problem to show.
-    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN, REPORT_FIELDS: 'true', SHOP_API_URL: 'http://127.0.0.1:9' });
+    env = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN, REPORT_FIELDS: 'true', SHOP_API_URL: 'http://127.0.0.1:9' });
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     await logIn(page);
     const cookie = (await page.context().cookies()).find((c) => c.name === 'hotline_dashboard');
@@ -100,7 +100,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     await expect.poll(() => row.locator('td').nth(4).textContent()).toBe('Tell me a story');
     // The latest sentence sent: the model writes on while the first plays, so on a busy machine it may be a later one.
     await expect.poll(async () => STORY.includes((await row.locator('td').nth(5).textContent()) || '-')).toBe(true);
-    await page.screenshot({ path: screenshotPath('live') });
+    await page.screenshot({ path: screenshotPath('live', kind) });
     // The first sentence plays to its end; the caller cuts in during the second.
     service.finishSpeech();
     await service.next((a) => a.type === 'speak' && a.text === 'It listened to every caller.');
@@ -138,7 +138,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     expect(await turns.nth(0).getAttribute('class')).toContain('interrupted');
     expect(await turns.nth(0).locator('.bar').count()).toBeGreaterThanOrEqual(3);
     expect(await turns.nth(0).locator('.label').textContent()).toContain('Tell me a story');
-    await page.screenshot({ path: screenshotPath('story'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('story', kind), fullPage: true });
 
     // A second call that ends another way, so the history has something to filter out.
     const other = await call('4917699887766');
@@ -156,7 +156,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     expect(await page.locator('#history tbody tr').count()).toBe(1);
     // Filters travel in the body, never in the URL.
     expect(page.url()).toMatch(/\/dashboard\/calls$/);
-    await page.screenshot({ path: screenshotPath('history'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('history', kind), fullPage: true });
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
     const csv = await readFile((await download.path())!, 'utf8');
@@ -177,22 +177,22 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     await page.waitForSelector('body[data-charts]');
     expect(await page.evaluate('window.hotlineChartsDrawn')).toBe(true);
     expect(await page.locator('canvas').count()).toBe(5);
-    await page.screenshot({ path: screenshotPath('charts'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('charts', kind), fullPage: true });
     await page.click('nav >> text=Campaigns');
     await page.waitForURL(/\/dashboard\/campaigns$/);
-    await page.screenshot({ path: screenshotPath('campaigns'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('campaigns', kind), fullPage: true });
     await page.click('nav >> text=Prompts');
     await page.waitForURL(/\/dashboard\/prompts$/);
     expect(await page.locator('#prompt-files li').count()).toBeGreaterThan(0);
     expect(await page.locator('#prompts-check tbody tr').count()).toBeGreaterThan(5);
     expect(await page.textContent('#check-problems')).toBe('0');
-    await page.screenshot({ path: screenshotPath('prompts'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('prompts', kind), fullPage: true });
     expect(failed).toEqual([]);
     await page.close();
   }, 60_000);
 
   test('a call in progress opens from its number: the conversation grows as it happens, a person ends it, and the page is its story', async () => {
-    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN });
+    env = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN });
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const failed: string[] = [];
     page.on('pageerror', (error) => failed.push(error.message));
@@ -216,7 +216,7 @@ describe.skipIf(!browserPath)('the dashboard in headless Chromium', () => {
     // The latest sentence sent: on a busy machine the model may have written on by the time the page looks.
     await expect.poll(async () => STORY.includes((await page.textContent('.agent-said')) || '-')).toBe(true);
     expect(await page.textContent('.phase')).toMatch(/thinking|speaking/);
-    await page.screenshot({ path: screenshotPath('live-call'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('live-call', kind), fullPage: true });
 
     // The person watching ends the call, after saying yes to the question: the story stops, a goodbye, the hangup.
     const asked: string[] = [];

@@ -1,6 +1,6 @@
 /**
- * The dashboard's charts and prompts pages: the numbers SQLite counts for the
- * charts, the pages that show them, the browser script that draws them, and
+ * The dashboard's charts and prompts pages: the numbers the store (SQLite and
+ * PostgreSQL alike) counts for the charts, the pages that show them, the browser script that draws them, and
  * the prompt store's status the prompts page reads.
  */
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -8,17 +8,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { CompiledQuery } from 'kysely';
+import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { writeEndedCalls } from '../src/bench/dashboard-load.js';
 import type { CallSummary, TurnSummary } from '../src/call/ports/call-summary.js';
 import { CHARTS_SCRIPT } from '../src/dashboard/charts-script.js';
 import { chartsPage, chartsView } from '../src/dashboard/pages/charts.js';
 import { promptsPage } from '../src/dashboard/pages/prompts.js';
 import { PromptStore, type PromptsStatus } from '../src/prompts/prompt-store.js';
-import { CallRepository } from '../src/store/call-repository.js';
-import { CallStats, type ChartData, type DayStats } from '../src/store/call-stats.js';
-import { Database } from '../src/store/database.js';
+import { CallStats, windowQueries, type ChartData, type DayStats } from '../src/store/call-stats.js';
+import type { Store } from '../src/store/store.js';
 import { callSummary } from './helpers/reports.js';
+import { freshStore, storeKinds, type StoreKind } from './helpers/stores.js';
 
 const logger = pino({ level: 'silent' });
 const cleanups: (() => unknown)[] = [];
@@ -65,17 +67,20 @@ const CALLS: readonly CallSummary[] = [
   call('before-30d', '2026-10-24T23:59:59.999Z', { turns: [turn(9999, 9999)], bargeIns: 5, endReason: 'voicemail' }),
 ];
 
-function openDatabase(): Database {
-  const db = Database.open(':memory:', logger);
-  cleanups.push(() => db.close());
-  return db;
+async function openCallStore(kind: StoreKind): Promise<Store> {
+  const store = await freshStore(kind);
+  cleanups.push(() => store.close());
+  return store;
 }
 
-function chartData(calls: readonly CallSummary[] = CALLS): ChartData {
-  const db = openDatabase();
-  const repository = new CallRepository(db);
-  for (const c of calls) repository.save(c);
-  return new CallStats(db).charts(NOW);
+async function save(store: Store, calls: readonly CallSummary[]): Promise<void> {
+  await writeEndedCalls(store.db, calls.map((call) => ({ call })));
+}
+
+async function chartData(calls: readonly CallSummary[] = CALLS, kind: StoreKind = 'sqlite'): Promise<ChartData> {
+  const store = await openCallStore(kind);
+  await save(store, calls);
+  return new CallStats(store).charts(NOW);
 }
 
 function day(data: ChartData, label: string): DayStats {
@@ -84,9 +89,11 @@ function day(data: ChartData, label: string): DayStats {
   return found;
 }
 
-describe('CallStats.charts', () => {
-  test('calls per hour: 48 hours up to the current one, every hour present, the edges exact', () => {
-    const data = chartData();
+describe.each(await storeKinds())('CallStats.charts on %s', (kind) => {
+  const chartsOf = (calls?: readonly CallSummary[]) => chartData(calls, kind);
+
+  test('calls per hour: 48 hours up to the current one, every hour present, the edges exact', async () => {
+    const data = await chartsOf();
     expect(data.at).toBe('2026-11-23T05:30:00.000Z');
     expect(data.hours).toHaveLength(48);
     expect(data.hours[0]).toEqual({ label: '2026-11-21 06:00', calls: 1 });
@@ -105,8 +112,8 @@ describe('CallStats.charts', () => {
     expect(starts.slice(1).map((t, i) => t - starts[i]!)).toEqual(Array(47).fill(3_600_000));
   });
 
-  test('calls per day: 30 days up to today, every day present', () => {
-    const data = chartData();
+  test('calls per day: 30 days up to today, every day present', async () => {
+    const data = await chartsOf();
     expect(data.days).toHaveLength(30);
     expect(data.days[0]!.label).toBe('2026-10-25');
     expect(data.days.at(-1)!.label).toBe('2026-11-23');
@@ -127,8 +134,8 @@ describe('CallStats.charts', () => {
     });
   });
 
-  test('outcomes over the 30 days, most first, a tie in the order of the end reasons', () => {
-    expect(chartData().outcomes).toEqual([
+  test('outcomes over the 30 days, most first, a tie in the order of the end reasons', async () => {
+    expect((await chartsOf()).outcomes).toEqual([
       { reason: 'caller_hung_up', calls: 3 },
       { reason: 'agent_hung_up', calls: 2 },
       { reason: 'transferred', calls: 1 },
@@ -137,8 +144,8 @@ describe('CallStats.charts', () => {
     ]);
   });
 
-  test('p50 and p95 per day by nearest rank over every turn of the day, turns without a value left out', () => {
-    const data = chartData();
+  test('p50 and p95 per day by nearest rank over every turn of the day, turns without a value left out', async () => {
+    const data = await chartsOf();
     // First speak on the 23rd: 100 200 300 400 500 1000 2000 → ranks ceil(3.5) = 4 and ceil(6.65) = 7.
     // LLM first token: 50 60 150 → ranks 2 and 3.
     expect(day(data, '2026-11-23')).toMatchObject({ firstSpeakMs: { p50: 400, p95: 2000 }, llmFirstTokenMs: { p50: 60, p95: 150 } });
@@ -149,49 +156,47 @@ describe('CallStats.charts', () => {
     expect(day(data, '2026-11-21')).toMatchObject({ calls: 2, turns: 0, firstSpeakMs: { p50: null, p95: null }, bargeInRate: null });
   });
 
-  test('nearest rank at the sizes where it rounds: one value, two, twenty', () => {
-    const ranks = (values: number[]) => {
-      const data = chartData([call('one', '2026-11-23T01:00:00.000Z', { turns: values.map((v) => turn(v)) })]);
+  test('nearest rank at the sizes where it rounds: one value, two, twenty', async () => {
+    const ranks = async (values: number[]) => {
+      const data = await chartsOf([call('one', '2026-11-23T01:00:00.000Z', { turns: values.map((v) => turn(v)) })]);
       return day(data, '2026-11-23').firstSpeakMs;
     };
-    expect(ranks([42])).toEqual({ p50: 42, p95: 42 });
-    expect(ranks([20, 10])).toEqual({ p50: 10, p95: 20 });
+    expect(await ranks([42])).toEqual({ p50: 42, p95: 42 });
+    expect(await ranks([20, 10])).toEqual({ p50: 10, p95: 20 });
     // n = 20: p95 is rank 19, not the maximum.
-    expect(ranks(Array.from({ length: 20 }, (_, i) => 20 - i))).toEqual({ p50: 10, p95: 19 });
+    expect(await ranks(Array.from({ length: 20 }, (_, i) => 20 - i))).toEqual({ p50: 10, p95: 19 });
   });
 
-  test('barge-in rate per day: barge-ins over all turns, failed turns counted', () => {
-    const data = chartData();
+  test('barge-in rate per day: barge-ins over all turns, failed turns counted', async () => {
+    const data = await chartsOf();
     expect(day(data, '2026-11-23')).toMatchObject({ turns: 8, bargeIns: 3, bargeInRate: 3 / 8 });
     expect(day(data, '2026-11-22')).toMatchObject({ turns: 21, bargeIns: 0, bargeInRate: 0 });
     expect(day(data, '2026-10-25')).toMatchObject({ turns: 1, bargeIns: 1, bargeInRate: 1 });
   });
 
-  test('the last 24 hours: calls, p95 first speak and barge-in rate, up to and including now', () => {
-    const data = chartData([...CALLS, call('at-now', NOW.toISOString(), { turns: [turn(50)] }), call('after-now', '2026-11-23T05:30:00.001Z')]);
+  test('the last 24 hours: calls, p95 first speak and barge-in rate, up to and including now', async () => {
+    const data = await chartsOf([...CALLS, call('at-now', NOW.toISOString(), { turns: [turn(50)] }), call('after-now', '2026-11-23T05:30:00.001Z')]);
     // today-1, today-2, today-3, yesterday-1 and at-now; yesterday-2 ended a millisecond too early.
     // First speak: 10 … 200, 50, 100 … 500, 1000, 2000 (28 values) → rank ceil(26.6) = 27: 1000.
     expect(data.last24h).toEqual({ calls: 5, firstSpeakP95Ms: 1000, bargeInRate: 3 / 29 });
   });
 
-  test('an empty database: every bucket zero, nothing measured', () => {
-    const data = chartData([]);
+  test('an empty database: every bucket zero, nothing measured', async () => {
+    const data = await chartsOf([]);
     expect(data.hours.every((h) => h.calls === 0)).toBe(true);
     expect(data.days.every((d) => d.calls === 0 && d.bargeInRate === null && d.firstSpeakMs.p95 === null)).toBe(true);
     expect(data.outcomes).toEqual([]);
     expect(data.last24h).toEqual({ calls: 0, firstSpeakP95Ms: null, bargeInRate: null });
   });
 
-  test('a day that has ended is counted once; today is counted at every call, and so is yesterday once today is over', () => {
-    const db = openDatabase();
-    const repository = new CallRepository(db);
-    for (const c of CALLS) repository.save(c);
-    const stats = new CallStats(db);
-    expect(day(stats.charts(NOW), '2026-11-22').calls).toBe(2);
+  test('a day that has ended is counted once; today is counted at every call, and so is yesterday once today is over', async () => {
+    const store = await openCallStore(kind);
+    await save(store, CALLS);
+    const stats = new CallStats(store);
+    expect(day(await stats.charts(NOW), '2026-11-22').calls).toBe(2);
 
-    repository.save(call('late', '2026-11-22T12:00:00.000Z'));
-    repository.save(call('today-4', '2026-11-23T05:25:00.000Z', { turns: [turn(100)], endReason: 'idle' }));
-    const again = stats.charts(NOW);
+    await save(store, [call('late', '2026-11-22T12:00:00.000Z'), call('today-4', '2026-11-23T05:25:00.000Z', { turns: [turn(100)], endReason: 'idle' })]);
+    const again = await stats.charts(NOW);
     expect(day(again, '2026-11-22').calls).toBe(2);
     expect(day(again, '2026-11-23')).toMatchObject({ calls: 4, turns: 9, bargeInRate: 3 / 9 });
     expect(again.outcomes).toContainEqual({ reason: 'idle', calls: 1 });
@@ -199,7 +204,7 @@ describe('CallStats.charts', () => {
     expect(again.hours.find((h) => h.label === '2026-11-22 12:00')!.calls).toBe(1);
     expect(again.last24h.calls).toBe(6);
 
-    const tomorrow = stats.charts(new Date('2026-11-24T00:30:00.000Z'));
+    const tomorrow = await stats.charts(new Date('2026-11-24T00:30:00.000Z'));
     expect(tomorrow.days[0]!.label).toBe('2026-10-26');
     expect(tomorrow.days.at(-1)).toMatchObject({ label: '2026-11-24', calls: 0 });
     expect(day(tomorrow, '2026-11-23')).toMatchObject({ calls: 4, firstSpeakMs: { p50: 300, p95: 2000 } });
@@ -207,47 +212,66 @@ describe('CallStats.charts', () => {
     expect(tomorrow.outcomes).toContainEqual({ reason: 'agent_hung_up', calls: 1 });
   });
 
-  test('7 and 90 days as well as 30: the same days counted alike, and a day counted for one range serves the others', () => {
-    const db = openDatabase();
-    const repository = new CallRepository(db);
-    for (const c of CALLS) repository.save(c);
-    const stats = new CallStats(db);
-    const month = stats.charts(NOW);
+  test('7 and 90 days as well as 30: the same days counted alike, and a day counted for one range serves the others', async () => {
+    const store = await openCallStore(kind);
+    await save(store, CALLS);
+    const stats = new CallStats(store);
+    const month = await stats.charts(NOW);
     expect(month.dayCount).toBe(30);
-    const week = stats.charts(NOW, 7);
+    const week = await stats.charts(NOW, 7);
     expect(week.dayCount).toBe(7);
     expect(week.days.map((d) => d.label)).toEqual(month.days.slice(-7).map((d) => d.label));
     expect(week.days).toEqual(month.days.slice(-7));
     expect(week.outcomes.reduce((n, o) => n + o.calls, 0)).toBe(7);
-    const quarter = stats.charts(NOW, 90);
+    const quarter = await stats.charts(NOW, 90);
     expect(quarter.days).toHaveLength(90);
     expect(quarter.days.slice(-30)).toEqual(month.days);
     // The call a millisecond before the 30 days is in the 90.
     expect(day(quarter, '2026-10-24')).toMatchObject({ calls: 1, bargeIns: 5 });
     expect(quarter.outcomes).toContainEqual({ reason: 'voicemail', calls: 1 });
     // A day already counted is not counted again: a call stored late into an ended day changes nothing.
-    repository.save(call('late', '2026-10-24T12:00:00.000Z'));
-    expect(day(stats.charts(NOW, 90), '2026-10-24').calls).toBe(1);
-    expect(stats.charts(NOW)).toEqual(month);
+    await save(store, [call('late', '2026-10-24T12:00:00.000Z')]);
+    expect(day(await stats.charts(NOW, 90), '2026-10-24').calls).toBe(1);
+    expect(await stats.charts(NOW)).toEqual(month);
   });
 
-  test('the queries read the calls of their window through the ended_at index, not the whole table', () => {
-    const db = openDatabase();
-    const prepare = vi.spyOn(db.sql, 'prepare');
-    new CallStats(db);
-    const sources = prepare.mock.calls.map(([source]) => source);
-    prepare.mockRestore();
-    expect(sources).toHaveLength(5);
-    for (const source of sources) {
-      const params = { since: '2026-01-01', until: '2026-02-01', ...(source.includes('@length') ? { length: 10 } : {}) };
-      const plan = db.sql
-        .prepare(`EXPLAIN QUERY PLAN ${source}`)
-        .all(params)
-        .map((row) => z.object({ detail: z.string() }).parse(row).detail)
-        .join('\n');
-      expect(plan).toMatch(/SEARCH (c|calls) USING (COVERING )?INDEX calls_by_end \(ended_at>\? AND ended_at<\?\)/);
-      expect(plan).not.toMatch(/SCAN (c|calls)\b/);
-    }
+  test('a call in progress (no end yet) is in no figure', async () => {
+    const store = await openCallStore(kind);
+    await save(store, CALLS);
+    const before = await new CallStats(store).charts(NOW);
+    await store.db
+      .insertInto('calls')
+      .values({
+        call_id: 'in-progress', session_id: 'in-progress', direction: 'inbound', from_number: null, to_number: null,
+        started_at: '2026-11-23T05:00:00.000Z', ended_at: null, duration_ms: null, end_reason: null, service_reason: null,
+        turns: JSON.stringify([turn(1)]), barge_ins: 3, tool_runs: '[]', variables: null, tags: null, transcript_file: '/nonexistent',
+      })
+      .execute();
+    expect(await new CallStats(store).charts(NOW)).toEqual(before);
+  });
+
+  test('the queries read the calls of their window through the ended_at index, not the whole table', async () => {
+    const store = await openCallStore(kind);
+    const queries = windowQueries(kind, { since: '2026-01-01', until: '2026-02-01' });
+    expect(queries).toHaveLength(6);
+    // PostgreSQL plans an empty table's scan as cheaper than any index: with scans made dear, a
+    // query that can use the index does, one that cannot still scans.
+    await store.db.connection().execute(async (db) => {
+      if (kind === 'postgres') await db.executeQuery(CompiledQuery.raw('SET enable_seqscan = off'));
+      for (const query of queries) {
+        const { sql, parameters } = query.compile(db);
+        const explain = kind === 'sqlite' ? 'EXPLAIN QUERY PLAN' : 'EXPLAIN';
+        const { rows } = await db.executeQuery(CompiledQuery.raw(`${explain} ${sql}`, [...parameters]));
+        const plan = rows.map((row) => Object.values(z.record(z.string(), z.unknown()).parse(row)).join(' ')).join('\n');
+        if (kind === 'sqlite') {
+          expect(plan).toMatch(/SEARCH (c|calls) USING (COVERING )?INDEX calls_by_end \(ended_at>\? AND ended_at<\?\)/);
+          expect(plan).not.toMatch(/SCAN (c|calls)\b/);
+        } else {
+          expect(plan).toMatch(/Index (Only )?Scan using calls_by_end on calls|Bitmap Index Scan on calls_by_end/);
+          expect(plan).not.toMatch(/Seq Scan on calls/);
+        }
+      }
+    });
   });
 });
 
@@ -259,8 +283,8 @@ function inlineJson(page: string): unknown {
 }
 
 describe('chartsPage', () => {
-  test('one figure and canvas per chart, each with a text fallback; the data inlined; the scripts named', () => {
-    const data = chartData();
+  test('one figure and canvas per chart, each with a text fallback; the data inlined; the scripts named', async () => {
+    const data = await chartData();
     const page = chartsPage(data, { numbersShown: false }).text;
     for (const id of ['chart-hours', 'chart-days', 'chart-outcomes', 'chart-latency', 'chart-barge-ins']) {
       expect(page).toMatch(new RegExp(`<figure>\\s*<figcaption>[^<]+</figcaption>[\\s\\S]*?<div class="chart"><canvas id="${id}"><p>[^<]+</p>\\s*<table>[\\s\\S]*?</table></canvas></div>\\s*</figure>`));
@@ -277,9 +301,9 @@ describe('chartsPage', () => {
     expect(page).toContain('<th scope="row">2026-11-21</th><td>—</td><td>0</td><td>0</td>');
   });
 
-  test('text from the database is escaped in the page, and cannot end the inline JSON early', () => {
+  test('text from the database is escaped in the page, and cannot end the inline JSON early', async () => {
     const hostile = '</script><script>alert(1)</script><!--';
-    const data: ChartData = { ...chartData([]), outcomes: [{ reason: hostile, calls: 1 }] };
+    const data: ChartData = { ...(await chartData([])), outcomes: [{ reason: hostile, calls: 1 }] };
     const page = chartsPage(data, { numbersShown: false }).text;
     expect(page).not.toContain('<script>alert');
     expect(page).toContain('&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;!--');
@@ -290,10 +314,10 @@ describe('chartsPage', () => {
     expect(view.outcomes.labels).toEqual([hostile.replaceAll('_', ' ')]);
   });
 
-  test('end reasons read as words', () => {
-    const page = chartsPage(chartData(), { numbersShown: false }).text;
+  test('end reasons read as words', async () => {
+    const page = chartsPage(await chartData(), { numbersShown: false }).text;
     expect(page).toContain('<th scope="row">Passed to a person</th><td>1</td>');
-    expect(chartsView(chartData()).outcomes.labels).toEqual(['Caller hung up', 'Agent ended the call', 'Passed to a person', 'Caller stayed silent', 'Gave up after errors']);
+    expect(chartsView(await chartData()).outcomes.labels).toEqual(['Caller hung up', 'Agent ended the call', 'Passed to a person', 'Caller stayed silent', 'Gave up after errors']);
   });
 });
 
@@ -336,8 +360,8 @@ function runScript(view: unknown, chart: ((canvas: FakeCanvas, config: unknown) 
 }
 
 describe('CHARTS_SCRIPT', () => {
-  test('draws the five charts with animation off, then says so', () => {
-    const view = chartsView(chartData());
+  test('draws the five charts with animation off, then says so', async () => {
+    const view = chartsView(await chartData());
     const drawn: { id: string; config: { type: string; options: { animation: unknown }; data: { labels: string[]; datasets: { data: unknown[] }[] } } }[] = [];
     const { window, errors } = runScript(view, (canvas, config) => drawn.push({ id: canvas.id, config: config as (typeof drawn)[number]['config'] }));
     expect(errors).toEqual([]);
@@ -359,14 +383,14 @@ describe('CHARTS_SCRIPT', () => {
     expect(window.hotlineChartsDrawn).toBe(true);
   });
 
-  test('without Chart.js every canvas gives way to its fallback', () => {
-    const { canvases, window } = runScript(chartsView(chartData([])), undefined);
+  test('without Chart.js every canvas gives way to its fallback', async () => {
+    const { canvases, window } = runScript(chartsView(await chartData([])), undefined);
     for (const canvas of canvases.values()) expect(canvas.replacedBy).toEqual([`fallback of ${canvas.id}`]);
     expect(window.hotlineChartsDrawn).toBe(false);
   });
 
-  test('a chart that fails leaves the others drawn and shows its fallback', () => {
-    const { canvases, window, errors } = runScript(chartsView(chartData([])), (canvas) => {
+  test('a chart that fails leaves the others drawn and shows its fallback', async () => {
+    const { canvases, window, errors } = runScript(chartsView(await chartData([])), (canvas) => {
       if (canvas.id === 'chart-outcomes') throw new Error('broken');
     });
     expect(canvases.get('chart-outcomes')!.replacedBy).toEqual(['fallback of chart-outcomes']);
@@ -468,7 +492,7 @@ describe('promptsPage', () => {
     files: ['system.md', 'greeting.md'],
   };
 
-  test('the folder, the version, when it was loaded, the last check kept the last good version, its problems, the files', () => {
+  test('the folder, the version, when it was loaded, the last check kept the last good version, its problems, the files', async () => {
     const page = promptsPage(status, { numbersShown: false }).text;
     expect(page).toContain('<a href="prompts" aria-current="page">');
     expect(page).toContain('<code>/srv/hotline/prompts</code>');
@@ -480,12 +504,12 @@ describe('promptsPage', () => {
     expect(page).not.toContain('<script');
   });
 
-  test('a problem message is escaped', () => {
+  test('a problem message is escaped', async () => {
     const page = promptsPage(status, { numbersShown: false }).text;
     expect(page).toContain('line 1, column 7: &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;');
   });
 
-  test('before any reload, and after a good one with warnings', () => {
+  test('before any reload, and after a good one with warnings', async () => {
     expect(promptsPage({ ...status, lastCheck: undefined }, { numbersShown: false }).text).toContain('Not checked again since Hotline started.');
     const warned = promptsPage(
       { ...status, lastCheck: { at: status.loadedAt, ok: true, problems: [{ file: 'readme.txt', severity: 'warning', message: 'is not read by Hotline' }] } },

@@ -16,8 +16,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { chromiumPath, launchChromium, screenshotPath } from './helpers/browser.js';
-import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { browserStoreKinds, chromiumPath, launchChromium, screenshotPath, startHotlineOn } from './helpers/browser.js';
+import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
 
 const ADMIN = 'dashboard-admin-token-for-the-phone';
@@ -45,7 +45,7 @@ async function script(request: ChatRequestBody): Promise<ScriptedReply> {
 const browserPath = chromiumPath();
 if (!browserPath) console.warn('SKIPPED dashboard usability browser tests: no Chromium found (install Debian\'s "chromium" package)');
 
-describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Chromium', () => {
+describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the dashboard as a person sees it, in headless Chromium, on %s', (kind) => {
   let browser: Browser;
   let env: TestHotline | undefined;
   const services: FakeVoiceService[] = [];
@@ -66,7 +66,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
   });
 
   async function start(vars: Record<string, string> = {}): Promise<TestHotline> {
-    env = await startTestHotline(script, { ADMIN_TOKEN: ADMIN, REPORT_FIELDS: 'true', ...vars });
+    env = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN, REPORT_FIELDS: 'true', ...vars });
     return env;
   }
 
@@ -169,7 +169,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
       await page.waitForSelector(ready);
       if (name === 'charts') await page.waitForSelector('body[data-charts]');
       if (name === 'live') await expect.poll(() => page.locator('#live-calls tbody tr').count()).toBe(1);
-      await page.screenshot({ path: screenshotPath(`phone-${name}`), fullPage: true });
+      await page.screenshot({ path: screenshotPath(`phone-${name}`, kind), fullPage: true });
       const fit = await offScreen(page);
       expect(fit.scrollWidth, name).toBeLessThanOrEqual(fit.innerWidth);
       expect(fit.outside, name).toEqual([]);
@@ -225,7 +225,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
     // Its story, once stored (the page fetches itself until it is).
     await page.waitForSelector('#conversation', { timeout: 15_000 });
     expect(await page.textContent('.reason')).toBe('caller hung up');
-    await page.screenshot({ path: screenshotPath('ended-meanwhile'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ended-meanwhile', kind), fullPage: true });
   }, 60_000);
 
   test('a story that says "No report yet" shows the report once it is written, without a reload or an inline script', async () => {
@@ -268,7 +268,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
     expect(Math.abs(axis.width - track.width)).toBeLessThan(1);
     const last = (await ticks.last().boundingBox())!;
     expect(last.x + last.width).toBeLessThanOrEqual(track.x + track.width + 1);
-    await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-axis') });
+    await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-axis', kind) });
   }, 60_000);
 
   test('a chart\'s single point at the right edge (today, the only day measured) is drawn whole, and larger than a point on a line', async () => {
@@ -288,7 +288,7 @@ describe.skipIf(!browserPath)('the dashboard as a person sees it, in headless Ch
       expect(drawn.x - drawn.radius, id).toBeGreaterThanOrEqual(drawn.left);
       expect(drawn.radius, id).toBeGreaterThanOrEqual(4);
     }
-    await page.locator('#chart-latency').screenshot({ path: screenshotPath('chart-single-point') });
+    await page.locator('#chart-latency').screenshot({ path: screenshotPath('chart-single-point', kind) });
   }, 60_000);
 
   test('the confirmation quotes what the caller will hear before the hangup or the handover, not a file name', async () => {

@@ -420,8 +420,8 @@ describe('pages', () => {
   test('an export longer than one slice has every call once, newest first', async () => {
     await start();
     const cookie = await logIn();
-    // A second connection writes beside Hotline's, as a second instance's reports would land.
-    seedCalls(path.join(env!.transcriptsDir, 'hotline.db'), 250);
+    // Written into Hotline's store beside it, as a second instance's calls would land.
+    await seedCalls(env!.hotline.store, 250);
     const csv = (await (await post('/dashboard/calls.csv', {}, cookie)).text()).trim().split('\n').slice(1);
     expect(csv).toHaveLength(250);
     const ids = csv.map((line) => line.split(',')[0]!);

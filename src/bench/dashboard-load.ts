@@ -1,14 +1,15 @@
 /**
- * The dashboard under load, for the bench: a database seeded with ended calls
+ * The dashboard under load, for the bench: a store seeded with ended calls
  * and their reports, and a viewer that keeps the live stream open and asks
  * for the history page again and again while the calls of the other phases
  * run — so the first-speak figures show whether the dashboard slows a call.
  */
+import type { Insertable } from 'kysely';
 import { pino } from 'pino';
 import type { CallEndReason, CallSummary } from '../call/ports/call-summary.js';
-import { CallRepository } from '../store/call-repository.js';
-import { Database } from '../store/database.js';
-import { ReportRepository } from '../store/report-repository.js';
+import type { StoredReport } from '../store/report-repository.js';
+import type { CallsTable, Db, ReportsTable } from '../store/schema.js';
+import { openStore, type Store } from '../store/store.js';
 import { now } from './clock.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
 
@@ -20,70 +21,124 @@ const PAGES: readonly Record<string, string>[] = [{}, { outcome: 'agent_hung_up'
 const REASONS: readonly CallEndReason[] = ['caller_hung_up', 'caller_hung_up', 'caller_hung_up', 'agent_hung_up', 'agent_hung_up', 'transferred', 'silence', 'voicemail'];
 const SENTIMENTS = ['positive', 'neutral', 'negative'] as const;
 
-/** `count` calls over the last 30 days, with turns, tool runs and a report each, written in one transaction. */
-export function seedCalls(file: string, count: number, seed = 1): void {
-  const db = Database.open(file, pino({ level: 'silent' }));
-  try {
-    const calls = new CallRepository(db);
-    const reports = new ReportRepository(db);
-    const random = seededRandom(seed);
-    const end = Date.now();
-    db.transaction(() => {
-      for (let i = 0; i < count; i++) {
-        const endedAt = end - Math.floor(random() * 30 * 86_400_000);
-        const durationMs = 20_000 + Math.floor(random() * 240_000);
-        const turns = Array.from({ length: 2 + Math.floor(random() * 6) }, (_, t) => {
-          const llmRequestMs = 0.2 + random();
-          const llmFirstTokenMs = llmRequestMs + 250 + random() * 500;
-          const firstSpeakMs = llmFirstTokenMs + 80 + random() * 200;
-          return {
-            at: new Date(endedAt - durationMs + t * 15_000).toISOString(),
-            llmRequestMs,
-            llmFirstTokenMs,
-            firstSpeakMs,
-            playbackStartedMs: firstSpeakMs + 60,
-            playbackEndedMs: firstSpeakMs + 2_000 + random() * 4_000,
-            interrupted: random() < 0.15,
-            failed: false,
-          };
-        });
-        const outbound = random() < 0.3;
-        const number = `49151${String(10_000_000 + Math.floor(random() * 89_999_999))}`;
-        const summary: CallSummary = {
-          callId: `seed-${i}`,
-          sessionId: `seed-${i}`,
-          direction: outbound ? 'outbound' : 'inbound',
-          from: outbound ? '4930000000' : number,
-          to: outbound ? number : '4930000000',
-          startedAt: new Date(endedAt - durationMs).toISOString(),
-          endedAt: new Date(endedAt).toISOString(),
-          durationMs,
-          endReason: REASONS[Math.floor(random() * REASONS.length)]!,
-          serviceReason: undefined,
-          turns,
-          bargeIns: turns.filter((t) => t.interrupted).length,
-          toolRuns: random() < 0.3 ? [{ name: 'order_status', arguments: '{"order_number":"4711"}', outcome: 'ok', durationMs: 120, reused: false }] : [],
-          variables: outbound ? { name: `Person ${i}` } : undefined,
-          tags: undefined,
-          transcriptFile: `/nonexistent/seed-${i}.jsonl`,
-        };
-        calls.save(summary);
-        const fields = { callback_wanted: random() < 0.2, sentiment: SENTIMENTS[Math.floor(random() * 3)]!, resolved: random() < 0.7 };
-        reports.save({
-          callId: summary.callId,
-          sessionId: summary.sessionId,
-          createdAt: summary.endedAt,
-          summary: `The caller asked about order ${4000 + (i % 1000)} and was told it has shipped.`,
-          fields,
-          fieldsStatus: 'ok',
-          fieldsError: null,
-          body: '{}',
-        });
-      }
-    });
-  } finally {
-    db.close();
+/** Rows written per INSERT: well under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
+const ROWS_PER_INSERT = 200;
+
+/**
+ * `count` calls over the last 30 days, with turns, tool runs and a report each, written in one
+ * transaction to `where`: an open store (SQLite or PostgreSQL), or a SQLite file opened for it.
+ */
+export async function seedCalls(where: Store | string, count: number, seed = 1): Promise<void> {
+  if (typeof where === 'string') {
+    const store = await openStore({ databaseFile: where }, pino({ level: 'silent' }));
+    try {
+      return await seedCalls(store, count, seed);
+    } finally {
+      await store.close();
+    }
   }
+  const random = seededRandom(seed);
+  const end = Date.now();
+  const seeded: { call: CallSummary; report: StoredReport }[] = [];
+  for (let i = 0; i < count; i++) {
+    const endedAt = end - Math.floor(random() * 30 * 86_400_000);
+    const durationMs = 20_000 + Math.floor(random() * 240_000);
+    const turns = Array.from({ length: 2 + Math.floor(random() * 6) }, (_, t) => {
+      const llmRequestMs = 0.2 + random();
+      const llmFirstTokenMs = llmRequestMs + 250 + random() * 500;
+      const firstSpeakMs = llmFirstTokenMs + 80 + random() * 200;
+      return {
+        at: new Date(endedAt - durationMs + t * 15_000).toISOString(),
+        llmRequestMs,
+        llmFirstTokenMs,
+        firstSpeakMs,
+        playbackStartedMs: firstSpeakMs + 60,
+        playbackEndedMs: firstSpeakMs + 2_000 + random() * 4_000,
+        interrupted: random() < 0.15,
+        failed: false,
+      };
+    });
+    const outbound = random() < 0.3;
+    const number = `49151${String(10_000_000 + Math.floor(random() * 89_999_999))}`;
+    const call: CallSummary = {
+      callId: `seed-${i}`,
+      sessionId: `seed-${i}`,
+      direction: outbound ? 'outbound' : 'inbound',
+      from: outbound ? '4930000000' : number,
+      to: outbound ? number : '4930000000',
+      startedAt: new Date(endedAt - durationMs).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      durationMs,
+      endReason: REASONS[Math.floor(random() * REASONS.length)]!,
+      serviceReason: undefined,
+      turns,
+      bargeIns: turns.filter((t) => t.interrupted).length,
+      toolRuns: random() < 0.3 ? [{ name: 'order_status', arguments: '{"order_number":"4711"}', outcome: 'ok', durationMs: 120, reused: false }] : [],
+      variables: outbound ? { name: `Person ${i}` } : undefined,
+      tags: undefined,
+      transcriptFile: `/nonexistent/seed-${i}.jsonl`,
+    };
+    const fields = { callback_wanted: random() < 0.2, sentiment: SENTIMENTS[Math.floor(random() * 3)]!, resolved: random() < 0.7 };
+    const report: StoredReport = {
+      callId: call.callId,
+      sessionId: call.sessionId,
+      createdAt: call.endedAt,
+      summary: `The caller asked about order ${4000 + (i % 1000)} and was told it has shipped.`,
+      fields,
+      fieldsStatus: 'ok',
+      fieldsError: null,
+      body: '{}',
+    };
+    seeded.push({ call, report });
+  }
+  await where.db.transaction().execute((trx) => writeEndedCalls(trx, seeded));
+}
+
+/**
+ * Ended calls and their reports written straight into the store's tables, many rows per statement:
+ * for seeding a bench's or a test's store (the call core writes through CallRepository).
+ */
+export async function writeEndedCalls(db: Db, items: readonly { call: CallSummary; report?: StoredReport | undefined }[]): Promise<void> {
+  for (let start = 0; start < items.length; start += ROWS_PER_INSERT) {
+    const slice = items.slice(start, start + ROWS_PER_INSERT);
+    await db.insertInto('calls').values(slice.map(({ call }) => callRow(call))).execute();
+    const reports = slice.flatMap(({ report }) => (report ? [reportRow(report)] : []));
+    if (reports.length > 0) await db.insertInto('reports').values(reports).execute();
+  }
+}
+
+function callRow(call: CallSummary): Insertable<CallsTable> {
+  return {
+    call_id: call.callId,
+    session_id: call.sessionId,
+    direction: call.direction,
+    from_number: call.from ?? null,
+    to_number: call.to ?? null,
+    started_at: call.startedAt,
+    ended_at: call.endedAt,
+    duration_ms: Math.round(call.durationMs),
+    end_reason: call.endReason,
+    service_reason: call.serviceReason ?? null,
+    turns: JSON.stringify(call.turns),
+    barge_ins: call.bargeIns,
+    tool_runs: JSON.stringify(call.toolRuns),
+    variables: call.variables ? JSON.stringify(call.variables) : null,
+    tags: call.tags ? JSON.stringify(call.tags) : null,
+    transcript_file: call.transcriptFile,
+  };
+}
+
+function reportRow(report: StoredReport): Insertable<ReportsTable> {
+  return {
+    call_id: report.callId,
+    session_id: report.sessionId,
+    created_at: report.createdAt,
+    summary: report.summary,
+    fields: report.fields === null ? null : JSON.stringify(report.fields),
+    fields_status: report.fieldsStatus,
+    fields_error: report.fieldsError,
+    body: report.body,
+  };
 }
 
 export interface DashboardResult {
@@ -132,7 +187,7 @@ export class DashboardViewer {
   /** `requests` history pages one after another, nothing else running: the page's own time. */
   static async measureIdle(url: string, storedCalls: number, requests: number): Promise<DashboardResult> {
     const viewer = await DashboardViewer.start(url, storedCalls, 0, false);
-    // The first page starts the reader thread: a one-off, not the page's time.
+    // The first page warms the store's connection and the files' thread: a one-off, not the page's time.
     await viewer.historyOnce();
     for (let i = 0; i < requests; i++) viewer.times.push(await viewer.historyOnce(PAGES[i % PAGES.length]));
     const firstPaintMs = await viewer.firstPaint(5);

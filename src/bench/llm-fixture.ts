@@ -75,7 +75,7 @@ export class BenchFixture {
     fixture.llm = options.llmThread ? await fixture.startWorkerLlm(options) : await fixture.startLocalLlm(options);
     fixture.transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-'));
     const storedCalls = options.storedCalls ?? 0;
-    if (storedCalls > 0) seedCalls(path.join(fixture.transcriptsDir, 'hotline.db'), storedCalls);
+    if (storedCalls > 0) await seedCalls(path.join(fixture.transcriptsDir, 'hotline.db'), storedCalls);
     fixture.hotlineRef = await HotlineThread.start({
       ...(storedCalls > 0 ? { ADMIN_TOKEN: DASHBOARD_TOKEN } : {}),
       NODE_ENV: 'bench',

@@ -67,17 +67,17 @@ export function callRoutes(router: Router, deps: CallDeps): void {
   });
 
   // Reports whose delivery was given up go out again: all of them from the history, one call's from its story.
-  router.post('/dashboard/redeliver', (_req: Request, res: Response) => {
-    const requeued = deps.redeliver();
+  router.post('/dashboard/redeliver', async (_req: Request, res: Response) => {
+    const requeued = await deps.redeliver();
     deps.logger.info({ requeued }, 'report deliveries queued again on the dashboard');
     if (requeued === undefined) return noWebhook(res, '', 'calls');
     res.redirect(303, 'calls');
   });
-  router.post('/dashboard/calls/:sessionId/redeliver', (req: Request, res: Response) => {
+  router.post('/dashboard/calls/:sessionId/redeliver', async (req: Request, res: Response) => {
     // The story's form names the call by its call id.
     const callId = String(req.params.sessionId);
     const back = `../${encodeURIComponent(callId)}`;
-    if (deps.redeliver({ callId }) === undefined) return noWebhook(res, '../../', back);
+    if ((await deps.redeliver({ callId })) === undefined) return noWebhook(res, '../../', back);
     res.redirect(303, back);
   });
 }

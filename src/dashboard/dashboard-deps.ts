@@ -7,12 +7,15 @@ import type { CsvExports } from '../transport/csv-export.js';
 import type { LiveCalls } from './live-calls.js';
 import type { DashboardReads } from './reads.js';
 
+/** A value, or its promise: the store's writers answer synchronously or, on the asynchronous store, later (issue 22). */
+type MaybePromise<T> = T | Promise<T>;
+
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
 export interface DashboardDeps {
   /** Without it the dashboard is off: every page says how to turn it on. */
   adminToken: string | undefined;
   live: LiveCalls;
-  /** The database's calls and reports, read off the call path (see ThreadReads). */
+  /** The store's calls, reports and campaigns, and the files the dashboard parses, read off the event loop (see StoreReads). */
   reads: DashboardReads;
   /** Where a call's transcript is being written: a call in progress is shown from it. */
   transcriptFileOf(sessionId: string): string;
@@ -25,12 +28,12 @@ export interface DashboardDeps {
   /** TZ of the built-in date and time placeholders. */
   timeZone: string | undefined;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
-  redeliver(which?: { callId: string }): number | undefined;
+  redeliver(which?: { callId: string }): MaybePromise<number | undefined>;
   /**
    * Pauses or resumes a campaign: no new calls while paused, calls in progress go on. 'not_found' for no such
    * campaign; why not, for one that cannot be resumed (outbound calling not configured).
    */
-  campaign(id: string, action: 'pause' | 'resume'): 'done' | 'not_found' | { notDone: string };
+  campaign(id: string, action: 'pause' | 'resume'): MaybePromise<'done' | 'not_found' | { notDone: string }>;
   /** Creates a campaign as POST /api/campaigns does: the same checks, the same errors. */
   createCampaign(input: unknown): Promise<CreatedCampaign>;
   /** The AIFLOW_* variables not set, which campaigns need: the campaigns page says so before anyone types. */

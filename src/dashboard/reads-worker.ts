@@ -1,22 +1,21 @@
 /**
- * The dashboard's reader thread: answers ReadRequests from a read-only
- * connection of its own (see ThreadReads).
+ * The dashboard's files thread: answers FileRequests (a transcript parsed, the prompts folder
+ * checked) so that their parsing never holds the event loop the calls run on (see FileThread).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { Database } from '../store/database.js';
-import { queriesOn, type PromptsToCheck, type ReadRequest, type ReadResponse } from './reads.js';
+import { fileQueries, type FileRequest, type FileResponse, type PromptsToCheck } from './file-thread.js';
 
-const { file, prompts } = workerData as { file: string; prompts: PromptsToCheck };
-const queries = queriesOn(Database.openReader(file), prompts);
+const { prompts } = workerData as { prompts: PromptsToCheck };
+const queries = fileQueries(prompts);
 const port = parentPort!;
 
-port.on('message', (request: ReadRequest) => {
+port.on('message', (request: FileRequest) => {
   void answer(request).then((response) => port.postMessage(response));
 });
 
-async function answer(request: ReadRequest): Promise<ReadResponse> {
+async function answer(request: FileRequest): Promise<FileResponse> {
   try {
-    const run = queries[request.name] as (...args: unknown[]) => unknown;
+    const run = queries[request.name] as (...args: unknown[]) => Promise<unknown>;
     return { id: request.id, ok: true, value: await run(...request.args) };
   } catch (error) {
     return { id: request.id, ok: false, message: error instanceof Error ? error.message : String(error) };

@@ -1,10 +1,12 @@
+import { sql, type RawBuilder } from 'kysely';
 import { z } from 'zod';
-import type { CallEndReason } from '../call/ports/call-summary.js';
+import { CALL_END_REASONS, type CallEndReason } from '../call/ports/call-summary.js';
 import { CALL_ROW_BASICS } from './call-repository.js';
-import type { Database } from './database.js';
+import { jsonSql, type JsonSql } from './json-sql.js';
 import { FieldValuesSchema, type FieldValues } from './report-repository.js';
+import type { Store } from './store.js';
 
-/** Which ended calls to list. Every part is optional; the parts combine with AND. */
+/** Which ended calls to list (a call in progress is never listed: the live view shows it). Every part is optional; the parts combine with AND. */
 export interface CallFilter {
   /** ISO time: calls that ended at or after it. */
   readonly since?: string | undefined;
@@ -16,7 +18,7 @@ export interface CallFilter {
   readonly campaign?: string | undefined;
   /** Digits found in the caller's or the called number. */
   readonly number?: string | undefined;
-  /** Words found in the report's summary (case-insensitive for ASCII letters). */
+  /** Words found in the report's summary, letters in either case (on SQLite only ASCII's; see json-sql.ts). */
   readonly text?: string | undefined;
   /** A structured field of the call's report equals this value ("true"/"false" match booleans). */
   readonly field?: { readonly name: string; readonly value: string } | undefined;
@@ -52,6 +54,10 @@ export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const ListingRow = z
   .object({
     ...CALL_ROW_BASICS,
+    // Only ended calls are listed: these are set (whatever a row in progress may hold).
+    ended_at: z.string(),
+    duration_ms: z.number(),
+    end_reason: z.enum(CALL_END_REASONS),
     turn_count: z.number(),
     barge_ins: z.number(),
     campaign: z.string().nullable(),
@@ -77,93 +83,78 @@ const ListingRow = z
     }),
   );
 
-const SELECT = `SELECT c.call_id, c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
-  c.end_reason, json_array_length(c.turns) AS turn_count, c.barge_ins, json_extract(c.tags, '$.campaign') AS campaign,
-  r.summary, r.fields
-  FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id`;
+const Count = z.object({ n: z.number() });
+const Name = z.object({ name: z.string() });
 
 /**
  * The history's queries: ended calls filtered, counted and paged, newest
- * first. Filters are bound parameters, never SQL text; a field name is
- * checked against FIELD_NAME before it becomes a JSON path.
+ * first, on SQLite or PostgreSQL alike. Filters are bound parameters, never
+ * SQL text; a field name is checked against FIELD_NAME before it is used.
  */
 export class CallSearch {
-  constructor(private readonly db: Database) {}
+  private readonly json: JsonSql;
+
+  constructor(private readonly store: Store) {
+    this.json = jsonSql(store.dialect);
+  }
 
   /** One page of the calls that match, and how many match in all. */
-  page(filter: CallFilter, limit: number, offset: number): { calls: CallListing[]; total: number } {
-    const { where, params } = whereOf(filter);
-    const total = z
-      .object({ n: z.number() })
-      .parse(this.db.sql.prepare(`SELECT COUNT(*) AS n FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id ${where}`).get(params)).n;
-    const rows = this.db.sql
-      .prepare(`${SELECT} ${where} ORDER BY c.ended_at DESC, c.call_id DESC LIMIT @limit OFFSET @offset`)
-      .all({ ...params, limit, offset });
-    return { calls: rows.map((row) => ListingRow.parse(row)), total };
+  async page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number }> {
+    const where = this.whereOf(filter);
+    const [count, rows] = await Promise.all([
+      sql`SELECT COUNT(*) AS n FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id WHERE ${where}`.execute(this.store.db),
+      sql`${this.select()} WHERE ${where} ORDER BY c.ended_at DESC, c.call_id DESC LIMIT ${limit} OFFSET ${offset}`.execute(this.store.db),
+    ]);
+    return { calls: rows.rows.map((row) => ListingRow.parse(row)), total: Count.parse(count.rows[0]).n };
   }
 
   /** The next `size` matching calls after `after` (the last of the previous batch), newest first: an export, a batch at a time. */
-  batch(filter: CallFilter, after: BatchCursor | undefined, size: number): CallListing[] {
-    const { where, params } = whereOf(filter);
-    const rows = this.db.sql
-      .prepare(
-        `${SELECT} ${where} ${where ? 'AND' : 'WHERE'} (@afterEnd IS NULL OR (c.ended_at, c.call_id) < (@afterEnd, @afterId))
-         ORDER BY c.ended_at DESC, c.call_id DESC LIMIT @size`,
-      )
-      .all({ ...params, afterEnd: after?.endedAt ?? null, afterId: after?.callId ?? null, size });
+  async batch(filter: CallFilter, after: BatchCursor | undefined, size: number): Promise<CallListing[]> {
+    const clauses = [this.whereOf(filter)];
+    // Row values compare on both databases; (ended_at, call_id) is the order's key, so no call is listed twice or missed.
+    if (after) clauses.push(sql`(c.ended_at, c.call_id) < (${after.endedAt}, ${after.callId})`);
+    const { rows } = await sql`${this.select()} WHERE ${sql.join(clauses, sql` AND `)}
+      ORDER BY c.ended_at DESC, c.call_id DESC LIMIT ${size}`.execute(this.store.db);
     return rows.map((row) => ListingRow.parse(row));
   }
 
   /** The report field names seen in the latest reports, for the history's filter. */
-  fieldNames(): string[] {
-    const rows = this.db.sql
-      .prepare(
-        `SELECT DISTINCT j.key AS name FROM (SELECT fields FROM reports WHERE fields IS NOT NULL ORDER BY created_at DESC LIMIT 200) r,
-         json_each(r.fields) j ORDER BY j.key`,
-      )
-      .all();
-    return rows.map((row) => z.object({ name: z.string() }).parse(row).name).filter((name) => FIELD_NAME.test(name));
+  async fieldNames(): Promise<string[]> {
+    // Only objects: a report's fields always are one, and json_object_keys fails on anything else.
+    const { rows } = await sql`SELECT DISTINCT j.key AS name
+      FROM (SELECT fields FROM reports WHERE fields LIKE '{%' ORDER BY created_at DESC LIMIT 200) r, ${this.json.eachKey(sql.ref('r.fields'), 'j')}`.execute(
+      this.store.db,
+    );
+    // Sorted here: in code-unit order on both databases, whatever PostgreSQL's collation.
+    return rows
+      .map((row) => Name.parse(row).name)
+      .filter((name) => FIELD_NAME.test(name))
+      .sort();
   }
 
-}
+  private select(): RawBuilder<unknown> {
+    const { json } = this;
+    return sql`SELECT c.call_id, c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
+      c.end_reason, ${json.arrayLength(sql.ref('c.turns'))} AS turn_count, c.barge_ins, ${json.memberText(sql.ref('c.tags'), 'campaign')} AS campaign,
+      r.summary, r.fields
+      FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id`;
+  }
 
-/** The filter's parts that are one bound value each, and the clause that tests it. */
-const EQUALS: readonly [key: 'since' | 'until' | 'direction' | 'endReason' | 'campaign', clause: string][] = [
-  ['since', 'c.ended_at >= @since'],
-  ['until', 'c.ended_at < @until'],
-  ['direction', 'c.direction = @direction'],
-  ['endReason', 'c.end_reason = @endReason'],
-  ['campaign', `json_extract(c.tags, '$.campaign') = @campaign`],
-];
-
-function whereOf(filter: CallFilter): { where: string; params: Record<string, string | number> } {
-  const clauses: string[] = [];
-  const params: Record<string, string | number> = {};
-  for (const [key, clause] of EQUALS) {
-    const value = filter[key];
-    if (!value) continue;
-    clauses.push(clause);
-    params[key] = value;
+  /** The filter's parts, joined with AND; never empty: a call in progress is not history. */
+  private whereOf(filter: CallFilter): RawBuilder<unknown> {
+    const { json } = this;
+    const clauses: RawBuilder<unknown>[] = [sql`c.ended_at IS NOT NULL`];
+    if (filter.since) clauses.push(sql`c.ended_at >= ${filter.since}`);
+    if (filter.until) clauses.push(sql`c.ended_at < ${filter.until}`);
+    if (filter.direction) clauses.push(sql`c.direction = ${filter.direction}`);
+    if (filter.endReason) clauses.push(sql`c.end_reason = ${filter.endReason}`);
+    if (filter.campaign) clauses.push(sql`${json.memberText(sql.ref('c.tags'), 'campaign')} = ${filter.campaign}`);
+    const digits = filter.number?.replace(/\D/g, '');
+    // Digits only: nothing in the pattern is a LIKE wildcard.
+    if (digits) clauses.push(sql`(c.from_number LIKE ${`%${digits}%`} OR c.to_number LIKE ${`%${digits}%`})`);
+    const text = filter.text?.trim();
+    if (text) clauses.push(json.containsWords(sql.ref('r.summary'), text));
+    if (filter.field && FIELD_NAME.test(filter.field.name)) clauses.push(json.memberEquals(sql.ref('r.fields'), filter.field.name, filter.field.value));
+    return sql.join(clauses, sql` AND `);
   }
-  const digits = filter.number?.replace(/\D/g, '');
-  if (digits) {
-    clauses.push(`(instr(c.from_number, @digits) > 0 OR instr(c.to_number, @digits) > 0)`);
-    params.digits = digits;
-  }
-  const text = filter.text?.trim();
-  if (text) {
-    // The words as they are: % and _ in them are not wildcards.
-    clauses.push(`r.summary LIKE @text ESCAPE '\\'`);
-    params.text = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  }
-  if (filter.field && FIELD_NAME.test(filter.field.name)) {
-    const { name, value } = filter.field;
-    // JSON booleans come out of json_extract as 1 and 0, numbers as numbers, strings as text: "4711"
-    // is the number 4711 or the text "4711", whichever the field holds.
-    const typed: string | number = value === 'true' ? 1 : value === 'false' ? 0 : value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
-    clauses.push(`json_extract(r.fields, '$.${name}') IN (@fieldTyped, @fieldText)`);
-    params.fieldTyped = typed;
-    params.fieldText = value;
-  }
-  return { where: clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }

@@ -1,6 +1,8 @@
+import { sql, type RawBuilder } from 'kysely';
 import { z } from 'zod';
 import { CALL_END_REASONS } from '../call/ports/call-summary.js';
-import type { Database } from './database.js';
+import { jsonSql, type JsonSql } from './json-sql.js';
+import type { Store } from './store.js';
 
 /** Nearest-rank percentiles of one measure; null where nothing was measured. */
 export interface Percentiles {
@@ -63,48 +65,68 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 // Every query below selects rows by a range of ended_at, so it reads the calls_by_end index
-// and then only the calls of the window: the cost follows the window, not the table.
+// and then only the calls of the window: the cost follows the window, not the table. A call in
+// progress (ended_at NULL) is in no range.
 // Buckets are prefixes of ended_at: the core writes it with toISOString (UTC, "Z"), so
 // the first 13 characters are the hour and the first 10 the day, and text order is time order.
+// Prefix lengths are numbers of ours, written into the SQL: PostgreSQL takes a grouped expression
+// with a parameter in it for another expression than the same one selected.
 
-const COUNT_BY_HOUR = `SELECT substr(ended_at, 1, 13) AS bucket, COUNT(*) AS calls
-  FROM calls WHERE ended_at >= @since AND ended_at < @until GROUP BY bucket`;
+function countByHour(range: Range) {
+  return sql`SELECT substr(ended_at, 1, 13) AS bucket, COUNT(*) AS calls
+    FROM calls WHERE ended_at >= ${range.since} AND ended_at < ${range.until} GROUP BY substr(ended_at, 1, 13)`;
+}
 
-const TOTALS_BY_DAY = `SELECT substr(ended_at, 1, 10) AS bucket, COUNT(*) AS calls,
-  SUM(barge_ins) AS barge_ins, SUM(json_array_length(turns)) AS turns
-  FROM calls WHERE ended_at >= @since AND ended_at < @until GROUP BY bucket`;
+function totalsByDay(json: JsonSql, range: Range) {
+  return sql`SELECT substr(ended_at, 1, 10) AS bucket, COUNT(*) AS calls,
+    SUM(barge_ins) AS barge_ins, SUM(${json.arrayLength(sql.ref('turns'))}) AS turns
+    FROM calls WHERE ended_at >= ${range.since} AND ended_at < ${range.until} GROUP BY substr(ended_at, 1, 10)`;
+}
 
-const TOTALS = `SELECT COUNT(*) AS calls, COALESCE(SUM(barge_ins), 0) AS barge_ins,
-  COALESCE(SUM(json_array_length(turns)), 0) AS turns
-  FROM calls WHERE ended_at >= @since AND ended_at < @until`;
+function totals(json: JsonSql, range: Range) {
+  return sql`SELECT COUNT(*) AS calls, COALESCE(SUM(barge_ins), 0) AS barge_ins,
+    COALESCE(SUM(${json.arrayLength(sql.ref('turns'))}), 0) AS turns
+    FROM calls WHERE ended_at >= ${range.since} AND ended_at < ${range.until}`;
+}
 
-const OUTCOMES_BY_DAY = `SELECT substr(ended_at, 1, 10) AS bucket, end_reason AS reason, COUNT(*) AS calls
-  FROM calls WHERE ended_at >= @since AND ended_at < @until GROUP BY bucket, end_reason`;
+function outcomesByDay(range: Range) {
+  return sql`SELECT substr(ended_at, 1, 10) AS bucket, end_reason AS reason, COUNT(*) AS calls
+    FROM calls WHERE ended_at >= ${range.since} AND ended_at < ${range.until} GROUP BY substr(ended_at, 1, 10), end_reason`;
+}
 
 /**
  * p50 and p95 of both turn measures per bucket, by nearest rank: the value at rank ceil(p·n/100)
  * of the bucket's sorted values, written (p·n + 99) / 100 in integer arithmetic because SQLite's
- * ceil() exists only in builds with the math functions. `@length` is the bucket's prefix length.
+ * ceil() exists only in builds with the math functions. `length` is the bucket's prefix length.
  * MATERIALIZED: both measures come from one read of the window's turns, not one each.
  */
-const PERCENTILES = `WITH turn AS MATERIALIZED (
-    SELECT substr(c.ended_at, 1, @length) AS bucket, t.value AS value
-    FROM calls c, json_each(c.turns) t
-    WHERE c.ended_at >= @since AND c.ended_at < @until
-  ), measured AS (
-    SELECT bucket, 'firstSpeakMs' AS measure, json_extract(value, '$.firstSpeakMs') AS ms FROM turn
-    UNION ALL
-    SELECT bucket, 'llmFirstTokenMs', json_extract(value, '$.llmFirstTokenMs') FROM turn
-  ), ranked AS (
-    SELECT bucket, measure, ms,
-      ROW_NUMBER() OVER (PARTITION BY bucket, measure ORDER BY ms) AS rank,
-      COUNT(*) OVER (PARTITION BY bucket, measure) AS n
-    FROM measured WHERE ms IS NOT NULL
-  )
-  SELECT bucket, measure,
-    MAX(CASE WHEN rank = (50 * n + 99) / 100 THEN ms END) AS p50,
-    MAX(CASE WHEN rank = (95 * n + 99) / 100 THEN ms END) AS p95
-  FROM ranked GROUP BY bucket, measure`;
+function percentiles(json: JsonSql, range: Range, length: 0 | 10) {
+  const prefix = sql`substr(c.ended_at, 1, ${sql.lit(length)})`;
+  return sql`WITH turn AS MATERIALIZED (
+      SELECT ${prefix} AS bucket, t.value AS value
+      FROM calls c, ${json.eachElement(sql.ref('c.turns'), 't')}
+      WHERE c.ended_at >= ${range.since} AND c.ended_at < ${range.until}
+    ), measured AS (
+      SELECT bucket, 'firstSpeakMs' AS measure, ${json.memberNumber(sql.ref('value'), 'firstSpeakMs')} AS ms FROM turn
+      UNION ALL
+      SELECT bucket, 'llmFirstTokenMs', ${json.memberNumber(sql.ref('value'), 'llmFirstTokenMs')} FROM turn
+    ), ranked AS (
+      SELECT bucket, measure, ms,
+        ROW_NUMBER() OVER (PARTITION BY bucket, measure ORDER BY ms) AS place,
+        COUNT(*) OVER (PARTITION BY bucket, measure) AS n
+      FROM measured WHERE ms IS NOT NULL
+    )
+    SELECT bucket, measure,
+      MAX(CASE WHEN place = (50 * n + 99) / 100 THEN ms END) AS p50,
+      MAX(CASE WHEN place = (95 * n + 99) / 100 THEN ms END) AS p95
+    FROM ranked GROUP BY bucket, measure`;
+}
+
+/** Every query of a window, as `charts` runs them: for the test that reads their plans. */
+export function windowQueries(dialect: Store['dialect'], range: Range): RawBuilder<unknown>[] {
+  const json = jsonSql(dialect);
+  return [countByHour(range), totalsByDay(json, range), totals(json, range), outcomesByDay(range), percentiles(json, range, 10), percentiles(json, range, 0)];
+}
 
 const BucketCount = z.object({ bucket: z.string(), calls: z.number() });
 const DayTotals = z.object({ bucket: z.string(), calls: z.number(), barge_ins: z.number(), turns: z.number() });
@@ -118,7 +140,7 @@ const PercentileRow = z.object({
 });
 type PercentileRow = z.infer<typeof PercentileRow>;
 
-interface Range {
+export interface Range {
   since: string;
   until: string;
 }
@@ -132,34 +154,26 @@ interface CountedDay {
 }
 
 /**
- * The numbers behind the dashboard's charts, counted by SQLite over bounded
- * windows of ended calls.
+ * The numbers behind the dashboard's charts, counted by the database over
+ * bounded windows of ended calls.
  *
- * A day that has ended is counted once and kept: a call is recorded when it
- * ends, so no later call lands in a past day (but for a session the voice
- * service redelivers and that ends again, counted on its first day too until
- * a restart: one call, rarely). Counting 30 days of turns
- * through json_each takes most of a second at a thousand calls a day, and
- * better-sqlite3 holds the event loop (and every live call) meanwhile; kept,
- * a page view counts only today and the last 24 hours.
+ * A day that has ended is counted once and kept: a call is stored as ended
+ * when it ends, so no later call lands in a past day (but for a session the
+ * voice service redelivers and that ends again, counted on its first day too
+ * until a restart: one call, rarely). Counting 30 days of turns through the
+ * JSON functions takes most of a second at a thousand calls a day: off the
+ * event loop now, but still a second of the database's (SQLite's one thread
+ * is the calls' too); kept, a page view counts only today and the last 24 hours.
  */
 export class CallStats {
-  private readonly countByHour;
-  private readonly totalsByDay;
-  private readonly totals;
-  private readonly outcomesByDay;
-  private readonly percentiles;
+  private readonly json: JsonSql;
   private readonly endedDays = new Map<string, CountedDay>();
 
-  constructor(db: Database) {
-    this.countByHour = db.sql.prepare<[Range]>(COUNT_BY_HOUR);
-    this.totalsByDay = db.sql.prepare<[Range]>(TOTALS_BY_DAY);
-    this.totals = db.sql.prepare<[Range]>(TOTALS);
-    this.outcomesByDay = db.sql.prepare<[Range]>(OUTCOMES_BY_DAY);
-    this.percentiles = db.sql.prepare<[Range & { length: number }]>(PERCENTILES);
+  constructor(private readonly store: Store) {
+    this.json = jsonSql(store.dialect);
   }
 
-  charts(now: Date, dayCount: DayRange = DAY_RANGES[0]): ChartData {
+  async charts(now: Date, dayCount: DayRange = DAY_RANGES[0]): Promise<ChartData> {
     const nowMs = now.getTime();
     const hourStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
     const dayStart = Math.floor(nowMs / DAY_MS) * DAY_MS;
@@ -167,12 +181,19 @@ export class CallStats {
     const dayWindow = range(dayStart - (dayCount - 1) * DAY_MS, dayStart + DAY_MS);
     // Up to and including `now`: the window's end is exclusive.
     const lastDay = range(nowMs - DAY_MS, nowMs + 1);
+    const oldestKept = new Date(dayStart - (KEPT_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
 
-    const perHour = new Map(this.countByHour.all(hourWindow).map((row) => BucketCount.parse(row)).map((r) => [r.bucket, r.calls]));
+    const [perHourRows, counted, recentRows, recentPercentiles] = await Promise.all([
+      this.rows(countByHour(hourWindow), BucketCount),
+      this.days(buckets(dayWindow, DAY_MS, 10), dayWindow.until, oldestKept),
+      this.rows(totals(this.json, lastDay), Totals),
+      // Prefix length 0: every call of the window falls in the one bucket ''.
+      this.percentileRows(lastDay, 0),
+    ]);
+
+    const perHour = new Map(perHourRows.map((r) => [r.bucket, r.calls]));
     const hours = buckets(hourWindow, HOUR_MS, 13).map((bucket) => ({ label: `${bucket.replace('T', ' ')}:00`, calls: perHour.get(bucket) ?? 0 }));
 
-    const oldestKept = new Date(dayStart - (KEPT_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
-    const counted = this.days(buckets(dayWindow, DAY_MS, 10), dayWindow.until, oldestKept);
     const days = counted.map((day) => day.stats);
     const outcomeCounts = new Map<string, number>();
     for (const day of counted) for (const [reason, calls] of day.outcomes) outcomeCounts.set(reason, (outcomeCounts.get(reason) ?? 0) + calls);
@@ -184,10 +205,8 @@ export class CallStats {
       .map(([reason, calls]) => ({ reason, calls }))
       .sort((a, b) => b.calls - a.calls || order(a.reason) - order(b.reason) || a.reason.localeCompare(b.reason));
 
-    const recent = Totals.parse(this.totals.get(lastDay));
-    // Prefix length 0: every call of the window falls in the one bucket ''.
-    const recentPercentiles = this.percentileRows(lastDay, 0);
-
+    // One row always: COUNT and the COALESCEd sums over no rows are 0.
+    const recent = recentRows[0]!;
     return {
       at: now.toISOString(),
       last24h: {
@@ -205,26 +224,32 @@ export class CallStats {
   /**
    * The days `labels` names (oldest first, the last one today), counting only those not kept from
    * before; days older than `oldestKept` are forgotten, so switching between ranges costs nothing twice.
+   * Two page views at once may both count an ended day: both keep the same figures, so the later
+   * write changes nothing (no lock needed).
    */
-  private days(labels: readonly string[], until: string, oldestKept: string): CountedDay[] {
+  private async days(labels: readonly string[], until: string, oldestKept: string): Promise<CountedDay[]> {
     const today = labels.at(-1)!;
     for (const label of this.endedDays.keys()) if (label < oldestKept || label >= today) this.endedDays.delete(label);
     const firstToCount = labels.find((label) => !this.endedDays.has(label))!;
     const span: Range = { since: `${firstToCount}T00:00:00.000Z`, until };
 
-    const totals = new Map(this.totalsByDay.all(span).map((row) => DayTotals.parse(row)).map((r) => [r.bucket, r]));
+    const [totalRows, outcomeRows, percentiles] = await Promise.all([
+      this.rows(totalsByDay(this.json, span), DayTotals),
+      this.rows(outcomesByDay(span), DayOutcome),
+      this.percentileRows(span, 10),
+    ]);
+    const totalsOf = new Map(totalRows.map((r) => [r.bucket, r]));
     const outcomes = new Map<string, Map<string, number>>();
-    for (const row of this.outcomesByDay.all(span).map((r) => DayOutcome.parse(r))) {
+    for (const row of outcomeRows) {
       const day = outcomes.get(row.bucket) ?? new Map<string, number>();
       day.set(row.reason, row.calls);
       outcomes.set(row.bucket, day);
     }
-    const percentiles = this.percentileRows(span, 10);
 
     return labels.map((label) => {
       const kept = this.endedDays.get(label);
       if (kept !== undefined) return kept;
-      const day = totals.get(label);
+      const day = totalsOf.get(label);
       const turns = day?.turns ?? 0;
       const bargeIns = day?.barge_ins ?? 0;
       const counted: CountedDay = {
@@ -245,9 +270,14 @@ export class CallStats {
   }
 
   /** Keyed by bucket and measure. */
-  private percentileRows(span: Range, length: number): Map<string, PercentileRow> {
-    const rows = this.percentiles.all({ ...span, length }).map((row) => PercentileRow.parse(row));
+  private async percentileRows(span: Range, length: 0 | 10): Promise<Map<string, PercentileRow>> {
+    const rows = await this.rows(percentiles(this.json, span, length), PercentileRow);
     return new Map(rows.map((row) => [`${row.bucket}|${row.measure}`, row]));
+  }
+
+  private async rows<S extends z.ZodType>(query: RawBuilder<unknown>, schema: S): Promise<z.output<S>[]> {
+    const { rows } = await query.execute(this.store.db);
+    return rows.map((row) => schema.parse(row));
   }
 }
 

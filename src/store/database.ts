@@ -59,21 +59,6 @@ export class Database {
     return new Database(sql, file);
   }
 
-  /**
-   * A second, read-only connection to a database another connection keeps up
-   * to date (WAL lets it read while that one writes): for readers on a thread
-   * of their own. Never migrates; a schema it does not know is refused.
-   */
-  static openReader(file: string): Database {
-    const sql = new BetterSqlite3(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-    const version = sql.pragma('user_version', { simple: true });
-    if (typeof version !== 'number' || version > SQLITE_MIGRATIONS.length) {
-      sql.close();
-      throw new ConfigError(`DATABASE_FILE ${file} has schema version ${String(version)}, which this Hotline cannot read`);
-    }
-    return new Database(sql, file);
-  }
-
   get open(): boolean {
     return this.sql.open;
   }
