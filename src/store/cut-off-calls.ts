@@ -9,6 +9,7 @@ export interface CallsInProgress {
 }
 
 const PAGE = 200;
+const SETTLE_MS = 30_000;
 
 /**
  * At start, before any call: every call the store holds as in progress was left so by a process
@@ -30,8 +31,9 @@ export async function cutOffCallsInProgress(calls: CallsInProgress, writer: Call
       writer.cutOff(call, await lastSignOfLife(call));
       count += 1;
     }
-    // The next page is asked for once these are written, or it would be the same calls again.
-    await writer.settled();
+    // The next page is asked for once these are written, or it would be the same calls again. A
+    // database that stops taking writes now leaves the rest to the next start (they stay in progress).
+    if (!(await writer.settled(SETTLE_MS))) break;
   }
   if (count > 0) logger.warn({ calls: count }, 'calls left in progress by a process that stopped without ending them are recorded as cut off');
   return count;

@@ -17,12 +17,9 @@ import type { FromWorker, SqlValue, ToWorker, WorkerError, WorkerSettings } from
 const settings = workerData as WorkerSettings;
 const port = parentPort!;
 const memory = settings.file === ':memory:';
-/** How often, at most, the path is checked for the file it named when opened. */
-const FILE_CHECK_MS = 1_000;
 
 let db: BetterSqlite3.Database;
 let inode: number | undefined;
-let checkedAt = 0;
 const statements = new Map<string, BetterSqlite3.Statement>();
 
 function send(message: FromWorker): void {
@@ -48,7 +45,6 @@ function open(): number[] {
     db = next;
     statements.clear();
     inode = memory ? undefined : statSync(settings.file).ino;
-    checkedAt = Date.now();
     return migrated;
   } catch (error) {
     next.close();
@@ -83,16 +79,18 @@ function migrate(sql: BetterSqlite3.Database): number[] {
   }
 }
 
-/** The file at the path is no longer the one open: deleted, or replaced. */
-async function checkFile(): Promise<void> {
+/**
+ * Before each write that begins something (a statement outside a transaction, or the transaction's
+ * BEGIN): is the file at the path still the one open? A stat costs microseconds, on this thread.
+ */
+async function checkFile(sql: string): Promise<void> {
   if (memory) return;
   if (!db.open) {
     // A reopen failed (the file at the path could not be opened): tried again with each query.
     open();
     return;
   }
-  if (db.inTransaction || Date.now() - checkedAt < FILE_CHECK_MS) return;
-  checkedAt = Date.now();
+  if (db.inTransaction || /^\s*(SELECT|PRAGMA|WITH)\b/i.test(sql)) return;
   let now: number | undefined;
   try {
     now = statSync(settings.file).ino;
@@ -143,7 +141,7 @@ port.on('message', (message: ToWorker) => {
       return;
     }
     try {
-      await checkFile();
+      await checkFile(message.sql);
       send(run(message.id, message.sql, message.params));
     } catch (error) {
       send({ kind: 'error', id: message.id, error: asError(error) });
