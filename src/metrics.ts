@@ -101,6 +101,34 @@ export class Metrics {
   webhookAnswered(status: number): void {
     this.webhookAnswers.inc({ status: String(status) });
   }
+
+  /** The store's write queue, read at scrape time: how far behind the database the record is. */
+  watchStore(backlog: () => { pending: number; oldestMs: number }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'hotline_store_pending_writes',
+      help: 'Calls whose latest record waits for the database (journalled, written when it takes writes again)',
+      registers,
+      collect() {
+        this.set(backlog().pending);
+      },
+    });
+    new Gauge({
+      name: 'hotline_store_oldest_pending_seconds',
+      help: 'How long the oldest record waiting for the database has waited',
+      registers,
+      collect() {
+        this.set(backlog().oldestMs / 1000);
+      },
+    });
+    this.storeWriteFailures = new Counter({ name: 'hotline_store_write_failures_total', help: 'Writes the database refused (each is tried again)', registers });
+  }
+
+  private storeWriteFailures: Counter | undefined;
+
+  storeWriteFailed(): void {
+    this.storeWriteFailures?.inc();
+  }
 }
 
 export function llmErrorKind(error: unknown): LlmErrorKind {

@@ -309,7 +309,7 @@ describe.each(await storeKinds())('killed with calls on the line, on %s', (kind)
       }
       // Each call's turn is on record (the row, written as it happened) before the kill.
       await until(async () => (await rowsOf(kind, place)).filter((row) => (JSON.parse(row.turns) as unknown[]).length === 1).length === 3);
-      first.child.kill('SIGKILL');
+      first.child.child.kill('SIGKILL');
       await first.child.exited;
 
       const second = await start();
@@ -323,7 +323,7 @@ describe.each(await storeKinds())('killed with calls on the line, on %s', (kind)
       expect(rows.map((row) => [row.session_id, row.end_reason])).toEqual(ids.map((id) => [id, 'cut_off']));
       for (const row of rows) expect((JSON.parse(row.turns) as unknown[]).length).toBe(1);
       // Stopping gracefully now delivers nothing more: each report went exactly once.
-      second.child.kill('SIGTERM');
+      second.child.child.kill('SIGTERM');
       await second.child.exited;
       expect(receiver.received.length).toBe(3);
     },

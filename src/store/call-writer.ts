@@ -27,7 +27,7 @@ export interface WriteBacklog {
   readonly pending: number;
   /** How long the oldest of them has waited, in ms (0 when none waits). */
   readonly oldestMs: number;
-  /** The last write's error while writes are failing; undefined once one succeeds. */
+  /** The last write's error code while writes are failing; undefined once one succeeds. */
   readonly failing: string | undefined;
 }
 
@@ -180,9 +180,11 @@ export class CallWriter {
       } catch (error) {
         this.options.failed?.();
         const message = error instanceof Error ? error.message : String(error);
+        const code = (error as { code?: unknown } | null)?.code;
         if (isPassing(error)) {
           if (this.failing === undefined) this.options.logger.warn({ err: error, pending: this.waiting.size }, 'the database refused a write; calls are kept and written when it is back');
-          this.failing = message;
+          // The code only (SQLITE_BUSY, ECONNREFUSED…): /readyz is public, the message is in the log.
+          this.failing = typeof code === 'string' ? code : 'error';
           this.retryLater();
           return;
         }

@@ -17,6 +17,8 @@ export interface HttpAppOptions {
   metricsToken: string | undefined;
   /** The failure budget a wrong metrics token spends, shared with every other edge. */
   gate: SecretGate;
+  /** How far behind the database the calls' record is: shown by /readyz (calls go on either way). */
+  storeBacklog?: (() => { pending: number; oldestMs: number; failing: string | undefined }) | undefined;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -39,9 +41,19 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.get('/readyz', function readyz(_req, res) {
     const { registry } = options;
     const ready = registry.canAccept;
+    const backlog = options.storeBacklog?.();
     res.status(ready ? 200 : 503).json({
       status: ready ? 'ready' : registry.isAccepting ? 'full' : 'shutting down',
       calls: registry.size,
+      // A database that is away does not make Hotline unready: calls go on and their records wait.
+      ...(backlog && {
+        store: {
+          behind: backlog.pending > 0,
+          pending: backlog.pending,
+          oldestMs: backlog.oldestMs,
+          ...(backlog.failing === undefined ? {} : { failing: backlog.failing }),
+        },
+      }),
     });
   });
 
