@@ -283,6 +283,18 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
       expect((await service.getCall('call-1'))?.report?.fieldsStatus).toBe('ok');
     });
 
+    test('a call whose row another writer stored is reported once, however often it is told', async () => {
+      const env = await setup(kind, () => ({ content: JSON.stringify(ANSWER) }));
+      await new CallRepository(env.store.db).save(stored(env.call, 9));
+      env.service.callStored(env.call);
+      env.service.callStored(env.call);
+      await env.service.whenIdle();
+      env.service.callStored(env.call);
+      await env.service.whenIdle();
+      expect((await env.service.getCall('call-1'))?.report?.fieldsStatus).toBe('ok');
+      expect(env.llm.requests).toHaveLength(1);
+    });
+
     test('reports behind the calls wait in the database, not in memory, and all are made', async () => {
       let inFlight = 0;
       let most = 0;
