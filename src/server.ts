@@ -142,7 +142,7 @@ export async function startHotline(
   // The asynchronous store (issue 22) every part moves to; the synchronous `db` above goes once none uses it.
   const store = await openStore({ databaseFile: config.databaseFile, databaseUrl: config.databaseUrl }, logger);
   const reports = new ReportService({
-    db,
+    store,
     promptsDir: config.promptsDir,
     llm: config.reports.fields ? { apiKey, baseURL, model: config.reports.model ?? config.llm.model } : undefined,
     ...(config.reports.webhookUrl && config.reports.webhookSecret

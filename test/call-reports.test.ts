@@ -76,7 +76,7 @@ describe('the report of every call', () => {
     const asked = env.llm.requests.find((r) => 'response_format' in r.body && r.body.response_format);
     expect(JSON.stringify(asked?.body.response_format)).toContain('callback_wanted');
     // And it is kept: the database has the call and its report.
-    expect(env.hotline.reports.getCall(sessionId)?.report).toBeDefined();
+    expect((await env.hotline.reports.getCall(sessionId))?.report).toBeDefined();
   });
 
   test('a receiver that is down across a restart of Hotline still gets the report, exactly once', async () => {
@@ -85,8 +85,8 @@ describe('the report of every call', () => {
     const first = await hotline({ REPORT_WEBHOOK_URL: url });
     const sessionId = await call(first);
     // The first attempt fails: nothing listens.
-    await expect.poll(() => first.hotline.reports.getCall(sessionId)?.deliveries[0]?.attempts ?? 0).toBeGreaterThanOrEqual(1);
-    expect(first.hotline.reports.getCall(sessionId)?.deliveries[0]?.status).toBe('pending');
+    await expect.poll(async () => (await first.hotline.reports.getCall(sessionId))?.deliveries[0]?.attempts ?? 0).toBeGreaterThanOrEqual(1);
+    expect((await first.hotline.reports.getCall(sessionId))?.deliveries[0]?.status).toBe('pending');
     await first.hotline.close();
 
     // The receiver is back, and so is Hotline, on the same database.
@@ -95,7 +95,7 @@ describe('the report of every call', () => {
     const delivered = await inbox.request(0);
     expect(delivered.verified).toBe(true);
     expect(JSON.parse(delivered.body)).toMatchObject({ session_id: sessionId, fields_status: 'ok' });
-    await expect.poll(() => second.hotline.reports.getCall(sessionId)?.deliveries[0]?.status).toBe('delivered');
+    await expect.poll(async () => (await second.hotline.reports.getCall(sessionId))?.deliveries[0]?.status).toBe('delivered');
     expect(inbox.accepted(delivered.id!)).toBe(1);
     expect(inbox.received.filter((r) => JSON.parse(r.body).session_id === sessionId)).toHaveLength(1);
   });

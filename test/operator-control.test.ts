@@ -74,7 +74,7 @@ describe('the admin API', () => {
     await expect.poll(() => env!.hotline.registry.size).toBe(0);
     await env!.hotline.registry.whenRecorded();
     await env!.hotline.reports.whenIdle();
-    expect(env!.hotline.reports.getCall(service.sessionId)?.call.endReason).toBe('operator_transferred');
+    expect((await env!.hotline.reports.getCall(service.sessionId))?.call.endReason).toBe('operator_transferred');
   });
 
   test('a named target; a transfer nobody answers brings the call back, and it goes on', async () => {
@@ -105,7 +105,7 @@ describe('the admin API', () => {
     await expect.poll(() => env!.hotline.registry.size).toBe(0);
     await env!.hotline.registry.whenRecorded();
     await env!.hotline.reports.whenIdle();
-    expect(env!.hotline.reports.getCall(service.sessionId)?.call.endReason).toBe('operator_hung_up');
+    expect((await env!.hotline.reports.getCall(service.sessionId))?.call.endReason).toBe('operator_hung_up');
     expect(await api(`/api/calls/${service.sessionId}/hangup`)).toMatchObject({ status: 404 });
   });
 

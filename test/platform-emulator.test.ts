@@ -496,7 +496,7 @@ describe('voicemail: a real Hotline tells a mailbox from a person', () => {
     // The call's record says how it ended.
     await env!.hotline.registry.whenRecorded();
     await env!.hotline.reports.whenIdle();
-    expect(env!.hotline.reports.getCall(call!.sessionId!)?.call.endReason).toBe('voicemail');
+    expect((await env!.hotline.reports.getCall(call!.sessionId!))?.call.endReason).toBe('voicemail');
   });
 
   test('a person who says "Hello?" gets the tailored greeting and a conversation', async () => {

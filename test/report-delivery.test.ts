@@ -1,6 +1,7 @@
 /**
  * The report webhook: signed, retried with backoff while the receiver is down,
  * delivered once it is up — also across a restart — and given up in the end.
+ * On SQLite and on PostgreSQL.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,10 +11,12 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { startScriptedLlmServer, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { signBody, verifySignature } from '../src/reports/webhook-signature.js';
 import { ReportService, type ReportServiceOptions } from '../src/reports/report-service.js';
-import { Database } from '../src/store/database.js';
+import { CallRepository } from '../src/store/call-repository.js';
 import { DeliveryRepository } from '../src/store/delivery-repository.js';
-import { attemptLog, callSummary, ORDER_CALL, writeTranscript } from './helpers/reports.js';
+import { openStore, type Store } from '../src/store/store.js';
+import { attemptLog, callSummary, ORDER_CALL, stored, writeTranscript } from './helpers/reports.js';
 import { closedPort, startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
+import { freshStoreLocation, storeKinds, type StoreKind, type TestStoreLocation } from './helpers/stores.js';
 
 const logger = pino({ level: 'silent' });
 const SECRET = 'whsec-test-0123456789';
@@ -26,14 +29,16 @@ afterEach(async () => {
 
 interface Env {
   dir: string;
-  dbFile: string;
+  location: TestStoreLocation;
   llm: ScriptedLlmServer;
   call: ReturnType<typeof callSummary>;
-  /** A service (and its database) on `dbFile`; closed after the test unless the test closes it. */
-  start(url: string, options?: Partial<ReportServiceOptions>): { service: ReportService; db: Database; attempts: ReturnType<typeof attemptLog> };
+  /** The store at `location`, opened anew; closed after the test unless the test closes it. */
+  open(): Promise<Store>;
+  /** A service on the store at `location`, opened anew; both closed after the test unless the test closes them. */
+  start(url: string, options?: Partial<ReportServiceOptions>): Promise<{ service: ReportService; store: Store; attempts: ReturnType<typeof attemptLog> }>;
 }
 
-async function environment(): Promise<Env> {
+async function environment(kind: StoreKind): Promise<Env> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hotline-delivery-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   // No report.md: these tests are about the webhook, not the model.
@@ -41,17 +46,24 @@ async function environment(): Promise<Env> {
   const llm = await startScriptedLlmServer({ script: () => ({ content: '{}' }) });
   cleanups.push(() => llm.close());
   const call = callSummary({ transcriptFile: await writeTranscript(dir, 'call-1', ORDER_CALL) });
-  const dbFile = path.join(dir, 'hotline.db');
+  const location = await freshStoreLocation(kind);
+  cleanups.push(() => location.remove());
+  async function open(): Promise<Store> {
+    const store = await openStore(location.location, logger);
+    cleanups.push(() => store.close());
+    return store;
+  }
   return {
     dir,
-    dbFile,
+    location,
     llm,
     call,
-    start(url, options = {}) {
-      const db = Database.open(dbFile, logger);
+    open,
+    async start(url, options = {}) {
+      const store = await open();
       const attempts = attemptLog();
       const service = new ReportService({
-        db,
+        store,
         promptsDir: path.join(dir, 'prompts'),
         llm: { apiKey: 'test-key', baseURL: llm.baseURL, model: 'test-model' },
         webhook: { url, secret: SECRET },
@@ -60,11 +72,8 @@ async function environment(): Promise<Env> {
         onDeliveryAttempt: attempts.onAttempt,
         ...options,
       });
-      cleanups.push(async () => {
-        await service.close();
-        db.close();
-      });
-      return { service, db, attempts };
+      cleanups.push(() => service.close());
+      return { service, store, attempts };
     },
   };
 }
@@ -75,11 +84,11 @@ async function receiver(port?: number): Promise<ReportReceiver> {
   return started;
 }
 
-describe('delivery', () => {
+describe.each(await storeKinds())('delivery on %s', (kind) => {
   test('the report is POSTed once, signed, with its delivery id and timestamp', async () => {
-    const env = await environment();
+    const env = await environment(kind);
     const hook = await receiver();
-    const { service, attempts } = env.start(hook.url);
+    const { service, attempts } = await env.start(hook.url);
     service.callEnded(env.call);
     const delivered = await attempts.until((a) => a.status === 'delivered');
 
@@ -89,7 +98,7 @@ describe('delivery', () => {
     expect(request.id).toBe(delivered.id);
     expect(Number(request.headers['x-hotline-timestamp'])).toBeCloseTo(Date.now() / 1000, -1);
     expect(request.headers['x-hotline-signature']).toBe(signBody(SECRET, Number(request.headers['x-hotline-timestamp']), request.body));
-    const detail = service.getCall('call-1');
+    const detail = await service.getCall('call-1');
     expect(request.body).toBe(detail?.report?.body);
     expect(JSON.parse(request.body)).toMatchObject({ version: 1, session_id: 'call-1', fields_status: 'skipped' });
     expect(detail?.deliveries).toEqual([
@@ -106,9 +115,9 @@ describe('delivery', () => {
   });
 
   test('receiver refusing connections, then 503, then up: delivered exactly once', async () => {
-    const env = await environment();
+    const env = await environment(kind);
     const port = await closedPort();
-    const { service, attempts } = env.start(`http://127.0.0.1:${port}/hooks/hotline`);
+    const { service, attempts } = await env.start(`http://127.0.0.1:${port}/hooks/hotline`);
     service.callEnded(env.call);
     const refused = await attempts.until((a) => a.status === 'retrying');
     expect(refused.error).toMatch(/ECONNREFUSED/);
@@ -124,37 +133,37 @@ describe('delivery', () => {
     expect(delivered.id).toBe(refused.id);
     expect(hook.accepted(delivered.id)).toBe(1);
     expect(hook.received.every((r) => r.id === delivered.id && r.verified)).toBe(true);
-    expect(service.getCall('call-1')?.deliveries).toEqual([
+    expect((await service.getCall('call-1'))?.deliveries).toEqual([
       expect.objectContaining({ status: 'delivered', attempts: attempts.attempts.length }),
     ]);
   });
 
   test('a pending delivery survives a restart and goes out once, at once', async () => {
-    const env = await environment();
+    const env = await environment(kind);
     const hook = await receiver();
     hook.status = 503;
     // A long backoff: only the restart can make it go out within the test.
-    const first = env.start(hook.url, { retry: { initialMs: 60_000, maxMs: 60_000 } });
+    const first = await env.start(hook.url, { retry: { initialMs: 60_000, maxMs: 60_000 } });
     first.service.callEnded(env.call);
     const failed = await first.attempts.until((a) => a.status === 'retrying');
     await first.service.close();
-    first.db.close();
+    await first.store.close();
 
     hook.status = 200;
-    const second = env.start(hook.url);
+    const second = await env.start(hook.url);
     const delivered = await second.attempts.until((a) => a.status === 'delivered');
     expect(delivered).toMatchObject({ id: failed.id, attempt: 2 });
     expect(hook.accepted(failed.id)).toBe(1);
     expect(hook.received).toHaveLength(2);
     // The new start made no report of its own: the call had one.
-    expect(second.service.getCall('call-1')?.deliveries).toHaveLength(1);
+    expect((await second.service.getCall('call-1'))?.deliveries).toHaveLength(1);
   });
 
   test('a receiver that never answers is timed out and tried again', async () => {
-    const env = await environment();
+    const env = await environment(kind);
     const hook = await receiver();
     hook.status = 0;
-    const { service, attempts } = env.start(hook.url, { webhook: { url: hook.url, secret: SECRET, timeoutMs: 50 } });
+    const { service, attempts } = await env.start(hook.url, { webhook: { url: hook.url, secret: SECRET, timeoutMs: 50 } });
     service.callEnded(env.call);
     const timedOut = await attempts.until((a) => a.status === 'retrying');
     expect(timedOut.error).toBe('no answer within 50 ms');
@@ -165,10 +174,10 @@ describe('delivery', () => {
 
   /** A receiver answering 500 to every attempt, and a time limit of 60 ms: the delivery is given up. */
   async function givenUp() {
-    const env = await environment();
+    const env = await environment(kind);
     const hook = await receiver();
     hook.status = 500;
-    const { service, attempts } = env.start(hook.url, { retry: { initialMs: 10, maxMs: 20, giveUpAfterMs: 60 } });
+    const { service, attempts } = await env.start(hook.url, { retry: { initialMs: 10, maxMs: 20, giveUpAfterMs: 60 } });
     service.callEnded(env.call);
     const gaveUp = await attempts.until((a) => a.status === 'failed');
     return { hook, service, attempts, gaveUp };
@@ -178,7 +187,7 @@ describe('delivery', () => {
     const { hook, service, gaveUp } = await givenUp();
     expect(gaveUp.error).toBe('HTTP 500');
     expect(gaveUp.attempt).toBeGreaterThan(1);
-    expect(service.getCall('call-1')?.deliveries).toEqual([
+    expect((await service.getCall('call-1'))?.deliveries).toEqual([
       expect.objectContaining({ status: 'failed', attempts: gaveUp.attempt, lastError: 'HTTP 500', deliveredAt: null }),
     ]);
     expect(hook.received).toHaveLength(gaveUp.attempt);
@@ -186,29 +195,45 @@ describe('delivery', () => {
 
   test('given up, then sent again by hand once the receiver is back: delivered once, with a new time limit', async () => {
     const { hook, service, attempts, gaveUp } = await givenUp();
-    expect(service.redeliver('another-call')).toBe(0);
+    expect(await service.redeliver('another-call')).toBe(0);
 
     // Still failing when sent again: retried from the new start, not given up at once for being old.
     const before = attempts.attempts.length;
-    expect(service.redeliver('call-1')).toBe(1);
+    expect(await service.redeliver('call-1')).toBe(1);
     const gaveUpAgain = await attempts.until((a) => a.status === 'failed' && a.attempt > gaveUp.attempt);
     expect(attempts.attempts.slice(before).filter((a) => a.status === 'retrying').length).toBeGreaterThan(0);
 
     hook.status = 204;
-    expect(service.redeliver()).toBe(1);
+    // Two requests at once (a double click): the delivery is queued again once, and sent once.
+    expect((await Promise.all([service.redeliver(), service.redeliver('call-1')])).sort()).toEqual([0, 1]);
     const delivered = await attempts.until((a) => a.status === 'delivered');
     expect(delivered).toMatchObject({ id: gaveUp.id, attempt: gaveUpAgain.attempt + 1 });
     expect(hook.accepted(gaveUp.id)).toBe(1);
-    expect(service.redeliver()).toBe(0);
-    expect(service.getCall('call-1')?.deliveries).toEqual([expect.objectContaining({ status: 'delivered', lastError: null })]);
+    expect(await service.redeliver()).toBe(0);
+    expect((await service.getCall('call-1'))?.deliveries).toEqual([expect.objectContaining({ status: 'delivered', lastError: null })]);
+  });
+
+  test('two Hotlines on one store finding a call without a report at their start: one report, sent once', async () => {
+    const env = await environment(kind);
+    const hook = await receiver();
+    const setUp = await env.open();
+    await new CallRepository(setUp.db).save(stored({ ...env.call, endedAt: new Date().toISOString() }));
+    // Both look for calls without a report at once, and both make this one's.
+    const [one, two] = await Promise.all([env.start(hook.url), env.start(hook.url)]);
+    await Promise.all([one.service.whenIdle(), two.service.whenIdle()]);
+    const [delivery, ...more] = await new DeliveryRepository(setUp.db).forCall('call-1');
+    expect(more).toEqual([]);
+    await Promise.race([one.attempts, two.attempts].map((log) => log.until((a) => a.status === 'delivered')));
+    // Closing waits for each one's worker: whatever either would still send has been sent.
+    await Promise.all([one.service.close(), two.service.close()]);
+    expect(hook.received.map((request) => request.id)).toEqual([delivery!.id]);
   });
 
   test('without a webhook, reports are stored and nothing is queued', async () => {
-    const env = await environment();
-    const db = Database.open(env.dbFile, logger);
-    cleanups.push(() => db.close());
+    const env = await environment(kind);
+    const store = await env.open();
     const service = new ReportService({
-      db,
+      store,
       promptsDir: path.join(env.dir, 'prompts'),
       llm: { apiKey: 'k', baseURL: env.llm.baseURL, model: 'm' },
       logger,
@@ -216,10 +241,10 @@ describe('delivery', () => {
     cleanups.push(() => service.close());
     service.callEnded(env.call);
     await service.whenIdle();
-    expect(service.getCall('call-1')?.report?.fieldsStatus).toBe('skipped');
-    expect(new DeliveryRepository(db).forSession('call-1')).toEqual([]);
+    expect((await service.getCall('call-1'))?.report?.fieldsStatus).toBe('skipped');
+    expect(await new DeliveryRepository(store.db).forSession('call-1')).toEqual([]);
     // Nothing to send again, and nowhere to send it: the admin API answers 409 for this.
-    expect(service.redeliver()).toBeUndefined();
+    expect(await service.redeliver()).toBeUndefined();
   });
 });
 

@@ -1,11 +1,13 @@
 /**
- * The embedded database: one file, its schema brought up to date on open,
- * and the repositories' rows read back as they were written.
+ * The store's calls, reports and deliveries, on SQLite and on PostgreSQL: rows read back as they
+ * were written, a call's snapshots ordered by revision. (The old synchronous Database's own tests
+ * stay below until it goes.)
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ConfigError } from '../src/errors.js';
@@ -13,8 +15,10 @@ import { CallRepository } from '../src/store/call-repository.js';
 import { Database } from '../src/store/database.js';
 import { DeliveryRepository } from '../src/store/delivery-repository.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
-import { ReportRepository } from '../src/store/report-repository.js';
-import { callSummary } from './helpers/reports.js';
+import { ReportRepository, type StoredReport } from '../src/store/report-repository.js';
+import { openStore, type Store } from '../src/store/store.js';
+import { callProgress, callSummary, stored } from './helpers/reports.js';
+import { freshStore, freshStoreLocation, storeKinds, type StoreKind } from './helpers/stores.js';
 
 const logger = pino({ level: 'silent' });
 const cleanups: (() => unknown)[] = [];
@@ -34,6 +38,26 @@ function open(file = ':memory:'): Database {
   return db;
 }
 
+async function store(kind: StoreKind): Promise<Store> {
+  const opened = await freshStore(kind);
+  cleanups.push(() => opened.close());
+  return opened;
+}
+
+function report(overrides: Partial<StoredReport> = {}): StoredReport {
+  return {
+    callId: 'call-1',
+    sessionId: 'call-1',
+    createdAt: '2026-11-22T03:06:00.000Z',
+    summary: 'Ada asked about her order.',
+    fields: { callback_wanted: true, customer_number: 'K 17', sentiment: 'neutral', minutes: 2 },
+    fieldsStatus: 'ok',
+    fieldsError: null,
+    body: '{"version":1}',
+    ...overrides,
+  };
+}
+
 describe('Database.open', () => {
   test('creates the file and its folder, in WAL mode, with the schema up to date', async () => {
     const file = path.join(await tempDir(), 'nested', 'deeper', 'hotline.db');
@@ -44,42 +68,6 @@ describe('Database.open', () => {
     expect(db.sql.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.sql.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(['calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'deliveries', 'reports', 'stop_list']);
-  });
-
-  test('a second open of the same file keeps its rows and runs no migration again', async () => {
-    const file = path.join(await tempDir(), 'hotline.db');
-    const first = Database.open(file, logger);
-    new CallRepository(first).save(callSummary());
-    first.close();
-    const second = open(file);
-    expect(new CallRepository(second).get('call-1')?.sessionId).toBe('call-1');
-    expect(second.sql.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
-  });
-
-  test('calls stored before calls had ids of their own keep their session id as call id, with their report and deliveries', async () => {
-    const file = path.join(await tempDir(), 'hotline.db');
-    const old = new BetterSqlite3(file);
-    // The schema as the release before call ids left it (steps 1 to 4), with one reported call.
-    for (const step of SQLITE_MIGRATIONS.slice(0, 4)) old.exec(step);
-    old.pragma('user_version = 4');
-    old.prepare(
-      `INSERT INTO calls (session_id, direction, started_at, ended_at, duration_ms, end_reason, turns, barge_ins, tool_runs, transcript_file)
-       VALUES ('old-1', 'inbound', '2026-11-20T10:00:00.000Z', '2026-11-20T10:01:00.000Z', 60000, 'caller_hung_up', '[]', 0, '[]', '/t/old-1.jsonl')`,
-    ).run();
-    old.prepare(`INSERT INTO reports (session_id, created_at, fields_status, body) VALUES ('old-1', '2026-11-20T10:01:01.000Z', 'skipped', '{}')`).run();
-    old.prepare(
-      `INSERT INTO deliveries (id, session_id, url, body, created_at, next_attempt_at, status) VALUES ('d1', 'old-1', 'https://r.test', '{}', '2026-11-20T10:01:01.000Z', 0, 'delivered')`,
-    ).run();
-    old.close();
-
-    const db = open(file);
-    expect(new CallRepository(db).get('old-1')).toMatchObject({ callId: 'old-1', sessionId: 'old-1', endReason: 'caller_hung_up' });
-    expect(new ReportRepository(db).get('old-1')).toMatchObject({ callId: 'old-1', sessionId: 'old-1', fieldsStatus: 'skipped' });
-    expect(new DeliveryRepository(db).forCall('old-1').map((d) => d.id)).toEqual(['d1']);
-    // A later call with the same session id is stored beside it.
-    new CallRepository(db).save(callSummary({ sessionId: 'old-1', callId: 'new-1' }));
-    expect(new CallRepository(db).ofSessionId('old-1').map((c) => c.callId)).toEqual(['old-1', 'new-1']);
-    expect(db.sql.pragma('foreign_key_check')).toEqual([]);
   });
 
   test('a file written by a newer Hotline stops the start with what to do', async () => {
@@ -107,123 +95,246 @@ describe('Database.open', () => {
   });
 });
 
-describe('CallRepository', () => {
-  test('a call reads back as it was summed up', () => {
-    const calls = new CallRepository(open());
-    const call = callSummary({ variables: { name: 'Ada' }, tags: { campaign: 'c1' } });
-    calls.save(call);
-    expect(calls.get('call-1')).toEqual(call);
-    const bare = callSummary({ sessionId: 'bare', from: undefined, to: undefined, serviceReason: undefined, turns: [], toolRuns: [] });
-    calls.save(bare);
-    expect(calls.get('bare')).toEqual(bare);
-    expect(calls.get('nobody')).toBeUndefined();
+describe('SQLite files of earlier releases', () => {
+  test('calls stored before calls had ids of their own keep their session id as call id, with their report and deliveries', async () => {
+    const file = path.join(await tempDir(), 'hotline.db');
+    const old = new BetterSqlite3(file);
+    // The schema as the release before call ids left it (steps 1 to 4), with one reported call.
+    for (const step of SQLITE_MIGRATIONS.slice(0, 4)) old.exec(step);
+    old.pragma('user_version = 4');
+    old.prepare(
+      `INSERT INTO calls (session_id, direction, started_at, ended_at, duration_ms, end_reason, turns, barge_ins, tool_runs, transcript_file)
+       VALUES ('old-1', 'inbound', '2026-11-20T10:00:00.000Z', '2026-11-20T10:01:00.000Z', 60000, 'caller_hung_up', '[]', 0, '[]', '/t/old-1.jsonl')`,
+    ).run();
+    old.prepare(`INSERT INTO reports (session_id, created_at, fields_status, body) VALUES ('old-1', '2026-11-20T10:01:01.000Z', 'skipped', '{}')`).run();
+    old.prepare(
+      `INSERT INTO deliveries (id, session_id, url, body, created_at, next_attempt_at, status) VALUES ('d1', 'old-1', 'https://r.test', '{}', '2026-11-20T10:01:01.000Z', 0, 'delivered')`,
+    ).run();
+    old.close();
+
+    const opened = await openStore({ databaseFile: file }, logger);
+    cleanups.push(() => opened.close());
+    const calls = new CallRepository(opened.db);
+    expect(await calls.get('old-1')).toMatchObject({ callId: 'old-1', sessionId: 'old-1', endReason: 'caller_hung_up' });
+    expect(await new ReportRepository(opened.db).get('old-1')).toMatchObject({ callId: 'old-1', sessionId: 'old-1', fieldsStatus: 'skipped' });
+    expect((await new DeliveryRepository(opened.db).forCall('old-1')).map((d) => d.id)).toEqual(['d1']);
+    // A later call with the same session id is stored beside it.
+    await calls.save(stored(callSummary({ sessionId: 'old-1', callId: 'new-1' })));
+    expect((await calls.ofSessionId('old-1')).map((c) => c.callId)).toEqual(['old-1', 'new-1']);
+    expect((await sql`PRAGMA foreign_key_check`.execute(opened.db)).rows).toEqual([]);
+  });
+});
+
+describe.each(await storeKinds())('the calls, reports and deliveries on %s', (kind) => {
+  test('rows outlive a close and a new open of the store', async () => {
+    const location = await freshStoreLocation(kind);
+    cleanups.push(() => location.remove());
+    const first = await openStore(location.location, logger);
+    await new CallRepository(first.db).save(stored(callSummary()));
+    await first.close();
+    const second = await openStore(location.location, logger);
+    cleanups.push(() => second.close());
+    expect((await new CallRepository(second.db).get('call-1'))?.sessionId).toBe('call-1');
   });
 
-  test('a session that ends again replaces its row', () => {
-    const calls = new CallRepository(open());
-    calls.save(callSummary({ endReason: 'connection_lost' }));
-    calls.save(callSummary({ endReason: 'agent_hung_up', bargeIns: 4 }));
-    expect(calls.get('call-1')).toMatchObject({ endReason: 'agent_hung_up', bargeIns: 4 });
-    expect(calls.listRecent(10)).toHaveLength(1);
+  describe('CallRepository', () => {
+    test('a call reads back as it was summed up', async () => {
+      const calls = new CallRepository((await store(kind)).db);
+      const call = callSummary({ variables: { name: 'Ada' }, tags: { campaign: 'c1' } });
+      await calls.save(stored(call));
+      expect(await calls.get('call-1')).toEqual(call);
+      const bare = callSummary({ sessionId: 'bare', from: undefined, to: undefined, serviceReason: undefined, turns: [], toolRuns: [] });
+      await calls.save(stored(bare));
+      expect(await calls.get('bare')).toEqual(bare);
+      expect(await calls.get('nobody')).toBeUndefined();
+    });
+
+    test('a later snapshot of the call replaces its row; one of the same revision too', async () => {
+      const calls = new CallRepository((await store(kind)).db);
+      await calls.save(stored(callSummary({ endReason: 'connection_lost' }), 1));
+      await calls.save(stored(callSummary({ endReason: 'agent_hung_up', bargeIns: 4 }), 2));
+      expect(await calls.get('call-1')).toMatchObject({ endReason: 'agent_hung_up', bargeIns: 4 });
+      await calls.save(stored(callSummary({ endReason: 'transferred', bargeIns: 5 }), 2));
+      expect(await calls.get('call-1')).toMatchObject({ endReason: 'transferred', bargeIns: 5 });
+      expect(await calls.listRecent(10)).toHaveLength(1);
+    });
+
+    test('an older snapshot written after a newer one changes nothing', async () => {
+      const calls = new CallRepository((await store(kind)).db);
+      const ended = callSummary({ bargeIns: 3 });
+      await calls.save(stored(ended, 7));
+      // A slow write of the call while it went on, arriving late.
+      await calls.save(callProgress(6, { bargeIns: 1, turns: [] }));
+      await calls.save(stored(callSummary({ endReason: 'error', bargeIns: 0 }), 2));
+      expect(await calls.get('call-1')).toEqual(ended);
+      expect(await calls.inProgress(10)).toEqual([]);
+    });
+
+    test('a call in progress is not listed as ended; inProgress() lists it, oldest first; its end replaces it', async () => {
+      const calls = new CallRepository((await store(kind)).db);
+      await calls.save(callProgress(2, { sessionId: 'later', startedAt: '2026-11-22T03:10:00.000Z' }));
+      await calls.save(callProgress(1, { sessionId: 'going', startedAt: '2026-11-22T03:00:00.000Z', tags: { campaign: 'c1' } }));
+      await calls.save(stored(callSummary({ sessionId: 'done' })));
+
+      expect(await calls.get('going')).toBeUndefined();
+      expect(await calls.find('going')).toBeUndefined();
+      expect(await calls.ofSessionId('going')).toEqual([]);
+      expect((await calls.listRecent(10)).map((c) => c.callId)).toEqual(['done']);
+      expect((await calls.withoutReport('2026-11-01T00:00:00.000Z', 10)).map((c) => c.callId)).toEqual(['done']);
+
+      const going = await calls.inProgress(10);
+      expect(going.map((c) => [c.callId, c.revision])).toEqual([
+        ['going', 1],
+        ['later', 2],
+      ]);
+      expect(going[0]).toEqual(callProgress(1, { sessionId: 'going', startedAt: '2026-11-22T03:00:00.000Z', tags: { campaign: 'c1' } }));
+      expect(going[0]).not.toHaveProperty('endedAt');
+      expect((await calls.inProgress(1)).map((c) => c.callId)).toEqual(['going']);
+
+      await calls.save(stored(callSummary({ sessionId: 'going', startedAt: '2026-11-22T03:00:00.000Z', endReason: 'cut_off' }), 3));
+      expect(await calls.get('going')).toMatchObject({ endReason: 'cut_off', durationMs: 65_788 });
+      expect((await calls.inProgress(10)).map((c) => c.callId)).toEqual(['later']);
+    });
+
+    test('the latest calls first, paged by ended_at', async () => {
+      const calls = new CallRepository((await store(kind)).db);
+      for (const minute of [1, 3, 2]) {
+        await calls.save(stored(callSummary({ sessionId: `m${minute}`, endedAt: `2026-11-22T03:0${minute}:00.000Z` })));
+      }
+      expect((await calls.listRecent(2)).map((c) => c.sessionId)).toEqual(['m3', 'm2']);
+      expect((await calls.listRecent(2, '2026-11-22T03:02:00.000Z')).map((c) => c.sessionId)).toEqual(['m1']);
+    });
+
+    test('the calls of a session id, the earliest first; a link finds the latest', async () => {
+      const calls = new CallRepository((await store(kind)).db);
+      await calls.save(stored(callSummary({ sessionId: 's', callId: 'second', startedAt: '2026-11-22T04:00:00.000Z' })));
+      await calls.save(stored(callSummary({ sessionId: 's', callId: 'first', startedAt: '2026-11-22T03:00:00.000Z' })));
+      expect((await calls.ofSessionId('s')).map((c) => c.callId)).toEqual(['first', 'second']);
+      expect((await calls.find('s'))?.callId).toBe('second');
+      expect((await calls.find('first'))?.callId).toBe('first');
+      expect(await calls.find('nobody')).toBeUndefined();
+    });
+
+    test('calls without a report, since a time', async () => {
+      const { db } = await store(kind);
+      const calls = new CallRepository(db);
+      await calls.save(stored(callSummary({ sessionId: 'old', endedAt: '2026-11-20T00:00:00.000Z' })));
+      await calls.save(stored(callSummary({ sessionId: 'reported' })));
+      await calls.save(stored(callSummary({ sessionId: 'unreported' })));
+      await new ReportRepository(db).save(report({ callId: 'reported', sessionId: 'reported' }));
+      expect((await calls.withoutReport('2026-11-21T00:00:00.000Z', 10)).map((c) => c.sessionId)).toEqual(['unreported']);
+    });
   });
 
-  test('the latest calls first, paged by ended_at', () => {
-    const calls = new CallRepository(open());
-    for (const minute of [1, 3, 2]) {
-      calls.save(callSummary({ sessionId: `m${minute}`, endedAt: `2026-11-22T03:0${minute}:00.000Z` }));
-    }
-    expect(calls.listRecent(2).map((c) => c.sessionId)).toEqual(['m3', 'm2']);
-    expect(calls.listRecent(2, '2026-11-22T03:02:00.000Z').map((c) => c.sessionId)).toEqual(['m1']);
+  describe('ReportRepository', () => {
+    test('a report reads back as stored, and belongs to a call', async () => {
+      const { db } = await store(kind);
+      const reports = new ReportRepository(db);
+      await expect(reports.save(report())).rejects.toThrow(/FOREIGN KEY|foreign key/);
+      await new CallRepository(db).save(stored(callSummary()));
+      await reports.save(report());
+      expect(await reports.get('call-1')).toEqual(report());
+      await reports.save(report({ summary: null, fields: null, fieldsStatus: 'failed', fieldsError: 'shutdown' }));
+      expect(await reports.get('call-1')).toMatchObject({ fields: null, fieldsStatus: 'failed', fieldsError: 'shutdown' });
+      expect(await reports.get('nobody')).toBeUndefined();
+    });
+
+    test("addIfAbsent stores a call's first report only, and says whether it did", async () => {
+      const { db } = await store(kind);
+      const reports = new ReportRepository(db);
+      await new CallRepository(db).save(stored(callSummary()));
+      expect(await reports.addIfAbsent(report())).toBe(true);
+      expect(await reports.addIfAbsent(report({ summary: 'A second one.' }))).toBe(false);
+      expect(await reports.get('call-1')).toEqual(report());
+    });
   });
 
-  test('calls without a report, since a time', () => {
-    const db = open();
-    const calls = new CallRepository(db);
-    calls.save(callSummary({ sessionId: 'old', endedAt: '2026-11-20T00:00:00.000Z' }));
-    calls.save(callSummary({ sessionId: 'reported' }));
-    calls.save(callSummary({ sessionId: 'unreported' }));
-    new ReportRepository(db).save({
-      callId: 'reported',
-      sessionId: 'reported',
-      createdAt: '2026-11-22T03:06:00.000Z',
-      summary: null,
-      fields: null,
-      fieldsStatus: 'skipped',
-      fieldsError: null,
+  describe('DeliveryRepository', () => {
+    const delivery = (id: string, nextAttemptAt: number, callId = 'call-1') => ({
+      id,
+      callId,
+      sessionId: callId,
+      url: 'https://example.test/hook',
       body: '{}',
-    });
-    expect(calls.withoutReport('2026-11-21T00:00:00.000Z', 10).map((c) => c.sessionId)).toEqual(['unreported']);
-  });
-});
-
-describe('ReportRepository', () => {
-  test('a report reads back as stored, and belongs to a call', () => {
-    const db = open();
-    const reports = new ReportRepository(db);
-    const report = {
-      callId: 'call-1',
-      sessionId: 'call-1',
       createdAt: '2026-11-22T03:06:00.000Z',
-      summary: 'Ada asked about her order.',
-      fields: { callback_wanted: true, customer_number: 'K 17', sentiment: 'neutral', minutes: 2 },
-      fieldsStatus: 'ok' as const,
-      fieldsError: null,
-      body: '{"version":1}',
-    };
-    expect(() => reports.save(report)).toThrow(/FOREIGN KEY/);
-    new CallRepository(db).save(callSummary());
-    reports.save(report);
-    expect(reports.get('call-1')).toEqual(report);
-    reports.save({ ...report, summary: null, fields: null, fieldsStatus: 'failed', fieldsError: 'shutdown' });
-    expect(reports.get('call-1')).toMatchObject({ fields: null, fieldsStatus: 'failed', fieldsError: 'shutdown' });
-  });
-});
-
-describe('DeliveryRepository', () => {
-  const delivery = (id: string, nextAttemptAt: number) => ({
-    id,
-    callId: 'call-1',
-    sessionId: 'call-1',
-    url: 'https://example.test/hook',
-    body: '{}',
-    createdAt: '2026-11-22T03:06:00.000Z',
-    nextAttemptAt,
-  });
-
-  test('due rows in order; the next due time; retries, deliveries and give-ups', () => {
-    const deliveries = new DeliveryRepository(open());
-    expect(deliveries.nextDueAt()).toBeUndefined();
-    deliveries.add(delivery('b', 2000));
-    deliveries.add(delivery('a', 1000));
-    deliveries.add(delivery('later', 9000));
-    expect(deliveries.due(2500, 10).map((d) => d.id)).toEqual(['a', 'b']);
-    expect(deliveries.due(2500, 1).map((d) => d.id)).toEqual(['a']);
-    expect(deliveries.nextDueAt()).toBe(1000);
-
-    deliveries.retryAt('a', 'https://example.test/new', 1, 5000, 'HTTP 503');
-    deliveries.delivered('b', 'https://example.test/hook', 1, '2026-11-22T03:06:01.000Z');
-    expect(deliveries.get('a')).toMatchObject({
-      status: 'pending',
-      attempts: 1,
-      nextAttemptAt: 5000,
-      lastError: 'HTTP 503',
-      url: 'https://example.test/new',
+      nextAttemptAt,
     });
-    expect(deliveries.get('b')).toMatchObject({ status: 'delivered', attempts: 1, deliveredAt: '2026-11-22T03:06:01.000Z', lastError: null });
-    expect(deliveries.nextDueAt()).toBe(5000);
 
-    deliveries.failed('a', 'https://example.test/new', 7, 'HTTP 410');
-    expect(deliveries.get('a')).toMatchObject({ status: 'failed', attempts: 7, lastError: 'HTTP 410' });
-    expect(deliveries.due(10_000, 10).map((d) => d.id)).toEqual(['later']);
-    expect(deliveries.forSession('call-1').map((d) => d.id).sort()).toEqual(['a', 'b', 'later']);
-  });
+    test('due rows in order; the next due time; retries, deliveries and give-ups', async () => {
+      const deliveries = new DeliveryRepository((await store(kind)).db);
+      expect(await deliveries.nextDueAt()).toBeUndefined();
+      await deliveries.add(delivery('b', 2000));
+      await deliveries.add(delivery('a', 1000));
+      await deliveries.add(delivery('later', 9000));
+      expect((await deliveries.due(2500, 10)).map((d) => d.id)).toEqual(['a', 'b']);
+      expect((await deliveries.due(2500, 1)).map((d) => d.id)).toEqual(['a']);
+      expect(await deliveries.nextDueAt()).toBe(1000);
 
-  test('dueAllAt brings every pending delivery forward, never back', () => {
-    const deliveries = new DeliveryRepository(open());
-    deliveries.add(delivery('waiting', 9000));
-    deliveries.add(delivery('overdue', 100));
-    deliveries.dueAllAt(500);
-    expect(deliveries.get('waiting')?.nextAttemptAt).toBe(500);
-    expect(deliveries.get('overdue')?.nextAttemptAt).toBe(100);
+      await deliveries.retryAt('a', 'https://example.test/new', 1, 5000, 'HTTP 503');
+      await deliveries.delivered('b', 'https://example.test/hook', 1, '2026-11-22T03:06:01.000Z');
+      expect(await deliveries.get('a')).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        nextAttemptAt: 5000,
+        lastError: 'HTTP 503',
+        url: 'https://example.test/new',
+      });
+      expect(await deliveries.get('b')).toMatchObject({ status: 'delivered', attempts: 1, deliveredAt: '2026-11-22T03:06:01.000Z', lastError: null });
+      expect(await deliveries.nextDueAt()).toBe(5000);
+
+      await deliveries.failed('a', 'https://example.test/new', 7, 'HTTP 410');
+      expect(await deliveries.get('a')).toMatchObject({ status: 'failed', attempts: 7, lastError: 'HTTP 410' });
+      expect(await deliveries.failedTotal()).toBe(1);
+      expect((await deliveries.due(10_000, 10)).map((d) => d.id)).toEqual(['later']);
+      expect((await deliveries.forSession('call-1')).map((d) => d.id).sort()).toEqual(['a', 'b', 'later']);
+      expect((await deliveries.forCall('call-1')).map((d) => d.id).sort()).toEqual(['a', 'b', 'later']);
+      expect(await deliveries.get('nobody')).toBeUndefined();
+    });
+
+    test('dueAllAt brings every pending delivery forward, never back', async () => {
+      const deliveries = new DeliveryRepository((await store(kind)).db);
+      await deliveries.add(delivery('waiting', 9000));
+      await deliveries.add(delivery('overdue', 100));
+      await deliveries.dueAllAt(500);
+      expect((await deliveries.get('waiting'))?.nextAttemptAt).toBe(500);
+      expect((await deliveries.get('overdue'))?.nextAttemptAt).toBe(100);
+    });
+
+    test('a due row is claimed once: a second claim of what was read fails, the row waits until the claim runs out', async () => {
+      const deliveries = new DeliveryRepository((await store(kind)).db);
+      await deliveries.add(delivery('a', 1000));
+      const [read] = await deliveries.due(2000, 10);
+      const [readToo] = await deliveries.due(2000, 10);
+      expect(await deliveries.claim(read!, 70_000)).toBe(true);
+      expect(await deliveries.claim(readToo!, 70_000)).toBe(false);
+      expect(await deliveries.due(2000, 10)).toEqual([]);
+      expect(await deliveries.nextDueAt()).toBe(70_000);
+      // Given up meanwhile (by another process): not taken.
+      await deliveries.failed('a', 'https://example.test/hook', 1, 'HTTP 500');
+      expect(await deliveries.claim((await deliveries.get('a'))!, 80_000)).toBe(false);
+    });
+
+    test("given-up deliveries are queued again: all, one call's, or a session id's", async () => {
+      const deliveries = new DeliveryRepository((await store(kind)).db);
+      for (const [id, callId] of [
+        ['x1', 'x'],
+        ['y1', 'y'],
+        ['z1', 'z'],
+        ['z2', 'z'],
+      ] as const) {
+        await deliveries.add(delivery(id, 0, callId));
+        await deliveries.failed(id, 'https://example.test/hook', 3, 'HTTP 500');
+      }
+      await deliveries.add(delivery('pending', 0, 'x'));
+      expect(await deliveries.requeueFailed(5000, { callId: 'nobody' })).toBe(0);
+      expect(await deliveries.requeueFailed(5000, { callId: 'x' })).toBe(1);
+      expect(await deliveries.get('x1')).toMatchObject({ status: 'pending', nextAttemptAt: 5000, attemptsFrom: new Date(5000).toISOString() });
+      expect(await deliveries.requeueFailed(6000, { sessionId: 'z' })).toBe(2);
+      expect(await deliveries.failedTotal()).toBe(1);
+      expect(await deliveries.requeueFailed(7000)).toBe(1);
+      expect(await deliveries.requeueFailed(8000)).toBe(0);
+      expect(await deliveries.failedTotal()).toBe(0);
+    });
   });
 });
+

@@ -62,7 +62,7 @@ async function everywhere(env: TestHotline, service: FakeVoiceService): Promise<
   const model = requests.map((r) => JSON.stringify(r.body.messages)).join('\n');
   const spoken = service.actions.map((a) => a.text ?? '').join('\n');
   await endCall(env, service);
-  const report = JSON.stringify(env.hotline.reports.getCall(service.sessionId)?.report?.body ?? null);
+  const report = JSON.stringify((await env.hotline.reports.getCall(service.sessionId))?.report?.body ?? null);
   return {
     model,
     spoken,

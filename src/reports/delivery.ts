@@ -5,7 +5,17 @@
  * an idempotency key (X-Hotline-Delivery), and is signed (webhook-signature.ts).
  *
  * The worker never polls: it wakes when a report is queued, and otherwise
- * sleeps on one unref'd timer until the next attempt is due. Pending rows
+ * sleeps on one unref'd timer until the next attempt is due.
+ *
+ * Sent once per attempt, although the database is read and written with awaits between: one
+ * drain runs at a time (`draining`; a wake meanwhile only asks it to look again); it reads the due
+ * rows again only once every attempt of the last batch has written its outcome; and each row is
+ * claimed by a conditional UPDATE before it is sent (DeliveryRepository.claim), which a second
+ * Hotline on the same store that read the row too cannot then take. A redeliver changes only rows
+ * given up (one UPDATE … WHERE status = 'failed'): a row being sent is pending, so it is left alone.
+ * One gap, at a start: every pending row is made due, claimed ones too — a claim left by a process
+ * that died cannot be told from one of a process still sending — so a Hotline starting while
+ * another on the same store sends a report may send it again (at least once, as above). Pending rows
  * outlive the process; the next start sends them at once, to the URL set
  * then (a fixed typo in REPORT_WEBHOOK_URL applies to what is still queued).
  */
@@ -60,6 +70,10 @@ export interface DeliveryQueueOptions {
 
 /** Due deliveries sent at once; a slow receiver holds up at most this many. */
 const BATCH = 8;
+/** A claimed row is due again this long after its attempt's time limit: the process making it has died. */
+const CLAIM_MARGIN_MS = 60_000;
+/** The database failed the worker: it looks again after this long, rather than waiting for the next report. */
+const STORE_RETRY_MS = 5_000;
 /** setTimeout's limit; a later wake-up simply looks again. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -72,6 +86,8 @@ export class DeliveryQueue {
   /** Aborted by close(): attempts in flight end without counting; their rows stay pending. */
   private readonly stopping = new AbortController();
   private started = false;
+  /** The start's making every pending row due: close() waits for it. */
+  private starting: Promise<void> | undefined;
   private draining: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
@@ -86,20 +102,24 @@ export class DeliveryQueue {
 
   /**
    * Queues `body` for the webhook and returns the delivery's id. Only the row
-   * is written — inside the caller's transaction, if there is one; `wake()`
-   * sends it once that has committed.
+   * is written — through `into`, the caller's transaction's repository, if it
+   * has one; `wake()` sends it once that has committed.
    */
-  add(call: { readonly callId: string; readonly sessionId: string }, body: string): string {
+  async add(
+    call: { readonly callId: string; readonly sessionId: string },
+    body: string,
+    into: DeliveryRepository = this.options.deliveries,
+  ): Promise<string> {
     const id = randomUUID();
     const now = this.now();
     const createdAt = new Date(now).toISOString();
-    this.options.deliveries.add({ id, callId: call.callId, sessionId: call.sessionId, url: this.options.target.url, body, createdAt, nextAttemptAt: now });
+    await into.add({ id, callId: call.callId, sessionId: call.sessionId, url: this.options.target.url, body, createdAt, nextAttemptAt: now });
     return id;
   }
 
   /** Queues and sends. */
-  enqueue(call: { readonly callId: string; readonly sessionId: string }, body: string): string {
-    const id = this.add(call, body);
+  async enqueue(call: { readonly callId: string; readonly sessionId: string }, body: string): Promise<string> {
+    const id = await this.add(call, body);
     this.wake();
     return id;
   }
@@ -109,18 +129,22 @@ export class DeliveryQueue {
    * if it was waiting for a retry: a restart often comes with a fix (a new URL, a receiver back up).
    */
   start(): void {
-    if (this.started || this.stopping.signal.aborted) return;
-    this.started = true;
-    this.options.deliveries.dueAllAt(this.now());
-    this.wake();
+    if (this.starting || this.stopping.signal.aborted) return;
+    this.starting = this.options.deliveries
+      .dueAllAt(this.now())
+      .catch((error: unknown) => this.log.error({ err: error }, 'pending report deliveries not brought forward; they go out when due'))
+      .finally(() => {
+        this.started = true;
+        this.wake();
+      });
   }
 
   /**
    * Sends again what was given up — every delivery, one call's, or those of a session id's calls —
    * with a new time limit from now: the receiver is back after longer than it. Returns how many.
    */
-  redeliver(which?: DeliveriesOf): number {
-    const requeued = this.options.deliveries.requeueFailed(this.now(), which);
+  async redeliver(which?: DeliveriesOf): Promise<number> {
+    const requeued = await this.options.deliveries.requeueFailed(this.now(), which);
     if (requeued > 0) {
       this.log.info({ requeued, ...which }, 'given-up report deliveries queued again');
       this.wake();
@@ -138,10 +162,20 @@ export class DeliveryQueue {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.draining = this.drain()
-      .catch((error: unknown) => this.log.error({ err: error }, 'report delivery worker failed'))
-      .finally(() => {
+      .then(
+        () => false,
+        (error: unknown) => {
+          this.log.error({ err: error }, 'report delivery worker failed; it looks again shortly');
+          return true;
+        },
+      )
+      .then((storeFailed) => {
         this.draining = undefined;
-        this.schedule();
+        if (storeFailed) return this.setTimer(STORE_RETRY_MS);
+        this.schedule().catch((error: unknown) => {
+          this.log.error({ err: error }, 'next report delivery not looked up; it looks again shortly');
+          this.setTimer(STORE_RETRY_MS);
+        });
       });
   }
 
@@ -150,6 +184,7 @@ export class DeliveryQueue {
     this.stopping.abort();
     clearTimeout(this.timer);
     this.timer = undefined;
+    await this.starting;
     await this.draining;
   }
 
@@ -158,21 +193,39 @@ export class DeliveryQueue {
       this.again = false;
       for (;;) {
         if (this.stopping.signal.aborted) return;
-        const due = this.options.deliveries.due(this.now(), BATCH);
+        const due = await this.options.deliveries.due(this.now(), BATCH);
         if (due.length === 0) break;
-        await Promise.all(due.map((delivery) => this.attempt(delivery)));
+        // Every attempt's outcome is written before the next read, so that read never sees a row in flight as due.
+        await Promise.all(due.map((delivery) => this.claimAndAttempt(delivery)));
       }
     } while (this.again);
   }
 
-  private schedule(): void {
+  private async schedule(): Promise<void> {
     if (this.stopping.signal.aborted) return;
     if (this.again) return this.wake();
-    const next = this.options.deliveries.nextDueAt();
-    if (next === undefined) return;
-    this.timer = setTimeout(() => this.wake(), Math.min(MAX_TIMER_MS, Math.max(0, next - this.now())));
+    const next = await this.options.deliveries.nextDueAt();
+    // A wake while it was looked up began a drain, which schedules again when it ends.
+    if (next === undefined || this.draining) return;
+    this.setTimer(next - this.now());
+  }
+
+  private setTimer(inMs: number): void {
+    if (this.stopping.signal.aborted) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), Math.min(MAX_TIMER_MS, Math.max(0, inMs)));
     // Waiting for a retry must never keep the process alive.
     this.timer.unref();
+  }
+
+  /** Claims the row and sends it; one that fails in the database is logged and left for a later drain. */
+  private async claimAndAttempt(delivery: Delivery): Promise<void> {
+    try {
+      if (!(await this.options.deliveries.claim(delivery, this.now() + this.timeoutMs + CLAIM_MARGIN_MS))) return;
+      await this.attempt(delivery);
+    } catch (error) {
+      this.log.error({ err: error, delivery: delivery.id, sessionId: delivery.sessionId }, 'report delivery not recorded; it goes out again when due');
+    }
   }
 
   private async attempt(delivery: Delivery): Promise<void> {
@@ -180,7 +233,7 @@ export class DeliveryQueue {
     const attempt = delivery.attempts + 1;
     const timestamp = Math.floor(this.now() / 1000);
     const scope = new AbortScope([this.stopping.signal], this.timeoutMs);
-    let error: string;
+    let error: string | undefined;
     try {
       const { href, authorization } = splitCredentials(url);
       const response = await fetch(href, {
@@ -200,35 +253,33 @@ export class DeliveryQueue {
       });
       // Nothing of the answer is needed but its status; let the connection go back to the pool.
       await response.body?.cancel().catch(() => undefined);
-      if (response.status >= 200 && response.status < 300) {
-        this.options.deliveries.delivered(delivery.id, url, attempt, new Date(this.now()).toISOString());
-        this.log.info({ delivery: delivery.id, sessionId: delivery.sessionId, attempt, target: originOf(url) }, 'report delivered');
-        this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'delivered', error: undefined });
-        return;
-      }
-      error = `HTTP ${response.status}`;
+      if (response.status < 200 || response.status >= 300) error = `HTTP ${response.status}`;
     } catch (failure) {
       if (this.stopping.signal.aborted) return;
       error = scope.timedOut ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(failure);
     } finally {
       scope.dispose();
     }
-    this.failed(delivery, attempt, error);
+    // Outside the try: a database failure recording the outcome is not the receiver's failure.
+    if (error !== undefined) return this.failed(delivery, attempt, error);
+    await this.options.deliveries.delivered(delivery.id, url, attempt, new Date(this.now()).toISOString());
+    this.log.info({ delivery: delivery.id, sessionId: delivery.sessionId, attempt, target: originOf(url) }, 'report delivered');
+    this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'delivered', error: undefined });
   }
 
-  private failed(delivery: Delivery, attempt: number, error: string): void {
+  private async failed(delivery: Delivery, attempt: number, error: string): Promise<void> {
     const now = this.now();
     const deadline = Date.parse(delivery.attemptsFrom) + this.retry.giveUpAfterMs;
     const fields = { delivery: delivery.id, sessionId: delivery.sessionId, attempt, target: originOf(this.options.target.url), error };
     if (now >= deadline) {
-      this.options.deliveries.failed(delivery.id, this.options.target.url, attempt, error);
+      await this.options.deliveries.failed(delivery.id, this.options.target.url, attempt, error);
       this.log.error(fields, 'report delivery given up');
       this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'failed', error });
       return;
     }
     // The last attempt is made at the deadline itself, not a backoff after it.
     const next = Math.min(deadline, now + this.backoff(attempt));
-    this.options.deliveries.retryAt(delivery.id, this.options.target.url, attempt, next, error);
+    await this.options.deliveries.retryAt(delivery.id, this.options.target.url, attempt, next, error);
     this.log.warn({ ...fields, retryInMs: next - now }, 'report delivery failed; will retry');
     this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'retrying', error });
   }

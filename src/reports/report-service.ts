@@ -1,16 +1,22 @@
 /**
- * A report of every call. When a call ends its row is stored at once; then,
+ * A report of every call. When a call ends its row is stored first; then,
  * off the call's path, the transcript is read back, the model fills in the
  * summary and report.md's fields, and the report is stored and queued for the
  * webhook. Nothing here throws at the call core: every failure is logged and
  * costs at most the fields, never the report.
+ *
+ * A call is reported once, although the store is read and written with awaits between: in this
+ * process `queued` and `reportedNow` keep a call from being queued twice (callEnded, catching up
+ * and the start's recovery may all find it), and in the store the report is added only if the call
+ * has none (ReportRepository.addIfAbsent), with its delivery in the same transaction — so even two
+ * processes sharing one PostgreSQL store one report and send it once.
  */
 import type { CallObserver, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
-import { CallRepository } from '../store/call-repository.js';
-import type { Database } from '../store/database.js';
+import { CallRepository, FINAL_REVISION } from '../store/call-repository.js';
 import { DeliveryRepository, type DeliveriesOf, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
+import type { Store } from '../store/store.js';
 import { DeliveryQueue, type DeliveryAttempt, type RetryPolicy, type WebhookTarget } from './delivery.js';
 import { buildReport, type ReportContent } from './report-builder.js';
 import { ReportLlm, type ReportLlmOptions } from './report-llm.js';
@@ -20,7 +26,8 @@ import { readTranscriptLines, type TranscriptLine } from './transcript-lines.js'
 import { renderTranscript } from './transcript-text.js';
 
 export interface ReportServiceOptions {
-  readonly db: Database;
+  /** Where calls, reports and deliveries are kept. */
+  readonly store: Store;
   /** Where report.md is read from, for each report. */
   readonly promptsDir: string;
   /** Without it (REPORT_FIELDS=false), reports have no summary or fields and no LLM is asked. */
@@ -79,6 +86,14 @@ export class ReportService implements CallObserver {
   private behind = false;
   /** Calls whose report failed in this run (a database error): catching up does not retry them in a loop. */
   private readonly failedNow = new Set<string>();
+  /**
+   * Calls reported in this run, the latest kept: a lookup of calls without a report that began
+   * before a report was stored may still list its call when it answers.
+   */
+  private readonly reportedNow = new Set<string>();
+  /** A lookup of calls without a report is running; `lookAgain`: another was asked for meanwhile. */
+  private lookingUp = false;
+  private lookAgain = false;
   /** Aborted once close() has waited long enough: the model requests still running end as 'shutdown'. */
   private readonly stopping = new AbortController();
   private closing: Promise<void> | undefined;
@@ -87,9 +102,9 @@ export class ReportService implements CallObserver {
   constructor(private readonly options: ReportServiceOptions) {
     this.log = options.logger.child({ component: 'reports' });
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
-    this.calls = new CallRepository(options.db);
-    this.reports = new ReportRepository(options.db);
-    this.deliveries = new DeliveryRepository(options.db);
+    this.calls = new CallRepository(options.store.db);
+    this.reports = new ReportRepository(options.store.db);
+    this.deliveries = new DeliveryRepository(options.store.db);
     this.llm = options.llm && new ReportLlm(options.llm);
     this.queue = options.webhook
       ? new DeliveryQueue({
@@ -101,25 +116,45 @@ export class ReportService implements CallObserver {
         })
       : undefined;
     this.queue?.start();
-    this.recover();
+    // whenIdle() waits for it, and for the reports it queues.
+    this.track(this.recover());
   }
 
   /**
    * Sends the reports whose delivery was given up again — all, or one call's.
    * Undefined when no REPORT_WEBHOOK_URL is set: there is nowhere to send them.
    */
-  redeliver(which?: string | DeliveriesOf): number | undefined {
+  async redeliver(which?: string | DeliveriesOf): Promise<number | undefined> {
     return this.queue?.redeliver(typeof which === 'string' ? { sessionId: which } : which);
   }
 
-  /** Stores the call's row before it returns; the report follows. Never throws. */
-  callEnded(summary: CallSummary): void {
-    try {
-      this.calls.save(summary);
-    } catch (error) {
-      this.log.error({ err: error, sessionId: summary.sessionId, callId: summary.callId }, 'call not stored');
-      return;
-    }
+  /**
+   * Stores the call's final row, then makes its report. The promise resolves once the row is
+   * stored (or its failure logged): the call core need not wait for it (whenIdle() does). Never rejects.
+   */
+  callEnded(summary: CallSummary): Promise<void> {
+    const stored = this.calls.save({ ...summary, revision: FINAL_REVISION }).then(
+      () => true,
+      (error: unknown) => {
+        this.log.error({ err: error, sessionId: summary.sessionId, callId: summary.callId }, 'call not stored');
+        return false;
+      },
+    );
+    this.track(
+      stored.then((ok) => {
+        if (ok) this.callStored(summary);
+      }),
+    );
+    return stored.then(() => undefined);
+  }
+
+  /**
+   * Told of a call whose final row is stored already (by callEnded, or by whoever writes the rows
+   * as calls go on): queues its report, or leaves it waiting in the database when reports are
+   * behind or closed. Never throws.
+   */
+  callStored(summary: CallSummary): void {
+    if (this.queued.has(summary.callId) || this.reportedNow.has(summary.callId)) return;
     if (this.closed) {
       this.log.warn({ sessionId: summary.sessionId }, 'call stored without a report: reports are closed; the next start makes it');
       return;
@@ -148,22 +183,26 @@ export class ReportService implements CallObserver {
   }
 
   /** The latest calls first, with their reports; `before` (an ended_at) pages on. */
-  listCalls({ limit = 50, before }: { limit?: number; before?: string } = {}): CallRecord[] {
-    return this.calls.listRecent(limit, before).map((call) => ({ call, report: this.reports.get(call.callId) }));
+  async listCalls({ limit = 50, before }: { limit?: number; before?: string } = {}): Promise<CallRecord[]> {
+    const calls = await this.calls.listRecent(limit, before);
+    return Promise.all(calls.map(async (call) => ({ call, report: await this.reports.get(call.callId) })));
   }
 
   /** A stored call by its call id, or the latest with a session id, with its report and deliveries. */
-  getCall(id: string): CallDetail | undefined {
-    const call = this.calls.find(id);
-    if (!call) return undefined;
-    return { call, report: this.reports.get(call.callId), deliveries: this.deliveries.forCall(call.callId) };
+  async getCall(id: string): Promise<CallDetail | undefined> {
+    const call = await this.calls.find(id);
+    return call && this.detail(call);
   }
 
   /** Every stored call the service gave `sessionId`, the earliest first. */
-  callsOfSession(sessionId: string): CallDetail[] {
-    return this.calls
-      .ofSessionId(sessionId)
-      .map((call) => ({ call, report: this.reports.get(call.callId), deliveries: this.deliveries.forCall(call.callId) }));
+  async callsOfSession(sessionId: string): Promise<CallDetail[]> {
+    const calls = await this.calls.ofSessionId(sessionId);
+    return Promise.all(calls.map((call) => this.detail(call)));
+  }
+
+  private async detail(call: CallSummary): Promise<CallDetail> {
+    const [report, deliveries] = await Promise.all([this.reports.get(call.callId), this.deliveries.forCall(call.callId)]);
+    return { call, report, deliveries };
   }
 
   private async shutDown(): Promise<void> {
@@ -181,14 +220,17 @@ export class ReportService implements CallObserver {
 
   private enqueue(call: CallSummary): void {
     const key = call.callId;
+    if (this.queued.has(key)) return;
     this.queued.add(key);
     this.track(
       this.report(call)
-        .catch((error: unknown) => {
-          this.failedNow.add(key);
-          if (this.failedNow.size > this.maxQueued) this.failedNow.delete(this.failedNow.values().next().value!);
-          throw error;
-        })
+        .then(
+          () => remember(this.reportedNow, key, 2 * this.maxQueued),
+          (error: unknown) => {
+            remember(this.failedNow, key, this.maxQueued);
+            throw error;
+          },
+        )
         .finally(() => {
           this.queued.delete(key);
           this.catchUp();
@@ -206,17 +248,41 @@ export class ReportService implements CallObserver {
   private catchUp(): void {
     // Shutting down: what is left waits for the next start, as after a crash.
     if (!this.behind || this.closing || this.queued.size > this.maxQueued / 2) return;
+    // One lookup at a time: two answering together would queue the same calls (enqueue() would
+    // drop the second, but both would count them against the room left).
+    if (this.lookingUp) {
+      this.lookAgain = true;
+      return;
+    }
+    this.lookingUp = true;
+    this.track(
+      this.lookUpBehind().finally(() => {
+        this.lookingUp = false;
+        if (this.lookAgain) {
+          this.lookAgain = false;
+          this.catchUp();
+        }
+      }),
+    );
+  }
+
+  private async lookUpBehind(): Promise<void> {
+    const asked = this.maxQueued + this.queued.size;
     let waiting: CallSummary[];
     try {
-      waiting = this.calls.withoutReport(new Date(Date.now() - RECOVER_WITHIN_MS).toISOString(), this.maxQueued + this.queued.size);
+      waiting = await this.calls.withoutReport(new Date(Date.now() - RECOVER_WITHIN_MS).toISOString(), asked);
     } catch (error) {
       this.log.error({ err: error }, 'calls without a report not looked up');
       return;
     }
-    const fresh = waiting.filter((call) => !this.queued.has(call.callId) && !this.failedNow.has(call.callId));
     // Everything left fits: the queue has caught up with the calls.
-    if (waiting.length < this.maxQueued + this.queued.size) this.behind = false;
-    for (const call of fresh.slice(0, this.maxQueued - this.queued.size)) this.enqueue(call);
+    if (waiting.length < asked) this.behind = false;
+    for (const call of this.notYetReported(waiting).slice(0, Math.max(0, this.maxQueued - this.queued.size))) this.enqueue(call);
+  }
+
+  /** Of the calls a lookup found without a report, those this run is not reporting, has not reported and did not fail. */
+  private notYetReported(calls: readonly CallSummary[]): CallSummary[] {
+    return calls.filter(({ callId }) => !this.queued.has(callId) && !this.reportedNow.has(callId) && !this.failedNow.has(callId));
   }
 
   private async report(call: CallSummary): Promise<void> {
@@ -233,19 +299,26 @@ export class ReportService implements CallObserver {
       return { lines: read, content: await this.content(call, read, log) };
     });
     const body = JSON.stringify(buildReport(call, lines, content));
-    this.options.db.transaction(() => {
-      this.reports.save({
-        callId: call.callId,
-        sessionId: call.sessionId,
-        createdAt: new Date().toISOString(),
-        summary: content.status === 'ok' ? content.summary : null,
-        fields: content.status === 'ok' ? content.fields : null,
-        fieldsStatus: content.status,
-        fieldsError: content.status === 'failed' ? content.error : null,
-        body,
-      });
-      this.queue?.add(call, body);
+    const report: StoredReport = {
+      callId: call.callId,
+      sessionId: call.sessionId,
+      createdAt: new Date().toISOString(),
+      summary: content.status === 'ok' ? content.summary : null,
+      fields: content.status === 'ok' ? content.fields : null,
+      fieldsStatus: content.status,
+      fieldsError: content.status === 'failed' ? content.error : null,
+      body,
+    };
+    // The report and its delivery together, or neither: a report stored is a report queued.
+    const added = await this.options.store.db.transaction().execute(async (trx) => {
+      if (!(await new ReportRepository(trx).addIfAbsent(report))) return false;
+      await this.queue?.add(call, body, new DeliveryRepository(trx));
+      return true;
     });
+    if (!added) {
+      log.info('call report not stored: the call had one already (made by another run)');
+      return;
+    }
     this.queue?.wake();
     log.info({ fieldsStatus: content.status, delivery: this.queue !== undefined }, 'call report stored');
   }
@@ -267,18 +340,26 @@ export class ReportService implements CallObserver {
   }
 
   /** Calls a crash or kill left without a report: their rows and transcripts are on disk. */
-  private recover(): void {
-    let missing: CallSummary[];
+  private async recover(): Promise<void> {
+    let found: CallSummary[];
     try {
-      missing = this.calls.withoutReport(new Date(Date.now() - RECOVER_WITHIN_MS).toISOString(), RECOVER_AT_MOST);
+      found = await this.calls.withoutReport(new Date(Date.now() - RECOVER_WITHIN_MS).toISOString(), RECOVER_AT_MOST);
     } catch (error) {
       this.log.error({ err: error }, 'calls without a report not looked up');
       return;
     }
-    if (missing.length === 0) return;
+    // Calls that ended in this run while it was looked up are being reported already.
+    const missing = this.notYetReported(found);
+    if (missing.length === 0 || this.closing) return;
     this.log.info({ calls: missing.length }, 'reporting calls a previous run left without a report');
     // More than that: the rest follows as the queue empties.
-    this.behind = missing.length >= RECOVER_AT_MOST;
+    if (found.length >= RECOVER_AT_MOST) this.behind = true;
     for (const call of missing) this.enqueue(call);
   }
+}
+
+/** Adds `key` to `set`, forgetting the oldest beyond `most`. */
+function remember(set: Set<string>, key: string, most: number): void {
+  set.add(key);
+  if (set.size > most) set.delete(set.values().next().value!);
 }

@@ -1,8 +1,15 @@
+import type { Insertable } from 'kysely';
 import { z } from 'zod';
 import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
-import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
-import type { Database } from './database.js';
+import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
+import type { CallsTable, Db } from './schema.js';
+
+/**
+ * The revision of a call's last row: nothing written after it replaces it. The column is a 32-bit
+ * INTEGER on PostgreSQL, so this is its largest value, not Number.MAX_SAFE_INTEGER.
+ */
+export const FINAL_REVISION = 2 ** 31 - 1;
 
 const Strings = z.record(z.string(), z.string());
 
@@ -35,7 +42,10 @@ const ToolRunJson = z.object({
   reused: z.boolean(),
 });
 
-/** The columns every read of a call row shares (the history's listing reads these too). */
+/**
+ * The columns every read of an ended call's row shares (the history's listing reads these too).
+ * Only for rows with `ended_at IS NOT NULL`: a call in progress has no end yet (see inProgress()).
+ */
 export const CALL_ROW_BASICS = {
   call_id: z.string(),
   session_id: z.string(),
@@ -48,17 +58,19 @@ export const CALL_ROW_BASICS = {
   end_reason: z.enum(END_REASONS),
 };
 
+/** What every call row holds, ended or not, beyond the basics. */
+const CALL_ROW_RECORD = {
+  service_reason: z.string().nullable(),
+  turns: json(z.array(TurnJson)),
+  barge_ins: z.number(),
+  tool_runs: json(z.array(ToolRunJson)),
+  variables: json(Strings).nullable(),
+  tags: json(Strings).nullable(),
+  transcript_file: z.string(),
+};
+
 const CallRow = z
-  .object({
-    ...CALL_ROW_BASICS,
-    service_reason: z.string().nullable(),
-    turns: json(z.array(TurnJson)),
-    barge_ins: z.number(),
-    tool_runs: json(z.array(ToolRunJson)),
-    variables: json(Strings).nullable(),
-    tags: json(Strings).nullable(),
-    transcript_file: z.string(),
-  })
+  .object({ ...CALL_ROW_BASICS, ...CALL_ROW_RECORD })
   .transform(
     (row): CallSummary => ({
       callId: row.call_id,
@@ -80,91 +92,156 @@ const CallRow = z
     }),
   );
 
-const COLUMNS = `call_id, session_id, direction, from_number, to_number, started_at, ended_at, duration_ms, end_reason,
-  service_reason, turns, barge_ins, tool_runs, variables, tags, transcript_file`;
+const ProgressRow = z
+  .object({
+    ...CALL_ROW_BASICS,
+    ended_at: z.null(),
+    duration_ms: z.null(),
+    end_reason: z.null(),
+    ...CALL_ROW_RECORD,
+    revision: z.number(),
+  })
+  .transform(
+    (row): CallProgress => ({
+      callId: row.call_id,
+      sessionId: row.session_id,
+      direction: row.direction,
+      from: row.from_number ?? undefined,
+      to: row.to_number ?? undefined,
+      startedAt: row.started_at,
+      serviceReason: row.service_reason ?? undefined,
+      turns: row.turns,
+      bargeIns: row.barge_ins,
+      toolRuns: row.tool_runs,
+      variables: row.variables ?? undefined,
+      tags: row.tags ?? undefined,
+      transcriptFile: row.transcript_file,
+      revision: row.revision,
+    }),
+  );
 
-/** The `calls` table: one row per ended call, as the call core summed it up, by its call id. */
+const COLUMNS = [
+  'call_id',
+  'session_id',
+  'direction',
+  'from_number',
+  'to_number',
+  'started_at',
+  'ended_at',
+  'duration_ms',
+  'end_reason',
+  'service_reason',
+  'turns',
+  'barge_ins',
+  'tool_runs',
+  'variables',
+  'tags',
+  'transcript_file',
+] as const;
+
+/** The columns a later snapshot of the same call replaces: all but its id. */
+const REPLACED = [...COLUMNS.filter((column) => column !== 'call_id'), 'revision'] as const;
+
+function rowOf(call: CallProgress): Insertable<CallsTable> {
+  return {
+    call_id: call.callId,
+    session_id: call.sessionId,
+    direction: call.direction,
+    from_number: call.from ?? null,
+    to_number: call.to ?? null,
+    started_at: call.startedAt,
+    ended_at: call.endedAt ?? null,
+    duration_ms: call.durationMs === undefined ? null : Math.round(call.durationMs),
+    end_reason: call.endReason ?? null,
+    service_reason: call.serviceReason ?? null,
+    turns: JSON.stringify(call.turns),
+    barge_ins: call.bargeIns,
+    tool_runs: JSON.stringify(call.toolRuns),
+    variables: call.variables ? JSON.stringify(call.variables) : null,
+    tags: call.tags ? JSON.stringify(call.tags) : null,
+    transcript_file: call.transcriptFile,
+    revision: call.revision,
+  };
+}
+
+/**
+ * The `calls` table: one row per call, by its call id — written while the call goes on and when it
+ * ends. The readers that give a CallSummary see ended calls only.
+ */
 export class CallRepository {
-  private readonly upsert;
-  private readonly one;
-  private readonly ofSession;
-  private readonly recent;
-  private readonly recentBefore;
-  private readonly unreported;
+  constructor(private readonly db: Db) {}
 
-  constructor(db: Database) {
-    // A call is stored once, as it ended; storing it again (the same call id) replaces the row.
-    this.upsert = db.sql.prepare(
-      `INSERT INTO calls (${COLUMNS}) VALUES (@call_id, @session_id, @direction, @from_number, @to_number, @started_at, @ended_at,
-        @duration_ms, @end_reason, @service_reason, @turns, @barge_ins, @tool_runs, @variables, @tags, @transcript_file)
-       ON CONFLICT (call_id) DO UPDATE SET
-        session_id = excluded.session_id,
-        direction = excluded.direction, from_number = excluded.from_number, to_number = excluded.to_number,
-        started_at = excluded.started_at, ended_at = excluded.ended_at, duration_ms = excluded.duration_ms,
-        end_reason = excluded.end_reason, service_reason = excluded.service_reason, turns = excluded.turns,
-        barge_ins = excluded.barge_ins, tool_runs = excluded.tool_runs, variables = excluded.variables,
-        tags = excluded.tags, transcript_file = excluded.transcript_file`,
-    );
-    this.one = db.sql.prepare<[string]>(`SELECT ${COLUMNS} FROM calls WHERE call_id = ?`);
-    this.ofSession = db.sql.prepare<[string]>(`SELECT ${COLUMNS} FROM calls WHERE session_id = ? ORDER BY started_at, call_id`);
-    this.recent = db.sql.prepare<[number]>(`SELECT ${COLUMNS} FROM calls ORDER BY ended_at DESC, call_id LIMIT ?`);
-    this.recentBefore = db.sql.prepare<[string, number]>(
-      `SELECT ${COLUMNS} FROM calls WHERE ended_at < ? ORDER BY ended_at DESC, call_id LIMIT ?`,
-    );
-    this.unreported = db.sql.prepare<[string, number]>(
-      `SELECT ${COLUMNS} FROM calls c WHERE ended_at >= ? AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.call_id = c.call_id)
-       ORDER BY ended_at LIMIT ?`,
-    );
+  /**
+   * Stores this snapshot of the call, unless the row holds a newer one: snapshots may be written
+   * out of order (a slow write overtaken by the next), and the highest revision wins. The guard is
+   * the upsert's own WHERE, so it holds across awaits and processes without a transaction.
+   */
+  async save(call: CallProgress): Promise<void> {
+    await this.db
+      .insertInto('calls')
+      .values(rowOf(call))
+      .onConflict((conflict) =>
+        conflict
+          .column('call_id')
+          .doUpdateSet((eb) => Object.fromEntries(REPLACED.map((column) => [column, eb.ref(`excluded.${column}`)])))
+          .where('calls.revision', '<=', (eb) => eb.ref('excluded.revision')),
+      )
+      .execute();
   }
 
-  save(call: CallSummary): void {
-    this.upsert.run({
-      call_id: call.callId,
-      session_id: call.sessionId,
-      direction: call.direction,
-      from_number: call.from ?? null,
-      to_number: call.to ?? null,
-      started_at: call.startedAt,
-      ended_at: call.endedAt,
-      duration_ms: Math.round(call.durationMs),
-      end_reason: call.endReason,
-      service_reason: call.serviceReason ?? null,
-      turns: JSON.stringify(call.turns),
-      barge_ins: call.bargeIns,
-      tool_runs: JSON.stringify(call.toolRuns),
-      variables: call.variables ? JSON.stringify(call.variables) : null,
-      tags: call.tags ? JSON.stringify(call.tags) : null,
-      transcript_file: call.transcriptFile,
-    });
-  }
-
-  /** The call with this call id. */
-  get(callId: string): CallSummary | undefined {
-    const row = this.one.get(callId);
+  /** The ended call with this call id. */
+  async get(callId: string): Promise<CallSummary | undefined> {
+    const row = await this.ended().where('call_id', '=', callId).executeTakeFirst();
     return row === undefined ? undefined : CallRow.parse(row);
   }
 
-  /** Every stored call the service gave this session id, the earliest first (usually one). */
-  ofSessionId(sessionId: string): CallSummary[] {
-    return this.ofSession.all(sessionId).map((row) => CallRow.parse(row));
+  /** Every ended call the service gave this session id, the earliest first (usually one). */
+  async ofSessionId(sessionId: string): Promise<CallSummary[]> {
+    const rows = await this.ended().where('session_id', '=', sessionId).orderBy('started_at').orderBy('call_id').execute();
+    return rows.map((row) => CallRow.parse(row));
   }
 
   /**
    * The call a link names: its call id, or a session id — the latest call with it. A call stored
    * before calls had ids of their own has its session id as its call id.
    */
-  find(id: string): CallSummary | undefined {
-    return this.get(id) ?? this.ofSessionId(id).at(-1);
+  async find(id: string): Promise<CallSummary | undefined> {
+    return (await this.get(id)) ?? (await this.ofSessionId(id)).at(-1);
   }
 
-  /** The latest calls first; `before` (an ended_at) pages on. */
-  listRecent(limit: number, before?: string): CallSummary[] {
-    const rows = before === undefined ? this.recent.all(limit) : this.recentBefore.all(before, limit);
+  /** The latest ended calls first; `before` (an ended_at) pages on. */
+  async listRecent(limit: number, before?: string): Promise<CallSummary[]> {
+    let query = this.ended();
+    if (before !== undefined) query = query.where('ended_at', '<', before);
+    const rows = await query.orderBy('ended_at', 'desc').orderBy('call_id').limit(limit).execute();
     return rows.map((row) => CallRow.parse(row));
   }
 
   /** Calls ended since `since` (ISO) that have no report: a crash or kill came between the call and its report. */
-  withoutReport(since: string, limit: number): CallSummary[] {
-    return this.unreported.all(since, limit).map((row) => CallRow.parse(row));
+  async withoutReport(since: string, limit: number): Promise<CallSummary[]> {
+    const rows = await this.ended()
+      .where('ended_at', '>=', since)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('reports').select('reports.call_id').whereRef('reports.call_id', '=', 'calls.call_id'))))
+      .orderBy('ended_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => CallRow.parse(row));
+  }
+
+  /** Calls whose row has no end yet, the oldest first: in progress, or cut off by a stop of Hotline. */
+  async inProgress(limit: number): Promise<CallProgress[]> {
+    const rows = await this.db
+      .selectFrom('calls')
+      .select([...COLUMNS, 'revision'])
+      .where('ended_at', 'is', null)
+      .orderBy('started_at')
+      .orderBy('call_id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ProgressRow.parse(row));
+  }
+
+  private ended() {
+    return this.db.selectFrom('calls').select(COLUMNS).where('ended_at', 'is not', null);
   }
 }

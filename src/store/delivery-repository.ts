@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Database } from './database.js';
+import type { Db } from './schema.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -57,114 +57,136 @@ export interface NewDelivery {
 
 /** The `deliveries` table: the webhook queue. Rows are kept after delivery as the record of what was sent. */
 export class DeliveryRepository {
-  private readonly insert;
-  private readonly dueRows;
-  private readonly nextDue;
-  private readonly markDelivered;
-  private readonly markRetry;
-  private readonly markFailed;
-  private readonly bySession;
-  private readonly byCall;
-  private readonly one;
-  private readonly allDue;
-  private readonly requeueAll;
-  private readonly requeueSession;
-  private readonly requeueCall;
-  private readonly failedCount;
+  constructor(private readonly db: Db) {}
 
-  constructor(db: Database) {
-    this.insert = db.sql.prepare(
-      `INSERT INTO deliveries (id, call_id, session_id, url, body, created_at, attempts, next_attempt_at, status)
-       VALUES (@id, @callId, @sessionId, @url, @body, @createdAt, 0, @nextAttemptAt, 'pending')`,
-    );
-    this.dueRows = db.sql.prepare<[number, number]>(
-      `SELECT * FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
-    );
-    this.nextDue = db.sql.prepare<[], { at: number | null }>(`SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'`);
-    this.markDelivered = db.sql.prepare<[string, number, string, string]>(
-      `UPDATE deliveries SET status = 'delivered', url = ?, attempts = ?, delivered_at = ?, last_error = NULL WHERE id = ?`,
-    );
-    this.markRetry = db.sql.prepare<[string, number, number, string, string]>(
-      `UPDATE deliveries SET url = ?, attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`,
-    );
-    this.markFailed = db.sql.prepare<[string, number, string, string]>(
-      `UPDATE deliveries SET status = 'failed', url = ?, attempts = ?, last_error = ? WHERE id = ?`,
-    );
-    this.bySession = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE session_id = ? ORDER BY created_at, id');
-    this.byCall = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE call_id = ? ORDER BY created_at, id');
-    this.one = db.sql.prepare<[string]>('SELECT * FROM deliveries WHERE id = ?');
-    this.allDue = db.sql.prepare<[{ now: number }]>(
-      `UPDATE deliveries SET next_attempt_at = @now WHERE status = 'pending' AND next_attempt_at > @now`,
-    );
-    const requeue = `UPDATE deliveries SET status = 'pending', next_attempt_at = @now, retry_from = @from WHERE status = 'failed'`;
-    this.requeueAll = db.sql.prepare<[{ now: number; from: string }]>(requeue);
-    this.requeueSession = db.sql.prepare<[{ now: number; from: string; sessionId: string }]>(`${requeue} AND session_id = @sessionId`);
-    this.requeueCall = db.sql.prepare<[{ now: number; from: string; callId: string }]>(`${requeue} AND call_id = @callId`);
-    this.failedCount = db.sql.prepare<[], { n: number }>(`SELECT count(*) AS n FROM deliveries WHERE status = 'failed'`);
-  }
-
-  add(delivery: NewDelivery): void {
-    this.insert.run(delivery);
+  async add(delivery: NewDelivery): Promise<void> {
+    await this.db
+      .insertInto('deliveries')
+      .values({
+        id: delivery.id,
+        call_id: delivery.callId,
+        session_id: delivery.sessionId,
+        url: delivery.url,
+        body: delivery.body,
+        created_at: delivery.createdAt,
+        attempts: 0,
+        next_attempt_at: delivery.nextAttemptAt,
+        status: 'pending',
+      })
+      .execute();
   }
 
   /** Pending deliveries whose next attempt is due at `now` (epoch ms), the longest waiting first. */
-  due(now: number, limit: number): Delivery[] {
-    return this.dueRows.all(now, limit).map((row) => DeliveryRow.parse(row));
+  async due(now: number, limit: number): Promise<Delivery[]> {
+    const rows = await this.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => DeliveryRow.parse(row));
+  }
+
+  /**
+   * Takes a due delivery for one attempt: moves its next attempt to `until` (epoch ms), only if
+   * the row is still as `delivery` read it — pending, due at the same time, after as many attempts.
+   * Whether it did. One conditional UPDATE: of two pollers (overlapping, or two processes on one
+   * PostgreSQL) that read the same row, one takes it; a poller that dies mid-attempt leaves it due at `until`.
+   */
+  async claim(delivery: Delivery, until: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('deliveries')
+      .set({ next_attempt_at: until })
+      .where('id', '=', delivery.id)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '=', delivery.nextAttemptAt)
+      .where('attempts', '=', delivery.attempts)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** When the next pending delivery is due (epoch ms); undefined when none is pending. */
-  nextDueAt(): number | undefined {
-    return this.nextDue.get()?.at ?? undefined;
+  async nextDueAt(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return z.object({ at: z.number().nullable() }).parse(row ?? { at: null }).at ?? undefined;
   }
 
   /** Makes every pending delivery due at `now`: a new start is a new chance, whatever the backoff said. */
-  dueAllAt(now: number): void {
-    this.allDue.run({ now });
+  async dueAllAt(now: number): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ next_attempt_at: now })
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '>', now)
+      .execute();
   }
 
-  delivered(id: string, url: string, attempts: number, at: string): void {
-    this.markDelivered.run(url, attempts, at, id);
+  async delivered(id: string, url: string, attempts: number, at: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ status: 'delivered', url, attempts, delivered_at: at, last_error: null })
+      .where('id', '=', id)
+      .execute();
   }
 
-  retryAt(id: string, url: string, attempts: number, nextAttemptAt: number, error: string): void {
-    this.markRetry.run(url, attempts, nextAttemptAt, error, id);
+  async retryAt(id: string, url: string, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ url, attempts, next_attempt_at: nextAttemptAt, last_error: error })
+      .where('id', '=', id)
+      .execute();
   }
 
-  failed(id: string, url: string, attempts: number, error: string): void {
-    this.markFailed.run(url, attempts, error, id);
+  async failed(id: string, url: string, attempts: number, error: string): Promise<void> {
+    await this.db.updateTable('deliveries').set({ status: 'failed', url, attempts, last_error: error }).where('id', '=', id).execute();
   }
 
   /**
    * Deliveries given up become pending again, due at `now` (epoch ms), with a new time limit from then:
    * every one, one call's, or those of every call with a session id. Returns how many.
    */
-  requeueFailed(now: number, which?: DeliveriesOf): number {
-    const from = new Date(now).toISOString();
-    const result =
-      which === undefined
-        ? this.requeueAll.run({ now, from })
-        : 'callId' in which
-          ? this.requeueCall.run({ now, from, callId: which.callId })
-          : this.requeueSession.run({ now, from, sessionId: which.sessionId });
-    return result.changes;
+  async requeueFailed(now: number, which?: DeliveriesOf): Promise<number> {
+    let query = this.db
+      .updateTable('deliveries')
+      .set({ status: 'pending', next_attempt_at: now, retry_from: new Date(now).toISOString() })
+      .where('status', '=', 'failed');
+    if (which !== undefined) {
+      query = 'callId' in which ? query.where('call_id', '=', which.callId) : query.where('session_id', '=', which.sessionId);
+    }
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   /** How many deliveries were given up and not sent again. */
-  failedTotal(): number {
-    return this.failedCount.get()?.n ?? 0;
+  async failedTotal(): Promise<number> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '=', 'failed')
+      .executeTakeFirstOrThrow();
+    return z.coerce.number().parse(row.n);
   }
 
-  get(id: string): Delivery | undefined {
-    const row = this.one.get(id);
+  async get(id: string): Promise<Delivery | undefined> {
+    const row = await this.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
     return row === undefined ? undefined : DeliveryRow.parse(row);
   }
 
-  forSession(sessionId: string): Delivery[] {
-    return this.bySession.all(sessionId).map((row) => DeliveryRow.parse(row));
+  async forSession(sessionId: string): Promise<Delivery[]> {
+    const rows = await this.db.selectFrom('deliveries').selectAll().where('session_id', '=', sessionId).orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => DeliveryRow.parse(row));
   }
 
   /** The deliveries of one call's report, oldest first. */
-  forCall(callId: string): Delivery[] {
-    return this.byCall.all(callId).map((row) => DeliveryRow.parse(row));
+  async forCall(callId: string): Promise<Delivery[]> {
+    const rows = await this.db.selectFrom('deliveries').selectAll().where('call_id', '=', callId).orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => DeliveryRow.parse(row));
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Database } from './database.js';
+import type { Insertable } from 'kysely';
+import type { Db, ReportsTable } from './schema.js';
 
 /** The values of a report's structured fields, by field name. */
 export type FieldValues = Record<string, string | number | boolean>;
@@ -47,39 +48,58 @@ const ReportRow = z
     }),
   );
 
-/** The `reports` table: one report per call (by call id), replaced when the call is reported again. */
-export class ReportRepository {
-  private readonly upsert;
-  private readonly one;
+function rowOf(report: StoredReport): Insertable<ReportsTable> {
+  return {
+    call_id: report.callId,
+    session_id: report.sessionId,
+    created_at: report.createdAt,
+    summary: report.summary,
+    fields: report.fields === null ? null : JSON.stringify(report.fields),
+    fields_status: report.fieldsStatus,
+    fields_error: report.fieldsError,
+    body: report.body,
+  };
+}
 
-  constructor(db: Database) {
-    this.upsert = db.sql.prepare(
-      `INSERT INTO reports (call_id, session_id, created_at, summary, fields, fields_status, fields_error, body)
-       VALUES (@call_id, @session_id, @created_at, @summary, @fields, @fields_status, @fields_error, @body)
-       ON CONFLICT (call_id) DO UPDATE SET
-        created_at = excluded.created_at, summary = excluded.summary, fields = excluded.fields,
-        fields_status = excluded.fields_status, fields_error = excluded.fields_error, body = excluded.body`,
-    );
-    this.one = db.sql.prepare<[string]>('SELECT * FROM reports WHERE call_id = ?');
+/** The `reports` table: one report per call (by call id). */
+export class ReportRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Stores the report, replacing the call's earlier one. The call's row must exist (a report belongs to a call). */
+  async save(report: StoredReport): Promise<void> {
+    await this.db
+      .insertInto('reports')
+      .values(rowOf(report))
+      .onConflict((conflict) =>
+        conflict.column('call_id').doUpdateSet((eb) => ({
+          created_at: eb.ref('excluded.created_at'),
+          summary: eb.ref('excluded.summary'),
+          fields: eb.ref('excluded.fields'),
+          fields_status: eb.ref('excluded.fields_status'),
+          fields_error: eb.ref('excluded.fields_error'),
+          body: eb.ref('excluded.body'),
+        })),
+      )
+      .execute();
   }
 
-  /** The call's row must exist (a report belongs to a call). */
-  save(report: StoredReport): void {
-    this.upsert.run({
-      call_id: report.callId,
-      session_id: report.sessionId,
-      created_at: report.createdAt,
-      summary: report.summary,
-      fields: report.fields === null ? null : JSON.stringify(report.fields),
-      fields_status: report.fieldsStatus,
-      fields_error: report.fieldsError,
-      body: report.body,
-    });
+  /**
+   * Stores the report unless the call has one already; whether it did. A call is reported once
+   * even when two runs (or two processes on one PostgreSQL) make its report at the same time:
+   * the primary key decides, in the one INSERT.
+   */
+  async addIfAbsent(report: StoredReport): Promise<boolean> {
+    const added = await this.db
+      .insertInto('reports')
+      .values(rowOf(report))
+      .onConflict((conflict) => conflict.column('call_id').doNothing())
+      .executeTakeFirst();
+    return Number(added.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   /** The report of the call with this call id. */
-  get(callId: string): StoredReport | undefined {
-    const row = this.one.get(callId);
+  async get(callId: string): Promise<StoredReport | undefined> {
+    const row = await this.db.selectFrom('reports').selectAll().where('call_id', '=', callId).executeTakeFirst();
     return row === undefined ? undefined : ReportRow.parse(row);
   }
 }

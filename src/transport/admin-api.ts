@@ -19,7 +19,7 @@ export interface AdminApiOptions {
   /** The calls in progress, for a person to hand over or end. */
   control: CallControl;
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
-  redeliver(sessionId?: string): number | undefined;
+  redeliver(sessionId?: string): Promise<number | undefined>;
   defaults: { countryCode: string | undefined };
   logger: Logger;
 }
@@ -77,10 +77,10 @@ export function adminApiRouter(options: AdminApiOptions): Router {
     answerControl(res, outcome, 'ending');
   });
 
-  router.post('/api/reports/redeliver', requireAdminToken(options.token, options.gate), requireJson, json, (req, res) => {
+  router.post('/api/reports/redeliver', requireAdminToken(options.token, options.gate), requireJson, json, async (req, res) => {
     const parsed = RedeliverBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
-    const requeued = options.redeliver(parsed.data.sessionId);
+    const requeued = await options.redeliver(parsed.data.sessionId);
     if (requeued === undefined) throw new HttpError(409, 'reports are not delivered anywhere: set REPORT_WEBHOOK_URL');
     logger.info({ requeued }, 'given-up report deliveries queued again over the admin API');
     res.status(202).json({ requeued });

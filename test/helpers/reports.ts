@@ -1,7 +1,7 @@
 /** Calls, transcripts and webhook attempts for the tests of the store and the reports. */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CallSummary } from '../../src/call/ports/call-summary.js';
+import type { CallProgress, CallSummary } from '../../src/call/ports/call-summary.js';
 import type { DeliveryAttempt } from '../../src/reports/delivery.js';
 
 /** A finished inbound call with two turns and a tool run; `overrides` change what a test is about. */
@@ -30,6 +30,17 @@ export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
     transcriptFile: '/nonexistent/call-1.jsonl',
     ...overrides,
   };
+}
+
+/** `call` as a row to save: a CallSummary is a call's last snapshot; `revision` orders it among the others. */
+export function stored(call: CallSummary, revision = 1): CallProgress {
+  return { ...call, revision };
+}
+
+/** A snapshot of the call while it goes on: no end yet, `revision` as given. */
+export function callProgress(revision: number, overrides: Partial<CallSummary> = {}): CallProgress {
+  const { endedAt: _endedAt, durationMs: _durationMs, endReason: _endReason, ...going } = callSummary(overrides);
+  return { ...going, revision };
 }
 
 export type Line = { role: 'user' | 'assistant' | 'tool' | 'event'; text: string; [field: string]: unknown };
