@@ -30,6 +30,14 @@ import { PromptStore } from './prompts/prompt-store.js';
 import { ReportService } from './reports/report-service.js';
 import { Database } from './store/database.js';
 import { openStore, type Store } from './store/store.js';
+import { CallRepository } from './store/call-repository.js';
+import { CallWriter } from './store/call-writer.js';
+import { cutOffCallsInProgress } from './store/cut-off-calls.js';
+import { storeJournalDir } from './store/store-journal-dir.js';
+import { WriteJournal } from './store/write-journal.js';
+
+/** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
+const RECORDS_CLOSE_MS = 5_000;
 import { combineToolBoxes } from './tools/combined-toolbox.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
@@ -60,6 +68,8 @@ export interface RunningHotline {
   readonly metrics: Metrics;
   /** The record of calls, reports, deliveries and campaigns: SQLite or PostgreSQL. */
   readonly store: Store;
+  /** Writes each call's record as it happens; says how far behind the database it is. */
+  readonly records: CallWriter;
   /** The campaigns: created, paused and resumed here or through /api/campaigns. */
   readonly campaigns: CampaignRunner;
   /**
@@ -195,6 +205,19 @@ export async function startHotline(
   const dashboardReads = new StoreReads(store, db, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
+  // Each call's record, written as it happens; a final one, once stored, gets its report.
+  const callRows = new CallRepository(store.db);
+  const records = new CallWriter({
+    rows: callRows,
+    journal: new WriteJournal(storeJournalDir(config.transcriptsDir), logger),
+    logger,
+    stored: (summary) => reports.callStored(summary),
+    failed: () => metrics.storeWriteFailed(),
+  });
+  metrics.watchStore(() => records.backlog);
+  // Before any call: what a killed process journalled is written, and the calls it left in progress are cut off.
+  await records.replay();
+  await cutOffCallsInProgress(callRows, records, logger);
   const registry: CallRegistry = new CallRegistry({
     llm,
     prompts: () => prompts.current,
@@ -204,7 +227,7 @@ export async function startHotline(
     toolBox: combineToolBoxes([toolFiles, mcp], logger, { builtins: [doNotCall], ...(options.extraTools ? { stubs: options.extraTools } : {}) }),
     callerContext: () => toolFiles.callerContext,
     voicemail,
-    observer: combineObservers([reports, campaigns], (error) => logger.error({ err: error }, 'a call observer failed')),
+    observer: combineObservers([records, campaigns], (error) => logger.error({ err: error }, 'a call observer failed')),
     activity: live,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
@@ -309,6 +332,7 @@ export async function startHotline(
     ],
     proxyTrust,
     metricsToken: config.auth.metricsToken,
+    storeBacklog: () => records.backlog,
     gate,
   });
   const server = createServer(app);
@@ -351,6 +375,9 @@ export async function startHotline(
     await closed;
     prompts.close();
     // Every call has ended and its transcript is on disk: the reports in progress may finish.
+    // Every ended call is handed to the writer: what the database takes in time is written, the rest waits in the journal.
+    await registry.whenRecorded();
+    await records.close(RECORDS_CLOSE_MS);
     await reports.close();
     db.close();
     await store.close();
@@ -374,6 +401,7 @@ export async function startHotline(
     llmEndpoint: llm.baseURL,
     metrics,
     store,
+    records,
     campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();

@@ -71,8 +71,8 @@ async function finishedCall(from: string): Promise<FakeVoiceService> {
 }
 
 /** The call id Hotline gave the (latest) stored call of a session id. */
-function callIdOf(sessionId: string): string {
-  const id = env!.hotline.reports.getCall(sessionId)?.call.callId;
+async function callIdOf(sessionId: string): Promise<string> {
+  const id = (await env!.hotline.reports.getCall(sessionId))?.call.callId;
   if (!id) throw new Error(`no stored call for ${sessionId}`);
   return id;
 }
@@ -297,7 +297,7 @@ describe('pages', () => {
     const byNumber = await (await post('/dashboard/calls', { number: '12345678' }, cookie)).text();
     expect(byNumber).toContain('id="total">1<');
     // Each call's link names the call itself: a session id the service uses again is another call.
-    expect(byNumber).toContain(`calls/${callIdOf(first.sessionId)}`);
+    expect(byNumber).toContain(`calls/${await callIdOf(first.sessionId)}`);
     const byField = await (await post('/dashboard/calls', { field: 'callback_wanted', value: 'true' }, cookie)).text();
     expect(byField).toContain('id="total">2<');
     const bySummary = await (await post('/dashboard/calls', { text: 'hyperlink("x")' }, cookie)).text();
@@ -442,7 +442,7 @@ describe('pages', () => {
     const story = await (await get(address, cookie)).text();
     expect(story).toContain('Delivery given up after');
     expect(story).toContain('ECONNREFUSED');
-    expect(story).toContain(`action="${callIdOf(service.sessionId)}/redeliver"`);
+    expect(story).toContain(`action="${await callIdOf(service.sessionId)}/redeliver"`);
 
     const receiver = await startReportReceiver('whsec-dash', port);
     try {

@@ -35,18 +35,18 @@ async function hotlineOn(location: TestStoreLocation, env: Record<string, string
   return hotline;
 }
 
-async function connect(hotline: TestHotline): Promise<FakeVoiceService> {
-  const client = await FakeVoiceService.connect(hotline.hotline.wsUrl);
+async function connect(hotline: TestHotline, sessionId: string): Promise<FakeVoiceService> {
+  const client = await FakeVoiceService.connect(hotline.hotline.wsUrl, { sessionId });
   cleanups.push(() => client.close());
   return client;
 }
 
 /** A call that has begun and had one turn: the caller has heard the reply's first sentence. */
 async function callWithATurn(hotline: TestHotline, sessionId: string): Promise<{ client: FakeVoiceService; firstSpeakMs: number }> {
-  const client = await connect(hotline);
-  client.start({ session_id: sessionId });
+  const client = await connect(hotline, sessionId);
+  client.start();
   await client.nextOfType('speak');
-  client.finishSpeech();
+  await client.whenQuiet();
   const saidAt = performance.now();
   client.say('Ich möchte meinen Termin verschieben.');
   await client.nextOfType('speak');
@@ -55,6 +55,8 @@ async function callWithATurn(hotline: TestHotline, sessionId: string): Promise<{
 
 async function endCall(hotline: TestHotline, client: FakeVoiceService): Promise<void> {
   client.end();
+  // The socket closes after session_end on the same connection: by then Hotline has ended the call and handed it on.
+  await client.close();
   await hotline.hotline.registry.whenRecorded();
 }
 
@@ -299,11 +301,11 @@ describe.each(await storeKinds())('killed with calls on the line, on %s', (kind)
       const first = await start();
       const ids = ['killed-1', 'killed-2', 'killed-3'];
       for (const id of ids) {
-        const client = await FakeVoiceService.connect(first.wsUrl);
+        const client = await FakeVoiceService.connect(first.wsUrl, { sessionId: id });
         cleanups.push(() => client.close());
-        client.start({ session_id: id });
+        client.start();
         await client.nextOfType('speak');
-        client.finishSpeech();
+        await client.whenQuiet();
         client.say(`Hier ist ${id}, ich rufe wegen meiner Bestellung an.`);
         await client.nextOfType('speak');
       }

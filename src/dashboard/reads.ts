@@ -82,9 +82,9 @@ export class StoreReads implements DashboardReads {
   ) {
     this.search = new CallSearch(store);
     this.stats = new CallStats(store);
-    this.calls = new CallRepository(repositoriesDb);
-    this.reports = new ReportRepository(repositoriesDb);
-    this.deliveries = new DeliveryRepository(repositoriesDb);
+    this.calls = new CallRepository(store.db);
+    this.reports = new ReportRepository(store.db);
+    this.deliveries = new DeliveryRepository(store.db);
     this.campaignStore = openCampaignStore(repositoriesDb);
     this.files = new FileThread(prompts, logger);
   }
