@@ -167,7 +167,7 @@ export class ReportService implements CallObserver {
     this.enqueue(summary);
   }
 
-  /** Resolves when every report in progress (those begun meanwhile too) is stored. */
+  /** Resolves when every call row and report in progress (those begun meanwhile too) is stored. */
   async whenIdle(): Promise<void> {
     while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);
   }
