@@ -586,6 +586,11 @@ const EXAMPLES: Example[] = [
   { name: 'a scenario', first: 'name: barge-in', notRun: 'a scenario file: npm run scenarios (scenarios.test.ts) runs the shipped ones, this one among them (scenarios/barge-in.yaml)' },
   { name: 'a scenario with tools', first: 'tools:', notRun: 'an excerpt of scenarios/tools.yaml, which scenarios.test.ts runs' },
   { name: 'transcript lines', first: '{"ts":', notRun: 'an illustration with elided numbers (…); transcripts.test.ts checks real transcripts' },
+  {
+    name: 'npm run db',
+    first: 'npm run db -- status     # schema version, calls (and in progress), reports, deliveries, campaigns, the write queue',
+    notRun: 'the store commands with a PostgreSQL server of the reader\'s; db-cli.test.ts runs each of them, the move from SQLite to PostgreSQL too',
+  },
   { name: 'npm run bench', first: 'npm run bench', notRun: 'takes minutes and measures the machine; bench-stats.test.ts covers its arithmetic' },
   { name: 'development commands', first: 'npm run typecheck', notRun: 'the commands of development (typecheck, test, bench, scenarios, soak, dev, start): each is run by its own tests or is the test run itself' },
   { name: 'the source tree', first: 'src/', notRun: 'a map of the folders, not a command' },

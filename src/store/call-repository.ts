@@ -6,10 +6,10 @@ import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } 
 import type { CallsTable, Db } from './schema.js';
 
 /**
- * The revision of a call's last row: nothing written after it replaces it. The column is a 32-bit
- * INTEGER on PostgreSQL, so this is its largest value, not Number.MAX_SAFE_INTEGER.
+ * The revision of a call's last row when it is stored whole at once (ReportService.callEnded):
+ * nothing written after it replaces it. The call writer's own revisions (microseconds) stay below.
  */
-export const FINAL_REVISION = 2 ** 31 - 1;
+export const FINAL_REVISION = Number.MAX_SAFE_INTEGER;
 
 const Strings = z.record(z.string(), z.string());
 
