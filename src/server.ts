@@ -227,7 +227,17 @@ export async function startHotline(
     toolBox: combineToolBoxes([toolFiles, mcp], logger, { builtins: [doNotCall], ...(options.extraTools ? { stubs: options.extraTools } : {}) }),
     callerContext: () => toolFiles.callerContext,
     voicemail,
-    observer: combineObservers([records, campaigns], (error) => logger.error({ err: error }, 'a call observer failed')),
+    observer: combineObservers(
+      [
+        {
+          callProgress: (call) => records.callProgress(call),
+          // The report follows once the row is stored; reports.whenIdle() waits for both.
+          callEnded: (summary) => reports.awaitStored(records.callEnded(summary)),
+        },
+        campaigns,
+      ],
+      (error) => logger.error({ err: error }, 'a call observer failed'),
+    ),
     activity: live,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,

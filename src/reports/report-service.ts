@@ -167,6 +167,14 @@ export class ReportService implements CallObserver {
     this.enqueue(summary);
   }
 
+  /**
+   * A call's final record is on its way to the store (written by the call writer, which then calls
+   * callStored): whenIdle() waits for it too, and so for the report it brings.
+   */
+  awaitStored(storing: Promise<unknown>): void {
+    this.track(storing.then(() => undefined));
+  }
+
   /** Resolves when every call row and report in progress (those begun meanwhile too) is stored. */
   async whenIdle(): Promise<void> {
     while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);

@@ -68,16 +68,34 @@ export class CallWriter {
     this.put({ call: { ...call, revision: this.revision() }, final: false }, false);
   }
 
-  /** A call that ended (CallObserver.callEnded): written, then `stored` is told. */
-  callEnded(summary: CallSummary): void {
+  /**
+   * A call that ended (CallObserver.callEnded): written, then `stored` is told. The promise
+   * resolves once it is written (or kept in the journal for good: refused, or the writer closed).
+   */
+  callEnded(summary: CallSummary): Promise<void> {
+    const written = new Promise<void>((resolve) => {
+      const waiting = this.finals.get(summary.callId) ?? [];
+      waiting.push(resolve);
+      this.finals.set(summary.callId, waiting);
+    });
     this.put({ call: { ...summary, revision: this.revision() }, final: true }, true);
+    if (this.closed) this.settleFinal(summary.callId);
+    return written;
+  }
+
+  /** Who waits for a call's final record to be written. */
+  private readonly finals = new Map<string, (() => void)[]>();
+
+  private settleFinal(callId: string): void {
+    for (const resolve of this.finals.get(callId) ?? []) resolve();
+    this.finals.delete(callId);
   }
 
   /**
    * A call found in progress after a restart (the process before was killed): recorded as cut off,
    * its end the last sign of life `endedAt`; `stored` is told as for any ended call.
    */
-  cutOff(call: CallProgress, endedAt: Date): void {
+  cutOff(call: CallProgress, endedAt: Date): Promise<void> {
     const started = Date.parse(call.startedAt);
     const summary: CallSummary = {
       ...call,
@@ -87,7 +105,7 @@ export class CallWriter {
       durationMs: Number.isFinite(started) ? Math.max(0, endedAt.getTime() - started) : 0,
       endReason: 'cut_off',
     };
-    this.callEnded(summary);
+    return this.callEnded(summary);
   }
 
   /** Reads back what an earlier process journalled and did not get written, and writes it. */
@@ -140,6 +158,7 @@ export class CallWriter {
     const settled = await this.settled(timeoutMs);
     this.closed = true;
     clearTimeout(this.retryTimer);
+    for (const callId of [...this.finals.keys()]) this.settleFinal(callId);
     if (!settled) this.options.logger.warn({ pending: this.waiting.size }, 'calls not yet in the database stay in the journal for the next start');
     else this.options.journal.rotate();
     await this.options.journal.close();
@@ -191,6 +210,7 @@ export class CallWriter {
         this.options.logger.error({ err: error, callId }, 'the database refused a call record for good; it is kept in the journal (rejected.jsonl)');
         this.options.journal.reject(waiting.entry, message);
         this.forget(callId, waiting);
+        if (waiting.entry.final) this.settleFinal(callId);
         continue;
       }
       if (this.failing !== undefined) this.options.logger.info({ pending: this.waiting.size - 1 }, 'the database takes writes again');
@@ -198,6 +218,7 @@ export class CallWriter {
       this.backoff = undefined;
       this.forget(callId, waiting);
       if (waiting.entry.final && waiting.tell) this.tellStored(waiting.entry.call);
+      if (waiting.entry.final) this.settleFinal(callId);
     }
     if (this.waiting.size === 0) {
       // Everything journalled is in the database.
