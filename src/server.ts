@@ -158,7 +158,7 @@ export async function startHotline(
       ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
-  const campaignStore = openCampaignStore(db);
+  const campaignStore = openCampaignStore(store);
   // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
   const outboundCalls = new OutboundCalls({
     client,
@@ -174,9 +174,14 @@ export async function startHotline(
     logger,
     defaultCountryCode: outbound.defaultCountryCode,
   });
-  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())), {
-    defaultCountryCode: outbound.defaultCountryCode,
-  });
+  const doNotCall = doNotCallToolBox(
+    (number, reason) =>
+      campaignStore.addToStopList(number, reason, new Date(campaignClock.now())).catch((error: unknown) => {
+        logger.error({ err: error }, 'a number could not be put on the stop list');
+        throw error;
+      }),
+    { defaultCountryCode: outbound.defaultCountryCode },
+  );
 
   const llm = new OpenAiLlm({
     apiKey,
@@ -290,10 +295,10 @@ export async function startHotline(
         prompts: () => prompts.current,
         timeZone: config.timeZone,
         redeliver: (which) => reports.redeliver(which),
-        campaign: (id, action) => {
+        campaign: async (id, action) => {
           try {
-            if (action === 'pause') campaigns.pause(id);
-            else campaigns.resume(id);
+            if (action === 'pause') await campaigns.pause(id);
+            else await campaigns.resume(id);
             return 'done';
           } catch (error) {
             if (error instanceof CampaignNotFoundError) return 'not_found';
@@ -336,7 +341,7 @@ export async function startHotline(
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
   // Listening first: a campaign's calls ring back into this server.
-  campaigns.start();
+  await campaigns.start();
 
   async function close(): Promise<void> {
     outboundCalls.stopDialling();
@@ -355,6 +360,8 @@ export async function startHotline(
     // Every call has ended and its transcript is on disk: the reports in progress may finish.
     await reports.close();
     db.close();
+    // The campaigns' last writes (the calls ended above) before the store goes.
+    await campaigns.settled();
     await store.close();
     toolFiles.close();
     voicemailPhrases?.close();

@@ -39,15 +39,15 @@ function store(env: TestHotline): Database {
   return db;
 }
 
-/** A paused campaign of `contacts`: its results are there to export, and nobody is called. */
-function campaign(db: Database, contacts: { number: string; variables: Record<string, string> }[]): string {
-  const campaigns = openCampaignStore(db);
+/** A paused campaign of `contacts`, written to Hotline's own store: its results are there to export, and nobody is called. */
+async function campaign(env: TestHotline, contacts: { number: string; variables: Record<string, string> }[]): Promise<string> {
+  const campaigns = openCampaignStore(env.hotline.store);
   const id = `csv-${contacts.length}`;
   const now = new Date();
-  campaigns.beginCampaign(id, CampaignSettingsSchema.parse({ name: 'CSV' }), { merged: 0, zones: [], stopMark: campaigns.stopListMark() }, now);
-  campaigns.insertContacts(id, contacts, 0, { stopped: () => false, enough: () => false }, now);
-  campaigns.completeCampaign(id, now);
-  campaigns.setState(id, 'paused', new Date());
+  await campaigns.beginCampaign(id, CampaignSettingsSchema.parse({ name: 'CSV' }), { merged: 0, zones: [] }, now);
+  await campaigns.insertContacts(id, contacts, 0, () => false, now);
+  await campaigns.completeCampaign(id, now);
+  await campaigns.setState(id, 'paused', new Date());
   return id;
 }
 
@@ -80,8 +80,8 @@ test('every export writes formula-like cells as text and phone numbers as they a
   const env = await hotline();
   const db = store(env);
   const values = [...FORMULAS, ...AS_WRITTEN];
-  const id = campaign(
-    db,
+  const id = await campaign(
+    env,
     values.map((note, i) => ({ number: `+4915110000${String(i).padStart(2, '0')}`, variables: { note } })),
   );
   const calls = new CallRepository(db);
@@ -160,8 +160,8 @@ test('a client that stops reading: each export holds a bounded amount, only two 
   const db = store(env);
   seedCalls(db.file, 40_000);
   // Long enough rows that the file is far bigger than the kernel's socket buffers.
-  const id = campaign(
-    db,
+  const id = await campaign(
+    env,
     Array.from({ length: 40_000 }, (_, i) => ({ number: `+49151${String(10_000_000 + i)}`, variables: { note: `contact ${i} `.padEnd(300, '.') } })),
   );
   const responses = serverResponses();

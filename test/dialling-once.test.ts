@@ -77,7 +77,7 @@ describe('duplicates', () => {
     const out: string[] = [];
     expect(await runCampaignCli(['status', id, '--url', env!.hotline.url], { ADMIN_TOKEN: ADMIN }, (l) => out.push(l), (l) => out.push(l))).toBe(0);
     expect(out).toEqual(['three ways [running]: called 2/2, reached 0, voicemail 0, pending 0, in call 2, 2 duplicate rows merged']);
-    expect(env!.hotline.campaigns.contacts(id)[0]!.variables).toEqual({ name: 'Anna' });
+    expect((await env!.hotline.campaigns.contacts(id))[0]!.variables).toEqual({ name: 'Anna' });
   });
 
   test('npm run campaign -- start says how many rows were merged', async () => {
@@ -112,13 +112,13 @@ describe('a number in a call is not dialled again until that call ends', () => {
     const id = String(created.json.id);
     expect(await service!.requested(2)).toEqual(['491510000001', '491510000002']);
     const runner = env!.hotline.campaigns;
-    expect(runner.contacts(id)[0]).toMatchObject({ status: 'pending', attempts: 0, outcome: null });
+    expect((await runner.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0, outcome: null });
 
     // The person picks up the API's call: on the line now, still not dialled again.
     const line = await ring({ direction: 'outbound', to_phone_number: '491510000001', from_phone_number: '4930000000' });
     runner.tick();
     expect((await api('POST', '/api/calls', { toPhoneNumber: '+49 151 0000001' })).status).toBe(409);
-    expect(runner.contacts(id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await runner.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
     expect(service!.numbers()).toHaveLength(2);
 
     // The call ends: the waiting contact is called, once.
@@ -126,7 +126,7 @@ describe('a number in a call is not dialled again until that call ends', () => {
     line.end('hangup');
     await settled;
     expect(await service!.requested(3)).toEqual(['491510000001', '491510000002', '491510000001']);
-    expect(runner.contacts(id)[0]).toMatchObject({ status: 'calling', attempts: 1 });
+    expect((await runner.contacts(id))[0]).toMatchObject({ status: 'calling', attempts: 1 });
     expect((await api('GET', `/api/campaigns/${id}`)).json as unknown as CampaignProgress).toMatchObject({ called: 2, inCall: 2, outcomes: { failed: 0 } });
   });
 
@@ -136,7 +136,7 @@ describe('a number in a call is not dialled again until that call ends', () => {
     const created = await api('POST', '/api/campaigns', { name: 'callback', concurrency: 2, contacts: [{ phone: '0151 0000007' }, { phone: '0151 0000008' }] });
     const id = String(created.json.id);
     expect(await service!.requested(1)).toEqual(['491510000008']);
-    expect(env!.hotline.campaigns.contacts(id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await env!.hotline.campaigns.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
     expect((await api('POST', '/api/calls', { toPhoneNumber: '0049 151 0000007' })).status).toBe(409);
     caller.end('hangup');
     expect(await service!.requested(2)).toEqual(['491510000008', '491510000007']);

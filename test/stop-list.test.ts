@@ -54,7 +54,7 @@ describe('stop lists compare numbers as numbers, not as typed', () => {
     const id = String(created.json.id);
     expect(await service!.requested(1)).toEqual(['491510000003']);
     expect(await progress(id)).toMatchObject({ called: 1, outcomes: { refused: 2 } });
-    const contacts = env!.hotline.campaigns.contacts(id);
+    const contacts = await env!.hotline.campaigns.contacts(id);
     expect(contacts.map((c) => [c.number, c.outcome, c.attempts])).toEqual([
       ['491510000001', 'refused', 0],
       ['491510000002', 'refused', 0],
@@ -96,7 +96,7 @@ describe('stop lists compare numbers as numbers, not as typed', () => {
     });
     const created = await api('POST', '/api/campaigns', { name: 'again', contacts: 'phone\n0151 0000001\n0151 0000002\n' });
     expect(await service!.requested(1)).toEqual(['491510000002']);
-    expect(env!.hotline.campaigns.contacts(String(created.json.id))[0]).toMatchObject({ outcome: 'refused', attempts: 0 });
+    expect((await env!.hotline.campaigns.contacts(String(created.json.id)))[0]).toMatchObject({ outcome: 'refused', attempts: 0 });
   });
 
   test('rows stored before numbers were normalised still stop: the global list is rewritten at start, an old campaign reads its own list normalised', async () => {

@@ -12,11 +12,11 @@ import { formBody, sendPage } from './respond.js';
 
 /** The campaigns page: each campaign paused or resumed, and the New campaign form. */
 export function campaignRoutes(router: Router, deps: Pick<DashboardDeps, 'campaign' | 'createCampaign' | 'outboundMissing' | 'reads' | 'logger'>): void {
-  router.post('/dashboard/campaigns', formBody, (req: Request, res: Response) => {
+  router.post('/dashboard/campaigns', formBody, async (req: Request, res: Response) => {
     const id = typeof req.body?.campaign === 'string' ? (req.body.campaign as string) : '';
     const action = req.body?.do === 'pause' || req.body?.do === 'resume' ? (req.body.do as 'pause' | 'resume') : undefined;
     if (!action) return void res.status(400).type('text').send('do is pause or resume');
-    const outcome = deps.campaign(id, action);
+    const outcome = await deps.campaign(id, action);
     deps.logger.info({ campaignId: id, action, outcome }, 'campaign paused or resumed on the dashboard');
     if (outcome === 'done') return res.redirect(303, 'campaigns');
     const notFound = outcome === 'not_found';

@@ -1,9 +1,9 @@
 import type { Worker } from 'node:worker_threads';
 import type { CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
-import { progressOf, type CampaignProgress } from '../campaigns/progress.js';
+import type { CampaignProgress } from '../campaigns/progress.js';
 import { CallRepository } from '../store/call-repository.js';
-import { openCampaignStore } from '../campaigns/definition.js';
+import { legacyCampaignProgress } from '../campaigns/legacy-dashboard-progress.js';
 import { CallStats, type ChartData, type DayRange } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
 import type { Database } from '../store/database.js';
@@ -69,7 +69,6 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
   const search = new CallSearch(db);
   const calls = new CallRepository(db);
   const reports = new ReportRepository(db);
-  const campaigns = openCampaignStore(db);
   const deliveries = new DeliveryRepository(db);
   // One for the connection's life: it keeps the figures of days that have ended.
   const stats = new CallStats(db);
@@ -80,11 +79,7 @@ export function queriesOn(db: Database, prompts: PromptsToCheck): Queries {
     page: (filter, limit, offset) => search.page(filter, limit, offset),
     batch: (filter, after, size) => search.batch(filter, after, size),
     fieldNames: () => search.fieldNames(),
-    campaigns: () =>
-      campaigns
-        .campaigns()
-        .reverse()
-        .map((campaign) => progressOf(campaign, campaigns.tally(campaign.id))),
+    campaigns: () => legacyCampaignProgress(db),
     call: async (id) => {
       const exact = calls.get(id);
       const call = exact ?? calls.ofSessionId(id).at(-1);
