@@ -34,6 +34,8 @@ export interface CampaignRunnerOptions {
 
 /** Contacts of an incomplete campaign deleted per statement. */
 const DISCARD_BATCH = 2_000;
+/** A tick the store failed is tried again after this long, if no event comes first. */
+const RETRY_AFTER_FAILURE_MS = 5_000;
 /** Contacts written per turn: each batch is a few statements on the store, and the calls' events run between batches. */
 const WRITE_BATCH = 2_000;
 
@@ -69,7 +71,8 @@ export class CampaignRunner implements CallObserver {
   private readonly waitingForSettings = new Set<string>();
   /** The work under way (ticks, events being written): `settled` waits for it. */
   private readonly work = new Set<Promise<void>>();
-  /** The tick running, if one is; `tickAgain`: something changed during it, look once more after it. */
+  /** Whether ticks are running, and until when; `tickAgain`: something changed meanwhile, look once more. */
+  private running = false;
   private ticking: Promise<void> | undefined;
   private tickAgain = false;
   private cancelWake: (() => void) | undefined;
@@ -235,23 +238,32 @@ export class CampaignRunner implements CallObserver {
    */
   tick(): Promise<void> {
     if (this.closed || !this.dialling) return Promise.resolve();
-    if (this.ticking) {
-      this.tickAgain = true;
-      return this.ticking;
-    }
-    const ticking = this.ticks().finally(() => {
-      if (this.ticking === ticking) this.ticking = undefined;
-    });
+    this.tickAgain = true;
+    // A tick under way looks again before it ends: `ticks` checks `tickAgain` and clears `running` in one step.
+    if (this.running && this.ticking) return this.ticking;
+    this.running = true;
+    const ticking = this.ticks();
     this.ticking = ticking;
     this.track(ticking, 'a campaign tick failed');
-    return ticking.catch(() => undefined);
+    return ticking;
   }
 
   private async ticks(): Promise<void> {
-    do {
-      this.tickAgain = false;
-      await this.tickOnce();
-    } while (this.tickAgain && !this.closed && this.dialling);
+    try {
+      while (this.tickAgain && !this.closed && this.dialling) {
+        this.tickAgain = false;
+        try {
+          await this.tickOnce();
+        } catch (error) {
+          // The store failed: logged, and looked at again soon (or at the next event) rather than never.
+          this.log.error({ err: error }, 'a campaign tick failed');
+          const retry = this.options.clock.now() + RETRY_AFTER_FAILURE_MS;
+          if (!this.closed && this.dialling && (this.wakeAt === undefined || this.wakeAt > retry)) this.armWake(retry);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
   }
 
   private async tickOnce(): Promise<void> {
