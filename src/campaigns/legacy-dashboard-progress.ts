@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CAMPAIGN_STATES, countTally } from '../store/campaign-repository.js';
+import { CAMPAIGN_STATES, countTally } from '../store/campaign-rows.js';
 import type { Database } from '../store/database.js';
 import { progressOf, type CampaignProgress } from './progress.js';
 
