@@ -214,11 +214,24 @@ export class CampaignRunner implements CallObserver {
     while (this.work.size > 0) await Promise.all([...this.work]);
   }
 
-  callStarted(info: CallStartedInfo): void {
-    const key = keyOf(info.tags?.[TAG_CAMPAIGN], info.tags?.[TAG_CONTACT]);
+  /**
+   * Told before the call's first word. `reached` is written at once, in one conditional UPDATE and no
+   * read before it: a process killed during the greeting must find the contact reached, or it would
+   * call the person again. Resolves once written (the call core may wait for it before greeting).
+   */
+  callStarted(info: CallStartedInfo): Promise<void> {
+    const campaignId = info.tags?.[TAG_CAMPAIGN];
+    const index = Number(info.tags?.[TAG_CONTACT]);
+    if (campaignId === undefined || !Number.isInteger(index)) return Promise.resolve();
     // The call came: its answer timeout must not fire while the transition is written.
-    if (key !== undefined) this.inFlight.get(key)?.cancelAnswerTimer();
-    this.track(this.started(info), 'a campaign call start could not be recorded');
+    this.inFlight.get(keyOf(campaignId, String(index))!)?.cancelAnswerTimer();
+    const written = this.repository
+      .updateContact(campaignId, index, { status: 'reached', lastSessionId: info.sessionId }, this.date(), ['calling'])
+      .then((changed) => {
+        if (changed) this.changed();
+      });
+    this.track(written, 'a campaign call start could not be recorded');
+    return written.catch(() => undefined);
   }
 
   callEnded(summary: CallSummary): void {
@@ -462,15 +475,6 @@ export class CampaignRunner implements CallObserver {
     if (!contact || contact.status !== 'calling') return;
     const campaign = await this.require(campaignId);
     await this.finish(campaign, contact, 'no_answer', null, ['calling']);
-  }
-
-  private async started(info: CallStartedInfo): Promise<void> {
-    const found = await this.contactOf(info.tags);
-    if (!found || found.contact.status !== 'calling') return;
-    const { campaign, contact } = found;
-    if (await this.repository.updateContact(campaign.id, contact.index, { status: 'reached', lastSessionId: info.sessionId }, this.date(), ['calling'])) {
-      this.changed();
-    }
   }
 
   private async ended(summary: CallSummary): Promise<void> {
