@@ -340,11 +340,10 @@ export async function startHotline(
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
-  // Listening first: a campaign's calls ring back into this server. Not awaited: the address is announced
-  // at once, as before, while the campaigns settle what a previous process left and place their first calls.
-  const campaignsStarted = campaigns.start().catch((error: unknown) => {
-    logger.error({ err: error }, 'the campaigns could not be started: they are looked at again at the next campaign change or call');
-  });
+  // Listening first: a campaign's calls ring back into this server. Awaited, as the synchronous start was: what a
+  // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
+  // Database remains, would wait on a transaction of the store's that needs this thread to finish).
+  await campaigns.start();
 
   async function close(): Promise<void> {
     outboundCalls.stopDialling();
@@ -364,7 +363,6 @@ export async function startHotline(
     await reports.close();
     db.close();
     // The campaigns' last writes (the calls ended above) before the store goes.
-    await campaignsStarted;
     await campaigns.settled();
     await store.close();
     toolFiles.close();

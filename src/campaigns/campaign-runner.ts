@@ -34,6 +34,11 @@ export interface CampaignRunnerOptions {
 
 /** Contacts of an incomplete campaign deleted per statement. */
 const DISCARD_BATCH = 2_000;
+/**
+ * An incomplete campaign begun longer ago than this is abandoned (its writer died): deleted at a start.
+ * A younger one may be another Hotline's on the same PostgreSQL, still being written.
+ */
+const ABANDONED_AFTER_MS = 60 * 60_000;
 /** A tick the store failed is tried again after this long, if no event comes first. */
 const RETRY_AFTER_FAILURE_MS = 5_000;
 /** Contacts written per turn: each batch is a few statements on the store, and the calls' events run between batches. */
@@ -69,6 +74,8 @@ export class CampaignRunner implements CallObserver {
   private readonly zones = new Map<string, readonly string[]>();
   /** Campaigns already said to wait for the AIFLOW_* settings, so it is logged once, not at every look. */
   private readonly waitingForSettings = new Set<string>();
+  /** Campaigns this process is writing: never taken for abandoned ones. */
+  private readonly creating = new Set<string>();
   /** The work under way (ticks, events being written): `settled` waits for it. */
   private readonly work = new Set<Promise<void>>();
   /** Whether ticks are running, and until when; `tickAgain`: something changed meanwhile, look once more. */
@@ -92,7 +99,11 @@ export class CampaignRunner implements CallObserver {
   /** Settles what a previous process left in flight, then starts placing calls. */
   async start(): Promise<void> {
     await this.normaliseStopList();
-    for (const id of await this.repository.incompleteCampaigns()) this.track(this.discard(id), 'an incomplete campaign could not be deleted');
+    // Not one being written now: by this process (a campaign created while it starts), or by another Hotline on the same store.
+    const before = new Date(this.options.clock.now() - ABANDONED_AFTER_MS);
+    for (const id of await this.repository.incompleteCampaigns(before)) {
+      if (!this.creating.has(id)) this.track(this.discard(id), 'an incomplete campaign could not be deleted');
+    }
     for (const campaign of await this.repository.campaigns()) {
       if (campaign.state === 'done') continue;
       for (const contact of await this.repository.contactsIn(campaign.id, 'reached')) {
@@ -133,6 +144,7 @@ export class CampaignRunner implements CallObserver {
     if (missing.length > 0) throw new OutboundNotConfiguredError(missing);
     const { repository } = this;
     const id = randomUUID();
+    this.creating.add(id);
     const zones = [...new Set(contacts.map((c) => c.time_zone ?? settings.time_zone))];
     const ownStops = new Set(settings.stop_list);
     await repository.beginCampaign(id, settings, { merged, zones }, this.date());
@@ -147,6 +159,8 @@ export class CampaignRunner implements CallObserver {
     } catch (error) {
       this.track(this.discard(id), 'an incomplete campaign could not be deleted');
       throw error;
+    } finally {
+      this.creating.delete(id);
     }
     this.log.info({ campaignId: id, name: settings.name, contacts: contacts.length, merged, longestSliceMs: Math.round(slices.longestMs) }, 'campaign created');
     void this.tick();

@@ -258,9 +258,9 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
     });
   }
 
-  /** Campaigns whose writing never finished (the process died, or a write failed). */
-  async incompleteCampaigns(): Promise<string[]> {
-    const rows = await this.db.selectFrom('campaigns').select('id').where('complete', '=', 0).execute();
+  /** Campaigns whose writing never finished (the process died, or a write failed), begun before `before`. */
+  async incompleteCampaigns(before: Date): Promise<string[]> {
+    const rows = await this.db.selectFrom('campaigns').select('id').where('complete', '=', 0).where('created_at', '<', before.toISOString()).execute();
     return rows.map((row) => z.object({ id: z.string() }).parse(row).id);
   }
 
