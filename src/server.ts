@@ -28,7 +28,6 @@ import { OutboundCalls } from './outbound/outbound-calls.js';
 import { PendingCalls } from './outbound/pending-calls.js';
 import { PromptStore } from './prompts/prompt-store.js';
 import { ReportService } from './reports/report-service.js';
-import { Database } from './store/database.js';
 import { openStore, type Store } from './store/store.js';
 import { CallRepository } from './store/call-repository.js';
 import { CallWriter } from './store/call-writer.js';
@@ -148,8 +147,7 @@ export async function startHotline(
     timing: { judgeMs: config.voicemail.judgeMs, quietMs: config.voicemail.quietMs },
   };
 
-  const db = Database.open(config.databaseFile, logger);
-  // The asynchronous store (issue 22) every part moves to; the synchronous `db` above goes once none uses it.
+  // The record of every call: SQLite (DATABASE_FILE) on a thread of its own, or PostgreSQL (DATABASE_URL).
   const store = await openStore({ databaseFile: config.databaseFile, databaseUrl: config.databaseUrl }, logger);
   const reports = new ReportService({
     store,
@@ -168,7 +166,7 @@ export async function startHotline(
       ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
-  const campaignStore = openCampaignStore(db);
+  const campaignStore = openCampaignStore(store);
   // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
   const outboundCalls = new OutboundCalls({
     client,
@@ -184,9 +182,14 @@ export async function startHotline(
     logger,
     defaultCountryCode: outbound.defaultCountryCode,
   });
-  const doNotCall = doNotCallToolBox((number, reason) => campaignStore.addToStopList(number, reason, new Date(campaignClock.now())), {
-    defaultCountryCode: outbound.defaultCountryCode,
-  });
+  const doNotCall = doNotCallToolBox(
+    (number, reason) =>
+      campaignStore.addToStopList(number, reason, new Date(campaignClock.now())).catch((error: unknown) => {
+        logger.error({ err: error }, 'a number could not be put on the stop list');
+        throw error;
+      }),
+    { defaultCountryCode: outbound.defaultCountryCode },
+  );
 
   const llm = new OpenAiLlm({
     apiKey,
@@ -202,7 +205,7 @@ export async function startHotline(
       : config.transfer;
   const live = new LiveCalls();
   // The store's queries off the event loop through the store; the prompts folder and transcripts parsed on a thread.
-  const dashboardReads = new StoreReads(store, db, { dir: config.promptsDir, env: toolEnv }, logger);
+  const dashboardReads = new StoreReads(store, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
   // Each call's record, written as it happens; a final one, once stored, gets its report.
@@ -321,10 +324,10 @@ export async function startHotline(
         prompts: () => prompts.current,
         timeZone: config.timeZone,
         redeliver: (which) => reports.redeliver(which),
-        campaign: (id, action) => {
+        campaign: async (id, action) => {
           try {
-            if (action === 'pause') campaigns.pause(id);
-            else campaigns.resume(id);
+            if (action === 'pause') await campaigns.pause(id);
+            else await campaigns.resume(id);
             return 'done';
           } catch (error) {
             if (error instanceof CampaignNotFoundError) return 'not_found';
@@ -367,8 +370,10 @@ export async function startHotline(
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
-  // Listening first: a campaign's calls ring back into this server.
-  campaigns.start();
+  // Listening first: a campaign's calls ring back into this server. Awaited, as the synchronous start was: what a
+  // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
+  // Database remains, would wait on a transaction of the store's that needs this thread to finish).
+  await campaigns.start();
 
   async function close(): Promise<void> {
     outboundCalls.stopDialling();
@@ -389,7 +394,8 @@ export async function startHotline(
     await registry.whenRecorded();
     await records.close(RECORDS_CLOSE_MS);
     await reports.close();
-    db.close();
+    // The campaigns' last writes (the calls ended above) before the store goes.
+    await campaigns.settled();
     await store.close();
     toolFiles.close();
     voicemailPhrases?.close();

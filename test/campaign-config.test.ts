@@ -15,8 +15,10 @@ import { adminApi } from './helpers/admin-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startOutboundService, type OutboundService } from './helpers/outbound-service.js';
 import { scriptByUserText } from './helpers/scripts.js';
+import { freshStoreLocation, storeKinds } from './helpers/stores.js';
 
 const ADMIN = 'admin-token-1';
+const kinds = await storeKinds();
 let env: TestHotline | undefined;
 let service: OutboundService | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -75,13 +77,14 @@ describe('a campaign without outbound calling configured', () => {
     CHILD_TEST_TIMEOUT_MS,
   );
 
-  test('made while it was configured: after a restart without it, a running campaign waits and a paused one is not resumed; no contact is spent', async () => {
-    const file = path.join(await tempDir(), 'hotline.db');
+  test.each(kinds)('made while it was configured: after a restart without it, a running campaign waits and a paused one is not resumed; no contact is spent (%s)', async (kind) => {
+    const location = await freshStoreLocation(kind);
+    cleanups.push(() => location.remove());
     // Monday 2 March 2026, 08:59 in Berlin: a minute before the calling hours open.
     const before = Date.parse('2026-03-02T07:59:00Z');
     const hours = { days: ['mon'], from: '09:00', to: '18:00' };
     service = await startOutboundService();
-    env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, DATABASE_FILE: file, ...service.vars }, {}, { campaignClock: new ShiftedClock(before) });
+    env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, ...location.env, ...service.vars }, {}, { campaignClock: new ShiftedClock(before) });
     const contacts = [{ phone: '+49 151 0000001' }, { phone: '+49 151 0000002' }];
     const running = String((await api('POST', '/api/campaigns', { name: 'running', time_zone: 'Europe/Berlin', calling_hours: hours, contacts })).json.id);
     const paused = String((await api('POST', '/api/campaigns', { name: 'paused', time_zone: 'Europe/Berlin', calling_hours: hours, contacts })).json.id);
@@ -89,10 +92,10 @@ describe('a campaign without outbound calling configured', () => {
     await env.close();
 
     // Restarted at 10:00, within the calling hours, without the AIFLOW_* settings.
-    env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, DATABASE_FILE: file }, {}, { campaignClock: new ShiftedClock(before + 61 * 60_000) });
+    env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, ...location.env }, {}, { campaignClock: new ShiftedClock(before + 61 * 60_000) });
     const resumed = await api('POST', `/api/campaigns/${paused}/resume`);
     expect(resumed).toEqual({ status: 409, json: { error: ALL_MISSING, missing: ['AIFLOW_API_URL', 'AIFLOW_ACCESS_TOKEN', 'AIFLOW_ID', 'AIFLOW_BILLING_DEVICE'] } });
-    env.hotline.campaigns.tick();
+    await env.hotline.campaigns.tick();
     for (const [id, state] of [
       [running, 'running'],
       [paused, 'paused'],

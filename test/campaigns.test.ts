@@ -9,25 +9,30 @@ import type { CampaignProgress } from '../src/campaigns/progress.js';
 import { startPlatformEmulator, type PersonAnswer, type PlatformEmulator } from '../src/simulator/platform-emulator.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
+import { freshStoreLocation, storeKinds, type StoreKind, type TestStoreLocation } from './helpers/stores.js';
 
 const ADMIN = 'admin-token-1';
 const PLATFORM_TOKEN = 'platform-token-1';
 
 let env: TestHotline | undefined;
 let emulator: PlatformEmulator | undefined;
+let location: TestStoreLocation | undefined;
 
 afterEach(async () => {
   await emulator?.close();
   await env?.close();
+  await location?.remove();
   emulator = undefined;
   env = undefined;
+  location = undefined;
 });
 
 const script = scriptByUserText({
   'Please never call me again.': { toolCalls: [{ name: 'do_not_call', arguments: '{"reason":"asked"}' }] },
 });
 
-async function startBoth(answers: Record<string, PersonAnswer>, clock: ShiftedClock, input: string[] = []) {
+async function startBoth(kind: StoreKind, answers: Record<string, PersonAnswer>, clock: ShiftedClock, input: string[] = []) {
+  location = await freshStoreLocation(kind);
   emulator = await startPlatformEmulator({
     port: 0,
     hotlineUrl: () => env!.hotline.wsUrl,
@@ -46,7 +51,7 @@ async function startBoth(answers: Record<string, PersonAnswer>, clock: ShiftedCl
       AIFLOW_ACCESS_TOKEN: PLATFORM_TOKEN,
       AIFLOW_ID: 'flow-1',
       AIFLOW_BILLING_DEVICE: 'dev-1',
-      DATABASE_FILE: ':memory:',
+      ...location.env,
     },
     {},
     { campaignClock: clock },
@@ -74,20 +79,19 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
 function whenDone(id: string): { done: Promise<void>; maxInCall: () => number } {
   let max = 0;
   const runner = env!.hotline.campaigns;
-  const done = new Promise<void>((resolve) => {
-    const check = (): void => {
-      const c = runner.require(id);
-      const inCall = runner
-        .contacts(id)
-        .filter((x) => x.status === 'calling' || x.status === 'reached').length;
+  const done = new Promise<void>((resolve, reject) => {
+    const check = async (): Promise<void> => {
+      const c = await runner.require(id);
+      const inCall = (await runner.contacts(id)).filter((x) => x.status === 'calling' || x.status === 'reached').length;
       max = Math.max(max, inCall);
       if (c.state === 'done') {
         remove();
         resolve();
       }
     };
-    const remove = runner.onChange(check);
-    check();
+    const look = (): void => void check().catch(reject);
+    const remove = runner.onChange(look);
+    look();
   });
   return { done, maxInCall: () => max };
 }
@@ -96,10 +100,10 @@ const number = (i: number): string => `4915100000${String(i).padStart(2, '0')}`;
 /** Monday 2 March 2026, 08:59 in Berlin (07:59 UTC): a minute before the calling hours open. */
 const MONDAY_0859_BERLIN = Date.parse('2026-03-02T07:59:00Z');
 
-describe('campaigns against the platform emulator', () => {
+describe.each(await storeKinds())('campaigns against the platform emulator on %s', (kind) => {
   test('20 contacts, concurrency 3, calling hours on a fake clock, a no-answer retried twice, a busy line, a mailbox, a stopped number', async () => {
     const clock = new ShiftedClock(MONDAY_0859_BERLIN);
-    await startBoth({ [number(3)]: 'no_answer', [number(5)]: 'busy', [number(7)]: 'mailbox' }, clock);
+    await startBoth(kind, { [number(3)]: 'no_answer', [number(5)]: 'busy', [number(7)]: 'mailbox' }, clock);
     const contacts = Array.from({ length: 20 }, (_, i) => ({ phone: `+${number(i)}`, name: `Person ${i}` }));
     const created = await api('POST', '/api/campaigns', {
       name: 'spring check-in',
@@ -152,7 +156,7 @@ describe('campaigns against the platform emulator', () => {
 
   test("a contact's own time zone decides its calling hours: London opens an hour after Berlin, New York six hours after", async () => {
     const clock = new ShiftedClock(MONDAY_0859_BERLIN);
-    await startBoth({ [number(1)]: 'busy', [number(2)]: 'busy', [number(3)]: 'busy' }, clock);
+    await startBoth(kind, { [number(1)]: 'busy', [number(2)]: 'busy', [number(3)]: 'busy' }, clock);
     const created = await api('POST', '/api/campaigns', {
       name: 'zones',
       contacts: [
@@ -166,14 +170,15 @@ describe('campaigns against the platform emulator', () => {
     const { id } = created.json as { id: string };
     const runner = env!.hotline.campaigns;
     const ended = (index: number) =>
-      new Promise<void>((resolve) => {
-        const check = (): void => {
-          if (runner.contacts(id)[index]?.status !== 'done') return;
+      new Promise<void>((resolve, reject) => {
+        const check = async (): Promise<void> => {
+          if ((await runner.contacts(id))[index]?.status !== 'done') return;
           remove();
           resolve();
         };
-        const remove = runner.onChange(check);
-        check();
+        const look = (): void => void check().catch(reject);
+        const remove = runner.onChange(look);
+        look();
       });
     const requested = () => emulator!.requests.map((r) => (r.body as { toPhoneNumber: string }).toPhoneNumber);
 
@@ -185,7 +190,7 @@ describe('campaigns against the platform emulator', () => {
     clock.advance(60 * 60_000);
     await ended(0);
     expect(requested()).toEqual([number(3), number(1)]);
-    expect(runner.contacts(id)[1]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await runner.contacts(id))[1]).toMatchObject({ status: 'pending', attempts: 0 });
     // 15:00 in Berlin is 09:00 in New York.
     clock.advance(5 * 60 * 60_000);
     await whenDone(id).done;
@@ -194,7 +199,7 @@ describe('campaigns against the platform emulator', () => {
 
   test('do_not_call: the person asks never to be called again; the contact ends refused and the number joins the stop list', async () => {
     const clock = new ShiftedClock(Date.now());
-    await startBoth({}, clock, ['Please never call me again.\n']);
+    await startBoth(kind, {}, clock, ['Please never call me again.\n']);
     const created = await api('POST', '/api/campaigns', {
       name: 'one call',
       contacts: `phone,name\n+${number(1)},Anna\n`,
@@ -202,20 +207,20 @@ describe('campaigns against the platform emulator', () => {
     expect(created.status).toBe(201);
     const { id } = created.json as { id: string };
     await whenDone(id).done;
-    const [contact] = env!.hotline.campaigns.contacts(id);
+    const [contact] = await env!.hotline.campaigns.contacts(id);
     expect(contact).toMatchObject({ status: 'done', outcome: 'refused', attempts: 1 });
 
     // A second campaign never calls the number again.
     const again = await api('POST', '/api/campaigns', { name: 'again', contacts: [{ phone: number(1) }] });
     const second = (again.json as { id: string }).id;
     await whenDone(second).done;
-    expect(env!.hotline.campaigns.contacts(second)[0]).toMatchObject({ outcome: 'refused', attempts: 0 });
+    expect((await env!.hotline.campaigns.contacts(second))[0]).toMatchObject({ outcome: 'refused', attempts: 0 });
     expect(emulator!.requests).toHaveLength(1);
   }, 60_000);
 
   test('the API: bearer token, 400 for a bad definition, 404 for an unknown campaign, pause and resume', async () => {
     const clock = new ShiftedClock(MONDAY_0859_BERLIN);
-    await startBoth({}, clock);
+    await startBoth(kind, {}, clock);
     const res = await fetch(`${env!.hotline.url}/api/campaigns`);
     expect(res.status).toBe(401);
     const bad = await api('POST', '/api/campaigns', { name: 'x', contacts: [{ phone: 'abc' }] });
@@ -238,7 +243,7 @@ describe('campaigns against the platform emulator', () => {
 
   test('the CLI: --help, start from a YAML file with a CSV beside it, status, pause, results --out', async () => {
     const clock = new ShiftedClock(MONDAY_0859_BERLIN);
-    await startBoth({}, clock);
+    await startBoth(kind, {}, clock);
     const dir = await mkdtemp(path.join(tmpdir(), 'hotline-campaign-cli-'));
     try {
       const lines: string[] = [];
@@ -274,7 +279,7 @@ describe('campaigns against the platform emulator', () => {
   });
 
   test('status --watch on a terminal rewrites one line in place until the campaign is done, then ends the line', async () => {
-    await startBoth({ [number(1)]: 'busy', [number(2)]: 'busy' }, new ShiftedClock(MONDAY_0859_BERLIN));
+    await startBoth(kind, { [number(1)]: 'busy', [number(2)]: 'busy' }, new ShiftedClock(MONDAY_0859_BERLIN));
     const created = await api('POST', '/api/campaigns', { name: 'watched', contacts: [{ phone: number(1) }, { phone: number(2) }] });
     const { id } = created.json as { id: string };
     const chunks: string[] = [];

@@ -7,13 +7,10 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
-import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { pino } from 'pino';
 import { afterEach, expect, test } from 'vitest';
 import { seedCalls, writeEndedCalls } from '../src/bench/dashboard-load.js';
 import { CampaignSettingsSchema, openCampaignStore } from '../src/campaigns/definition.js';
-import { Database } from '../src/store/database.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { callSummary } from './helpers/reports.js';
 import { scriptByUserText } from './helpers/scripts.js';
@@ -30,22 +27,15 @@ async function hotline(): Promise<TestHotline> {
   return env;
 }
 
-/** A second connection to Hotline's database, as another instance's writes would land (WAL): the campaigns' part, until it moves to the store. */
-function store(env: TestHotline): Database {
-  const db = Database.open(path.join(env.transcriptsDir, 'hotline.db'), pino({ level: 'silent' }));
-  cleanups.push(() => db.close());
-  return db;
-}
-
-/** A paused campaign of `contacts`: its results are there to export, and nobody is called. */
-function campaign(db: Database, contacts: { number: string; variables: Record<string, string> }[]): string {
-  const campaigns = openCampaignStore(db);
+/** A paused campaign of `contacts`, written to Hotline's own store: its results are there to export, and nobody is called. */
+async function campaign(env: TestHotline, contacts: { number: string; variables: Record<string, string> }[]): Promise<string> {
+  const campaigns = openCampaignStore(env.hotline.store);
   const id = `csv-${contacts.length}`;
   const now = new Date();
-  campaigns.beginCampaign(id, CampaignSettingsSchema.parse({ name: 'CSV' }), { merged: 0, zones: [], stopMark: campaigns.stopListMark() }, now);
-  campaigns.insertContacts(id, contacts, 0, { stopped: () => false, enough: () => false }, now);
-  campaigns.completeCampaign(id, now);
-  campaigns.setState(id, 'paused', new Date());
+  await campaigns.beginCampaign(id, CampaignSettingsSchema.parse({ name: 'CSV' }), { merged: 0, zones: [] }, now);
+  await campaigns.insertContacts(id, contacts, 0, () => false, now);
+  await campaigns.completeCampaign(id, now);
+  await campaigns.setState(id, 'paused', new Date());
   return id;
 }
 
@@ -76,10 +66,9 @@ const AS_WRITTEN = ['+49 151 1234567', '+491511234567', '491511234567', '+1 (555
 
 test('every export writes formula-like cells as text and phone numbers as they are', async () => {
   const env = await hotline();
-  const db = store(env);
   const values = [...FORMULAS, ...AS_WRITTEN];
-  const id = campaign(
-    db,
+  const id = await campaign(
+    env,
     values.map((note, i) => ({ number: `+4915110000${String(i).padStart(2, '0')}`, variables: { note } })),
   );
   // The history reads Hotline's store: the calls are written there.
@@ -156,11 +145,10 @@ async function mostHeld(response: ServerResponse, ms: number): Promise<number> {
 
 test('a client that stops reading: each export holds a bounded amount, only two run per address, and a reader gets the whole file', async () => {
   const env = await hotline();
-  const db = store(env);
   await seedCalls(env.hotline.store, 40_000);
   // Long enough rows that the file is far bigger than the kernel's socket buffers.
-  const id = campaign(
-    db,
+  const id = await campaign(
+    env,
     Array.from({ length: 40_000 }, (_, i) => ({ number: `+49151${String(10_000_000 + i)}`, variables: { note: `contact ${i} `.padEnd(300, '.') } })),
   );
   const responses = serverResponses();

@@ -13,7 +13,6 @@ import type { CallSummary } from '../src/call/ports/call-summary.js';
 import { FileThread } from '../src/dashboard/file-thread.js';
 import { StoreReads } from '../src/dashboard/reads.js';
 import { CallSearch, type CallFilter } from '../src/store/call-search.js';
-import { Database } from '../src/store/database.js';
 import type { FieldValues, StoredReport } from '../src/store/report-repository.js';
 import type { Store } from '../src/store/store.js';
 import { callSummary, ORDER_CALL, writeTranscript } from './helpers/reports.js';
@@ -190,9 +189,7 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
 describe.each(await storeKinds())('the dashboard reads on %s', (kind) => {
   test('the history and the charts come from the store, and see calls written after they started', async () => {
     const store = await openStore(kind);
-    const legacy = Database.open(':memory:', logger);
-    cleanups.push(() => legacy.close());
-    const reads = new StoreReads(store, legacy, PROMPTS, logger);
+    const reads = new StoreReads(store, PROMPTS, logger);
     cleanups.push(() => reads.close());
     await writeEndedCalls(store.db, [{ call: callSummary({ sessionId: 'first', endedAt: new Date(Date.now() - 60_000).toISOString() }) }]);
     expect((await reads.page({}, 10, 0)).total).toBe(1);
@@ -206,9 +203,7 @@ describe.each(await storeKinds())('the dashboard reads on %s', (kind) => {
 
   test('a store that is gone rejects each question with why, and nothing crashes', async () => {
     const store = await freshStore(kind);
-    const legacy = Database.open(':memory:', logger);
-    cleanups.push(() => legacy.close());
-    const reads = new StoreReads(store, legacy, PROMPTS, logger);
+    const reads = new StoreReads(store, PROMPTS, logger);
     cleanups.push(() => reads.close());
     await store.close();
     await expect(reads.page({}, 10, 0)).rejects.toThrow();
@@ -218,15 +213,11 @@ describe.each(await storeKinds())('the dashboard reads on %s', (kind) => {
     expect((await reads.checkPrompts()).files.length).toBeGreaterThan(0);
   });
 
-  // The story's call, report and deliveries come through the repositories, which read the synchronous
-  // Database until they take the Store (issue 22): on SQLite both see one file; PostgreSQL's once merged.
-  test.skipIf(kind === 'postgres')("a call's story: by its call id or its session id, its transcript parsed, never a call in progress", async () => {
+  test("a call's story: by its call id or its session id, its transcript parsed, never a call in progress", async () => {
     const store = await openStore(kind);
     const dir = await mkdtemp(path.join(tmpdir(), 'hotline-reads-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const legacy = Database.open(store.location.location.databaseFile, logger);
-    cleanups.push(() => legacy.close());
-    const reads = new StoreReads(store, legacy, PROMPTS, logger);
+    const reads = new StoreReads(store, PROMPTS, logger);
     cleanups.push(() => reads.close());
     const transcriptFile = await writeTranscript(dir, 'story', ORDER_CALL);
     const first = callSummary({ callId: 'story-1', sessionId: 'story', endedAt: '2026-11-21T10:00:00.000Z', transcriptFile });

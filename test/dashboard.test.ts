@@ -361,7 +361,7 @@ describe('pages', () => {
     });
     const { id } = (await created.json()) as { id: string };
     // The voice service cannot be reached: the one contact fails at once, and the campaign is done.
-    await expect.poll(() => env!.hotline.campaigns.require(id).state).toBe('done');
+    await expect.poll(async () => (await env!.hotline.campaigns.require(id)).state).toBe('done');
     const page = await (await get('/dashboard/campaigns', cookie)).text();
     expect(page).toContain(`data-campaign="${id}"`);
     expect(page).toContain('<strong>Spring &lt;check-in&gt;</strong>');
@@ -389,16 +389,16 @@ describe('pages', () => {
     const paused = await post('/dashboard/campaigns', { campaign: id, do: 'pause' }, cookie);
     expect(paused.status).toBe(303);
     expect(paused.headers.get('location')).toBe('campaigns');
-    expect(env!.hotline.campaigns.require(id).state).toBe('paused');
+    expect((await env!.hotline.campaigns.require(id)).state).toBe('paused');
     expect(await (await get('/dashboard/campaigns', cookie)).text()).toContain('<button type="submit" name="do" value="resume">Resume</button>');
     expect((await post('/dashboard/campaigns', { campaign: id, do: 'resume' }, cookie)).status).toBe(303);
-    expect(env!.hotline.campaigns.require(id).state).toBe('running');
+    expect((await env!.hotline.campaigns.require(id)).state).toBe('running');
 
     expect((await post('/dashboard/campaigns', { campaign: 'no-such', do: 'pause' }, cookie)).status).toBe(404);
     expect((await post('/dashboard/campaigns', { campaign: id, do: 'delete' }, cookie)).status).toBe(400);
     // Without the cookie: nothing changes.
     expect((await post('/dashboard/campaigns', { campaign: id, do: 'pause' })).status).toBe(401);
-    expect(env!.hotline.campaigns.require(id).state).toBe('running');
+    expect((await env!.hotline.campaigns.require(id)).state).toBe('running');
   });
 
   test('the charts cover 30 days, or 7 or 90 when asked; anything else is 30', async () => {

@@ -13,23 +13,28 @@ import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startOutboundService, type OutboundService } from './helpers/outbound-service.js';
 import { scriptByUserText } from './helpers/scripts.js';
 import { runCampaignCli } from '../src/cli/campaign.js';
+import { freshStoreLocation, storeKinds, type StoreKind, type TestStoreLocation } from './helpers/stores.js';
 
 const ADMIN = 'admin-token-1';
 let env: TestHotline | undefined;
 let service: OutboundService | undefined;
+let location: TestStoreLocation | undefined;
 const lines: FakeVoiceService[] = [];
 
 afterEach(async () => {
   for (const line of lines.splice(0)) await line.close();
   await env?.close();
   await service?.close();
+  await location?.remove();
   env = undefined;
   service = undefined;
+  location = undefined;
 });
 
-async function start(): Promise<TestHotline> {
+async function start(kind: StoreKind): Promise<TestHotline> {
   service = await startOutboundService();
-  env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, DEFAULT_COUNTRY_CODE: '49', ...service.vars });
+  location = await freshStoreLocation(kind);
+  env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, DEFAULT_COUNTRY_CODE: '49', ...service.vars, ...location.env });
   return env;
 }
 
@@ -54,9 +59,9 @@ function changed(): Promise<void> {
   });
 }
 
-describe('duplicates', () => {
+describe.each(await storeKinds())('duplicates on %s', (kind) => {
   test('one person written three ways in one list is one contact, called once; the answer and the status say so', async () => {
-    await start();
+    await start(kind);
     const created = await api('POST', '/api/campaigns', {
       name: 'three ways',
       concurrency: 3,
@@ -77,11 +82,11 @@ describe('duplicates', () => {
     const out: string[] = [];
     expect(await runCampaignCli(['status', id, '--url', env!.hotline.url], { ADMIN_TOKEN: ADMIN }, (l) => out.push(l), (l) => out.push(l))).toBe(0);
     expect(out).toEqual(['three ways [running]: called 2/2, reached 0, voicemail 0, pending 0, in call 2, 2 duplicate rows merged']);
-    expect(env!.hotline.campaigns.contacts(id)[0]!.variables).toEqual({ name: 'Anna' });
+    expect((await env!.hotline.campaigns.contacts(id))[0]!.variables).toEqual({ name: 'Anna' });
   });
 
   test('npm run campaign -- start says how many rows were merged', async () => {
-    await start();
+    await start(kind);
     const dir = await mkdtemp(path.join(tmpdir(), 'hotline-duplicates-'));
     try {
       await writeFile(path.join(dir, 'people.csv'), 'phone,name\n+49 151 0000001,Anna\n0151 0000001,Anna\n');
@@ -96,9 +101,9 @@ describe('duplicates', () => {
   });
 });
 
-describe('a number in a call is not dialled again until that call ends', () => {
+describe.each(await storeKinds())('a number in a call is not dialled again until that call ends, on %s', (kind) => {
   test('across the outbound API and campaigns: 409 for the API, the campaign contact waits uncounted, then is called once', async () => {
-    await start();
+    await start(kind);
     expect(await api('POST', '/api/calls', { toPhoneNumber: '+49 151 0000001' })).toMatchObject({ status: 201 });
     // Being rung: asked for again in another form, it is refused, nothing reaches the service.
     const again = await api('POST', '/api/calls', { toPhoneNumber: '0151 0000001' });
@@ -112,13 +117,13 @@ describe('a number in a call is not dialled again until that call ends', () => {
     const id = String(created.json.id);
     expect(await service!.requested(2)).toEqual(['491510000001', '491510000002']);
     const runner = env!.hotline.campaigns;
-    expect(runner.contacts(id)[0]).toMatchObject({ status: 'pending', attempts: 0, outcome: null });
+    expect((await runner.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0, outcome: null });
 
     // The person picks up the API's call: on the line now, still not dialled again.
     const line = await ring({ direction: 'outbound', to_phone_number: '491510000001', from_phone_number: '4930000000' });
-    runner.tick();
+    await runner.tick();
     expect((await api('POST', '/api/calls', { toPhoneNumber: '+49 151 0000001' })).status).toBe(409);
-    expect(runner.contacts(id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await runner.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
     expect(service!.numbers()).toHaveLength(2);
 
     // The call ends: the waiting contact is called, once.
@@ -126,17 +131,17 @@ describe('a number in a call is not dialled again until that call ends', () => {
     line.end('hangup');
     await settled;
     expect(await service!.requested(3)).toEqual(['491510000001', '491510000002', '491510000001']);
-    expect(runner.contacts(id)[0]).toMatchObject({ status: 'calling', attempts: 1 });
+    expect((await runner.contacts(id))[0]).toMatchObject({ status: 'calling', attempts: 1 });
     expect((await api('GET', `/api/campaigns/${id}`)).json as unknown as CampaignProgress).toMatchObject({ called: 2, inCall: 2, outcomes: { failed: 0 } });
   });
 
   test('a person calling in is not dialled by a campaign while on the line', async () => {
-    await start();
+    await start(kind);
     const caller = await ring({ direction: 'inbound', from_phone_number: '+49 151 0000007', to_phone_number: '4930000000' });
     const created = await api('POST', '/api/campaigns', { name: 'callback', concurrency: 2, contacts: [{ phone: '0151 0000007' }, { phone: '0151 0000008' }] });
     const id = String(created.json.id);
     expect(await service!.requested(1)).toEqual(['491510000008']);
-    expect(env!.hotline.campaigns.contacts(id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await env!.hotline.campaigns.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
     expect((await api('POST', '/api/calls', { toPhoneNumber: '0049 151 0000007' })).status).toBe(409);
     caller.end('hangup');
     expect(await service!.requested(2)).toEqual(['491510000008', '491510000007']);

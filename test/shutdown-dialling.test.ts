@@ -11,28 +11,34 @@ import type { CampaignProgress } from '../src/campaigns/progress.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
 import { startOutboundService, type OutboundService } from './helpers/outbound-service.js';
+import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
 const ADMIN = 'admin-token-1';
 const children: HotlineProcess[] = [];
 const lines: FakeVoiceService[] = [];
 let service: OutboundService | undefined;
 let dir: string | undefined;
+let location: TestStoreLocation | undefined;
 
 afterEach(async () => {
   for (const line of lines.splice(0)) await line.close();
   for (const child of children.splice(0)) if (child.child.exitCode === null) child.child.kill('SIGKILL');
   await service?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
+  await location?.remove();
+  location = undefined;
 });
 
 const number = (i: number): string => `49151000000${i}`;
 
-test(
-  'SIGTERM: no new call from that moment (the API says 503, campaigns stop dialling but stay running); after the restart every contact is called once',
-  async () => {
+test.each(await storeKinds())(
+  'SIGTERM: no new call from that moment (the API says 503, campaigns stop dialling but stay running); after the restart every contact is called once (%s)',
+  async (kind) => {
     service = await startOutboundService();
     dir = await mkdtemp(path.join(tmpdir(), 'hotline-deploy-'));
-    const vars = { ADMIN_TOKEN: ADMIN, ...service.vars, DATABASE_FILE: path.join(dir, 'hotline.db'), SHUTDOWN_GRACE_MS: '30000' };
+    location = await freshStoreLocation(kind);
+    // DATABASE_FILE still names a file in `dir` for the synchronous store that remains beside the new one until issue 22 is done.
+    const vars = { ADMIN_TOKEN: ADMIN, ...service.vars, DATABASE_FILE: path.join(dir, 'hotline.db'), ...location.env, SHUTDOWN_GRACE_MS: '30000' };
     const start = async (): Promise<{ child: HotlineProcess; url: string; wsUrl: string }> => {
       const child = spawnHotline(vars);
       children.push(child);

@@ -1,7 +1,6 @@
 /**
  * The store's calls, reports and deliveries, on SQLite and on PostgreSQL: rows read back as they
- * were written, a call's snapshots ordered by revision. (The old synchronous Database's own tests
- * stay below until it goes.)
+ * were written, a call's snapshots ordered by revision.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,6 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ConfigError } from '../src/errors.js';
 import { CallRepository } from '../src/store/call-repository.js';
-import { Database } from '../src/store/database.js';
 import { DeliveryRepository } from '../src/store/delivery-repository.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { ReportRepository, type StoredReport } from '../src/store/report-repository.js';
@@ -30,12 +28,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hotline-store-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-function open(file = ':memory:'): Database {
-  const db = Database.open(file, logger);
-  cleanups.push(() => db.close());
-  return db;
 }
 
 async function store(kind: StoreKind): Promise<Store> {
@@ -58,16 +50,25 @@ function report(overrides: Partial<StoredReport> = {}): StoredReport {
   };
 }
 
-describe('Database.open', () => {
+describe('the SQLite store opened', () => {
   test('creates the file and its folder, in WAL mode, with the schema up to date', async () => {
     const file = path.join(await tempDir(), 'nested', 'deeper', 'hotline.db');
-    const db = open(file);
-    expect(db.sql.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.sql.pragma('busy_timeout', { simple: true })).toBe(5000);
-    expect(db.sql.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.sql.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
-    const tables = db.sql.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    const opened = await openStore({ databaseFile: file }, logger);
+    await opened.close();
+    // Looked at from outside, as an operator's sqlite3 shell would.
+    const db = new BetterSqlite3(file, { readonly: true });
+    cleanups.push(() => db.close());
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(['calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'deliveries', 'reports', 'stop_list']);
+  });
+
+  test('its connection waits for another program\'s lock and keeps foreign keys', async () => {
+    const opened = await openStore({ databaseFile: path.join(await tempDir(), 'hotline.db') }, logger);
+    cleanups.push(() => opened.close());
+    expect((await sql<{ timeout: number }>`PRAGMA busy_timeout`.execute(opened.db)).rows[0]).toEqual({ timeout: 5000 });
+    expect((await sql<{ foreign_keys: number }>`PRAGMA foreign_keys`.execute(opened.db)).rows[0]).toEqual({ foreign_keys: 1 });
   });
 
   test('a file written by a newer Hotline stops the start with what to do', async () => {
@@ -75,23 +76,23 @@ describe('Database.open', () => {
     const newer = new BetterSqlite3(file);
     newer.pragma(`user_version = ${SQLITE_MIGRATIONS.length + 1}`);
     newer.close();
-    expect(() => Database.open(file, logger)).toThrow(ConfigError);
-    expect(() => Database.open(file, logger)).toThrow(/newer than this Hotline knows .*run the Hotline release that wrote it/);
+    await expect(openStore({ databaseFile: file }, logger)).rejects.toThrow(ConfigError);
+    await expect(openStore({ databaseFile: file }, logger)).rejects.toThrow(/newer than this Hotline knows .*run the Hotline release that wrote it/);
   });
 
   test('a file that cannot be created stops the start naming DATABASE_FILE', async () => {
     const blocker = path.join(await tempDir(), 'a-file');
     await writeFile(blocker, 'not a folder');
-    expect(() => Database.open(path.join(blocker, 'hotline.db'), logger)).toThrow(
+    await expect(openStore({ databaseFile: path.join(blocker, 'hotline.db') }, logger)).rejects.toThrow(
       /^DATABASE_FILE .*a-file\/hotline\.db lies below a file, not a folder \(\w+: .*\): set DATABASE_FILE to a file in a folder$/,
     );
   });
 
-  test('close is idempotent', () => {
-    const db = Database.open(':memory:', logger);
-    db.close();
-    db.close();
-    expect(db.open).toBe(false);
+  test('two processes opening one new file together migrate it once', async () => {
+    const file = path.join(await tempDir(), 'hotline.db');
+    const both = await Promise.all([openStore({ databaseFile: file }, logger), openStore({ databaseFile: file }, logger)]);
+    for (const opened of both) cleanups.push(() => opened.close());
+    for (const opened of both) expect((await sql<{ user_version: number }>`PRAGMA user_version`.execute(opened.db)).rows[0]!.user_version).toBe(SQLITE_MIGRATIONS.length);
   });
 });
 

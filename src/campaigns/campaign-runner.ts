@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CallObserver, CallStartedInfo, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { CallNotPlacedError, NumberInCallError, NumberStoppedError, OutboundNotConfiguredError, ShuttingDownError } from '../outbound/errors.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import { phoneKey } from '../outbound/phone-number.js';
-import type { Outcome, StoredContact } from '../store/campaign-repository.js';
+import type { ContactStatus, Outcome, StoredContact } from '../store/campaign-repository.js';
 import { nextCallingTime, withinCallingHours } from './calling-hours.js';
 import type { Clock } from './clock.js';
 import { windowsOf, type Campaign, type CampaignSettings, type CampaignStore, type Contact } from './definition.js';
@@ -33,18 +32,39 @@ export interface CampaignRunnerOptions {
   defaultCountryCode?: string | undefined;
 }
 
-/** Contacts of an incomplete campaign deleted per slice. */
+/** Contacts of an incomplete campaign deleted per statement. */
 const DISCARD_BATCH = 2_000;
+/**
+ * An incomplete campaign begun longer ago than this is abandoned (its writer died): deleted at a start.
+ * A younger one may be another Hotline's on the same PostgreSQL, still being written.
+ */
+const ABANDONED_AFTER_MS = 60 * 60_000;
+/** A tick the store failed is tried again after this long, if no event comes first. */
+const RETRY_AFTER_FAILURE_MS = 5_000;
+/** Contacts written per turn: each batch is a few statements on the store, and the calls' events run between batches. */
+const WRITE_BATCH = 2_000;
 
 /**
  * Runs every campaign: places the due contacts within calling hours,
  * concurrency and pace, and turns what the call core tells (started, ended,
  * never connected) and answer timeouts into outcomes and retries.
  *
- * Every transition is written before the action it guards — `calling` before
+ * Every transition is committed before the action it guards — `calling` before
  * the call is requested, `reached` at session_start — so a process killed at
  * any moment resumes without calling anyone reached a second time.
  * Event-driven: one timer for the next moment something comes due, no polling.
+ *
+ * The store answers asynchronously, so what was one synchronous step is now several awaits, and
+ * other events run in between. What keeps it right:
+ * - one tick at a time in this process (`tick` while one runs asks for one more after it), so a
+ *   tick's local view (the pace, the contacts passed) is never shared with another;
+ * - the claim of a contact is one transaction (`startAttempt`): campaign still running, room within
+ *   concurrency and pace, contact still waiting — checked and written together, so a contact is
+ *   never dialled twice and a pause committed during a tick stops its next call, here and in any
+ *   other Hotline on the same PostgreSQL;
+ * - every later transition is a conditional UPDATE on the status it leaves (`reached` only from
+ *   `calling`, an outcome only from `calling`/`reached`): of two events racing to settle one
+ *   attempt (session_start against the answer timeout), exactly one does.
  */
 export class CampaignRunner implements CallObserver {
   private readonly repository: CampaignStore;
@@ -54,6 +74,14 @@ export class CampaignRunner implements CallObserver {
   private readonly zones = new Map<string, readonly string[]>();
   /** Campaigns already said to wait for the AIFLOW_* settings, so it is logged once, not at every look. */
   private readonly waitingForSettings = new Set<string>();
+  /** Campaigns this process is writing: never taken for abandoned ones. */
+  private readonly creating = new Set<string>();
+  /** The work under way (ticks, events being written): `settled` waits for it. */
+  private readonly work = new Set<Promise<void>>();
+  /** Whether ticks are running, and until when; `tickAgain`: something changed meanwhile, look once more. */
+  private running = false;
+  private ticking: Promise<void> | undefined;
+  private tickAgain = false;
   private cancelWake: (() => void) | undefined;
   private wakeAt: number | undefined;
   private closed = false;
@@ -69,20 +97,30 @@ export class CampaignRunner implements CallObserver {
   }
 
   /** Settles what a previous process left in flight, then starts placing calls. */
-  start(): void {
-    this.normaliseStopList();
-    for (const id of this.repository.incompleteCampaigns()) void this.discard(id);
-    for (const campaign of this.repository.campaigns()) {
+  async start(): Promise<void> {
+    await this.normaliseStopList();
+    // Not one being written now: by this process (a campaign created while it starts), or by another Hotline on the same store.
+    const before = new Date(this.options.clock.now() - ABANDONED_AFTER_MS);
+    for (const id of await this.repository.incompleteCampaigns(before)) {
+      if (!this.creating.has(id)) this.track(this.discard(id), 'an incomplete campaign could not be deleted');
+    }
+    for (const campaign of await this.repository.campaigns()) {
       if (campaign.state === 'done') continue;
-      for (const contact of this.repository.contactsIn(campaign.id, 'reached')) {
+      for (const contact of await this.repository.contactsIn(campaign.id, 'reached')) {
         // Answered before the process died: done, and never called again.
-        this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome: 'completed', lastError: 'Hotline stopped during the call' }, this.date());
+        await this.repository.updateContact(
+          campaign.id,
+          contact.index,
+          { status: 'done', outcome: 'completed', lastError: 'Hotline stopped during the call' },
+          this.date(),
+          ['reached'],
+        );
       }
-      for (const contact of this.repository.contactsIn(campaign.id, 'calling')) {
-        this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered');
+      for (const contact of await this.repository.contactsIn(campaign.id, 'calling')) {
+        await this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered', ['calling']);
       }
     }
-    this.tick();
+    await this.tick();
   }
 
   /** False from the moment shutdown begins. */
@@ -98,7 +136,7 @@ export class CampaignRunner implements CallObserver {
   /**
    * Stores the campaign and starts it. Refused while shutting down and without the AIFLOW_* settings its
    * calls need (nothing stored then). `contacts` have distinct, normalised numbers, as `readCampaign`
-   * gives them; they are written a slice at a time, and the campaign exists once the last is in.
+   * gives them; they are written a batch at a time, and the campaign exists once the last is in.
    */
   async create(settings: CampaignSettings, contacts: readonly Contact[], merged = 0, slices = new Slices()): Promise<string> {
     if (!this.dialling) throw new ShuttingDownError();
@@ -106,52 +144,56 @@ export class CampaignRunner implements CallObserver {
     if (missing.length > 0) throw new OutboundNotConfiguredError(missing);
     const { repository } = this;
     const id = randomUUID();
+    this.creating.add(id);
     const zones = [...new Set(contacts.map((c) => c.time_zone ?? settings.time_zone))];
     const ownStops = new Set(settings.stop_list);
-    // Checked against the stop list while written; a number stopped meanwhile is found by its mark.
-    const stopMark = repository.stopListMark();
-    repository.beginCampaign(id, settings, { merged, zones, stopMark }, this.date());
+    await repository.beginCampaign(id, settings, { merged, zones }, this.date());
     try {
-      const stopped = (number: string): boolean => ownStops.has(number) || repository.isStopped(number);
-      for (let from = 0; from < contacts.length; ) {
-        from = repository.insertContacts(id, contacts, from, { stopped, enough: () => slices.enough() }, this.date());
-        if (from < contacts.length) await slices.next();
+      const stopped = (number: string): boolean => ownStops.has(number);
+      for (let from = 0; from < contacts.length; from += WRITE_BATCH) {
+        await repository.insertContacts(id, contacts.slice(from, from + WRITE_BATCH), from, stopped, this.date());
+        await slices.breathe();
       }
-      repository.completeCampaign(id, this.date());
+      // The global stop list is applied here, in the database, with the mark a later change is found by.
+      await repository.completeCampaign(id, this.date());
     } catch (error) {
-      void this.discard(id);
+      this.track(this.discard(id), 'an incomplete campaign could not be deleted');
       throw error;
+    } finally {
+      this.creating.delete(id);
     }
     this.log.info({ campaignId: id, name: settings.name, contacts: contacts.length, merged, longestSliceMs: Math.round(slices.longestMs) }, 'campaign created');
-    this.tick();
+    void this.tick();
     return id;
   }
 
-  pause(id: string): Campaign {
-    const campaign = this.require(id);
-    if (campaign.state === 'running') this.repository.setState(id, 'paused', this.date());
+  /** No new calls from the moment this resolves: a tick under way finds the campaign paused when it claims its next contact. */
+  async pause(id: string): Promise<Campaign> {
+    await this.require(id);
+    await this.repository.setState(id, 'paused', this.date(), ['running']);
     this.changed();
     return this.require(id);
   }
 
   /** Refused (and left paused) without the AIFLOW_* settings its calls need: resumed, it would only burn its contacts. */
-  resume(id: string): Campaign {
-    const campaign = this.require(id);
+  async resume(id: string): Promise<Campaign> {
+    const campaign = await this.require(id);
     const missing = this.missing(campaign.settings);
     if (campaign.state === 'paused' && missing.length > 0) throw new OutboundNotConfiguredError(missing);
-    if (campaign.state === 'paused') this.repository.setState(id, 'running', this.date());
-    this.tick();
+    await this.repository.setState(id, 'running', this.date(), ['paused']);
+    // A tick under way may have passed this campaign over as paused: `tick` asks for another after it.
+    void this.tick();
     return this.require(id);
   }
 
-  require(id: string): Campaign {
-    const campaign = this.repository.campaign(id);
+  async require(id: string): Promise<Campaign> {
+    const campaign = await this.repository.campaign(id);
     if (!campaign) throw new CampaignNotFoundError(id);
     return campaign;
   }
 
-  contacts(id: string): StoredContact[] {
-    return this.repository.contacts(this.require(id).id);
+  async contacts(id: string): Promise<StoredContact[]> {
+    return this.repository.contacts((await this.require(id)).id);
   }
 
   /** Called after every change of a contact or campaign (the CLI's live progress, tests). Returns its removal. */
@@ -181,61 +223,107 @@ export class CampaignRunner implements CallObserver {
     this.inFlight.clear();
   }
 
-  callStarted(info: CallStartedInfo): void {
-    const found = this.contactOf(info.tags);
-    if (!found || found.contact.status !== 'calling') return;
-    const { campaign, contact } = found;
-    this.repository.updateContact(campaign.id, contact.index, { status: 'reached', lastSessionId: info.sessionId }, this.date());
-    this.inFlight.get(keyOf(campaign.id, contact.index))?.cancelAnswerTimer();
-    this.changed();
+  /** Resolves once every tick and every event's write begun so far has finished (before the store closes; tests). */
+  async settled(): Promise<void> {
+    while (this.work.size > 0) await Promise.all([...this.work]);
+  }
+
+  /**
+   * Told before the call's first word. `reached` is written at once, in one conditional UPDATE and no
+   * read before it: a process killed during the greeting must find the contact reached, or it would
+   * call the person again. Resolves once written (the call core may wait for it before greeting).
+   */
+  callStarted(info: CallStartedInfo): Promise<void> {
+    const campaignId = info.tags?.[TAG_CAMPAIGN];
+    const index = Number(info.tags?.[TAG_CONTACT]);
+    if (campaignId === undefined || !Number.isInteger(index)) return Promise.resolve();
+    // The call came: its answer timeout must not fire while the transition is written.
+    this.inFlight.get(keyOf(campaignId, String(index))!)?.cancelAnswerTimer();
+    const written = this.repository
+      .updateContact(campaignId, index, { status: 'reached', lastSessionId: info.sessionId }, this.date(), ['calling'])
+      .then((changed) => {
+        if (changed) this.changed();
+      });
+    this.track(written, 'a campaign call start could not be recorded');
+    return written.catch(() => undefined);
   }
 
   callEnded(summary: CallSummary): void {
     this.lineFreed();
-    const found = this.contactOf(summary.tags);
-    if (!found || (found.contact.status !== 'reached' && found.contact.status !== 'calling')) return;
-    const refused = summary.toolRuns.some((run) => run.name === DO_NOT_CALL && run.outcome === 'ok');
-    const outcome: Outcome = refused ? 'refused' : summary.endReason === 'voicemail' ? 'voicemail' : 'completed';
-    this.finish(found.campaign, found.contact, outcome, null);
+    this.track(this.ended(summary), 'a campaign call end could not be recorded');
   }
 
   callNotConnected(request: PendingCall, reason: string): void {
     this.lineFreed();
-    const found = this.contactOf(request.tags);
-    if (!found || found.contact.status !== 'calling') return;
-    const outcome: Outcome = reason === 'busy' ? 'busy' : reason === 'no_answer' ? 'no_answer' : 'failed';
-    this.finish(found.campaign, found.contact, outcome, outcome === 'failed' ? `the call did not connect: ${reason}` : null);
+    this.track(this.notConnected(request, reason), 'a campaign call that did not connect could not be recorded');
   }
 
-  /** Places whatever is due now, and sets the one timer for the next moment something comes due. */
-  tick(): void {
-    if (this.closed || !this.dialling) return;
+  /**
+   * Places whatever is due now, and sets the one timer for the next moment something comes due. One
+   * tick at a time: asked for while one runs, it runs once more after it. Resolves when the ticks are
+   * done; never rejects (a failure is logged, and the next event or timer looks again).
+   */
+  tick(): Promise<void> {
+    if (this.closed || !this.dialling) return Promise.resolve();
+    this.tickAgain = true;
+    // A tick under way looks again before it ends: `ticks` checks `tickAgain` and clears `running` in one step.
+    if (this.running && this.ticking) return this.ticking;
+    this.running = true;
+    const ticking = this.ticks();
+    this.ticking = ticking;
+    this.track(ticking, 'a campaign tick failed');
+    return ticking;
+  }
+
+  private async ticks(): Promise<void> {
+    try {
+      while (this.tickAgain && !this.closed && this.dialling) {
+        this.tickAgain = false;
+        try {
+          await this.tickOnce();
+        } catch (error) {
+          // The store failed: logged, and looked at again soon (or at the next event) rather than never.
+          this.log.error({ err: error }, 'a campaign tick failed');
+          const retry = this.options.clock.now() + RETRY_AFTER_FAILURE_MS;
+          if (!this.closed && this.dialling && (this.wakeAt === undefined || this.wakeAt > retry)) this.armWake(retry);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async tickOnce(): Promise<void> {
     this.waitingForLine = false;
     const now = this.options.clock.now();
     let nextWake: number | undefined;
     const wakeAt = (at: number | undefined): void => {
       if (at !== undefined && (nextWake === undefined || at < nextWake)) nextWake = at;
     };
-    for (const campaign of this.repository.campaigns()) {
-      if (campaign.state !== 'running') continue;
-      wakeAt(this.tickCampaign(campaign, now));
+    try {
+      for (const campaign of await this.repository.campaigns()) {
+        if (this.closed || !this.dialling) return;
+        if (campaign.state !== 'running') continue;
+        wakeAt(await this.tickCampaign(campaign, now));
+      }
+    } finally {
+      // Even after a failure: a timer set keeps the campaigns looked at.
+      if (!this.closed && this.dialling) this.armWake(nextWake);
+      this.changed();
     }
-    this.armWake(nextWake);
-    this.changed();
   }
 
   /**
    * One campaign's due contacts placed; returns when it next needs a look, if no event will bring one.
-   * Asks the database for counts and the next contact only, never for the whole list: a tick runs on
-   * the event loop every call shares, at every call start and end.
+   * Asks the database for counts and the next contact only, never for the whole list: a tick runs at
+   * every call start and end.
    */
-  private tickCampaign(campaign: Campaign, now: number): number | undefined {
+  private async tickCampaign(campaign: Campaign, now: number): Promise<number | undefined> {
     const { settings } = campaign;
     const { repository, options } = this;
-    this.checkStopList(campaign);
-    if (!repository.hasOpenContacts(campaign.id)) {
-      repository.setState(campaign.id, 'done', this.date());
-      this.log.info({ campaignId: campaign.id }, 'campaign done');
+    await this.checkStopList(campaign);
+    if (!(await repository.hasOpenContacts(campaign.id))) {
+      if (await repository.setState(campaign.id, 'done', this.date(), ['running'])) this.log.info({ campaignId: campaign.id }, 'campaign done');
       return undefined;
     }
     // Without the AIFLOW_* settings every call would fail: the contacts wait, none is spent.
@@ -246,14 +334,14 @@ export class CampaignRunner implements CallObserver {
       return undefined;
     }
     this.waitingForSettings.delete(campaign.id);
-    let wake = repository.nextDueAfter(campaign.id, now);
+    let wake = await repository.nextDueAfter(campaign.id, now);
     const wakeAt = (at: number | undefined): void => {
       if (at !== undefined && (wake === undefined || at < wake)) wake = at;
     };
     const windows = windowsOf(settings);
     const openZones: string[] = [];
     let zones = this.zones.get(campaign.id);
-    if (!zones) this.zones.set(campaign.id, (zones = repository.zones(campaign.id, settings.time_zone)));
+    if (!zones) this.zones.set(campaign.id, (zones = await repository.zones(campaign.id, settings.time_zone)));
     for (const zone of zones) {
       if (withinCallingHours(now, zone, windows)) openZones.push(zone);
       else wakeAt(nextCallingTime(now, zone, windows));
@@ -261,16 +349,17 @@ export class CampaignRunner implements CallObserver {
     if (openZones.length === 0) return wake;
     /** Contacts whose number is in a call elsewhere: they wait, not failed, no attempt counted. */
     const passed: number[] = [];
-    // A free place comes with an event (a call ending); no timer needed.
-    for (let active = repository.inCallCount(campaign.id); active < settings.concurrency; ) {
+    // A free place comes with an event (a call ending); no timer needed. The count here only saves a
+    // look for the next contact when the campaign is full: `startAttempt` checks it again, in its transaction.
+    for (let active = await repository.inCallCount(campaign.id); active < settings.concurrency; ) {
       const paceAt = (campaign.lastStartedAt ?? -Infinity) + settings.pace_ms;
       if (paceAt > now) {
         wakeAt(paceAt);
         break;
       }
-      const contact = repository.nextDue(campaign.id, now, settings.time_zone, openZones, passed);
+      const contact = await repository.nextDue(campaign.id, now, settings.time_zone, openZones, passed);
       if (!contact) break;
-      const refused = options.dialer.refusal(contact.number, settings);
+      const refused = await options.dialer.refusal(contact.number, settings);
       if (refused instanceof NumberInCallError) {
         passed.push(contact.index);
         // The call's end comes as an event; a request nobody answers expires.
@@ -279,11 +368,19 @@ export class CampaignRunner implements CallObserver {
         continue;
       }
       if (refused instanceof NumberStoppedError) {
-        this.refuseStopped(campaign, contact);
+        await this.refuseStopped(campaign, contact);
         continue;
       }
-      // Shutting down: nothing more now.
-      if (refused) break;
+      // Shutting down (now, or during an await above): nothing more.
+      if (refused || this.closed || !this.dialling) break;
+      const attempt = await repository.startAttempt(campaign.id, contact.index, { at: now, concurrency: settings.concurrency, paceMs: settings.pace_ms }, this.date());
+      if (!attempt.started) {
+        // Claimed elsewhere (another Hotline on the same store): the next contact.
+        if (attempt.reason === 'taken') continue;
+        if (attempt.reason === 'pace') wakeAt(attempt.at);
+        // Paused meanwhile, or full or paced by another Hotline's start: its events bring the next look.
+        break;
+      }
       campaign = this.place(campaign, contact, now);
       active += 1;
     }
@@ -295,30 +392,31 @@ export class CampaignRunner implements CallObserver {
    * list since this campaign last looked (its mark), and — once, for a campaign made before numbers were
    * normalised — those on its own list read normalised. New campaigns are checked as they are written.
    */
-  private checkStopList(campaign: Campaign): void {
-    const mark = this.repository.stopListMark();
+  private async checkStopList(campaign: Campaign): Promise<void> {
+    const mark = await this.repository.stopListMark();
     if (campaign.stopMark === mark) return;
     const own = campaign.stopMark < 0 ? campaign.settings.stop_list.map((n) => phoneKey(n, { defaultCountryCode: this.options.defaultCountryCode })) : [];
-    if (this.repository.refuseStopped(campaign.id, Math.max(0, campaign.stopMark), own, this.date()) > 0) this.changed();
-    this.repository.setStopMark(campaign.id, mark);
+    if ((await this.repository.refuseStopped(campaign.id, Math.max(0, campaign.stopMark), own, this.date())) > 0) this.changed();
+    await this.repository.setStopMark(campaign.id, mark);
   }
 
   /** Found on the global stop list at the moment of dialling (put there by another campaign's call just now). */
-  private refuseStopped(campaign: Campaign, contact: StoredContact): void {
+  private async refuseStopped(campaign: Campaign, contact: StoredContact): Promise<void> {
     const lastError = contact.attempts === 0 ? 'on the stop list: never called' : 'on the stop list: not called again';
-    this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome: 'refused', lastError }, this.date());
-    this.log.info({ campaignId: campaign.id, contact: contact.index }, 'campaign contact on the stop list: not called');
+    if (await this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome: 'refused', lastError }, this.date(), ['pending'])) {
+      this.log.info({ campaignId: campaign.id, contact: contact.index }, 'campaign contact on the stop list: not called');
+    }
   }
 
   /** A call ended or never connected: a number some contact waited for may be free now. */
   private lineFreed(): void {
-    if (this.waitingForLine && this.dialling && !this.closed) queueMicrotask(() => this.tick());
+    if (this.waitingForLine && this.dialling && !this.closed) void this.tick();
   }
 
   /** Every row of the global stop list in the form numbers are compared in (rows from before normalisation). */
-  private normaliseStopList(): void {
+  private async normaliseStopList(): Promise<void> {
     const { defaultCountryCode } = this.options;
-    const kept = this.repository.normaliseStopList((number) => {
+    const kept = await this.repository.normaliseStopList((number) => {
       const key = phoneKey(number, { defaultCountryCode });
       return /^[1-9]\d{7,14}$/.test(key) ? key : undefined;
     });
@@ -330,28 +428,26 @@ export class CampaignRunner implements CallObserver {
     }
   }
 
-  /** Deletes a campaign whose writing never finished, a slice at a time. */
+  /** Deletes a campaign whose writing never finished, a batch at a time (each its own statement: the store's other work goes between). */
   private async discard(id: string): Promise<void> {
-    try {
-      while (!this.closed && !this.repository.discardSome(id, DISCARD_BATCH)) await nextTurn();
-    } catch (error) {
-      this.log.error({ err: error, campaignId: id }, 'an incomplete campaign could not be deleted');
+    while (!this.closed && !(await this.repository.discardSome(id, DISCARD_BATCH))) {
+      // Only the deletes; the loop's turns are the awaits.
     }
   }
 
-  /** Requests the call to `contact`; returns the campaign with this start as its last. */
+  /** Requests the call to `contact`, claimed already (`calling`); returns the campaign with this start as its last. */
   private place(campaign: Campaign, contact: StoredContact, now: number): Campaign {
     const { settings } = campaign;
-    const key = keyOf(campaign.id, contact.index);
-    // On disk before the request: a process killed now counts this as an unanswered attempt, never forgets it.
-    this.repository.startAttempt(campaign.id, contact.index, now, this.date());
+    const key = keyOf(campaign.id, String(contact.index))!;
     const flight: InFlight = {
       pending: undefined,
-      cancelAnswerTimer: this.options.clock.at(now + settings.answer_timeout_seconds * 1000, () => this.answerTimedOut(campaign.id, contact.index)),
+      cancelAnswerTimer: this.options.clock.at(now + settings.answer_timeout_seconds * 1000, () =>
+        this.track(this.answerTimedOut(campaign.id, contact.index), 'a campaign answer timeout could not be recorded'),
+      ),
     };
     this.inFlight.set(key, flight);
     this.log.info({ campaignId: campaign.id, contact: contact.index, attempt: contact.attempts + 1 }, 'campaign call placed');
-    this.options.dialer
+    const dialled = this.options.dialer
       .dial({
         to: contact.number,
         variables: { ...contact.variables },
@@ -363,56 +459,81 @@ export class CampaignRunner implements CallObserver {
         (pending) => {
           flight.pending = pending;
         },
-        (error: unknown) => {
-          const current = this.repository.contact(campaign.id, contact.index);
-          if (this.closed || current?.status !== 'calling') return;
-          if (error instanceof CallNotPlacedError) {
-            // Refused here, before anything reached the service (checked just before, so hardly ever): not an attempt.
-            this.repository.updateContact(campaign.id, contact.index, { status: 'pending', attempts: current.attempts - 1 }, this.date());
-            this.inFlight.get(key)?.cancelAnswerTimer();
-            this.inFlight.delete(key);
-            return;
-          }
-          this.log.warn({ err: error, campaignId: campaign.id, contact: contact.index }, 'campaign call refused');
-          this.finish(this.require(campaign.id), current, 'failed', error instanceof Error ? error.message : String(error));
-        },
+        (error: unknown) => this.notDialled(campaign.id, contact.index, key, error),
       );
+    this.track(dialled, 'a campaign call that could not be placed could not be recorded');
     return { ...campaign, lastStartedAt: now };
   }
 
-  private answerTimedOut(campaignId: string, index: number): void {
-    const flight = this.inFlight.get(keyOf(campaignId, index));
-    if (flight?.pending) this.options.dialer.forget(flight.pending);
-    const contact = this.repository.contact(campaignId, index);
-    if (!contact || contact.status !== 'calling') return;
-    const campaign = this.require(campaignId);
-    this.finish(campaign, contact, 'no_answer', null);
+  /** The request was refused: here, before it reached the service (not an attempt), or by the service (failed). */
+  private async notDialled(campaignId: string, index: number, key: string, error: unknown): Promise<void> {
+    const current = await this.repository.contact(campaignId, index);
+    if (current?.status !== 'calling') return;
+    if (error instanceof CallNotPlacedError) {
+      // Refused here (shutting down, or the number in a call or stopped since the look): not an attempt; waiting again.
+      await this.repository.updateContact(campaignId, index, { status: 'pending', attempts: current.attempts - 1 }, this.date(), ['calling']);
+      this.inFlight.get(key)?.cancelAnswerTimer();
+      this.inFlight.delete(key);
+      if (!this.closed) void this.tick();
+      return;
+    }
+    if (this.closed) return;
+    this.log.warn({ err: error, campaignId, contact: index }, 'campaign call refused');
+    await this.finish(await this.require(campaignId), current, 'failed', error instanceof Error ? error.message : String(error), ['calling']);
   }
 
-  /** An attempt ended this way: try again later if the rules allow, else the contact is done. */
-  private finish(campaign: Campaign, contact: StoredContact, outcome: Outcome, error: string | null): void {
-    const key = keyOf(campaign.id, contact.index);
+  private async answerTimedOut(campaignId: string, index: number): Promise<void> {
+    const flight = this.inFlight.get(keyOf(campaignId, String(index))!);
+    if (flight?.pending) this.options.dialer.forget(flight.pending);
+    const contact = await this.repository.contact(campaignId, index);
+    if (!contact || contact.status !== 'calling') return;
+    const campaign = await this.require(campaignId);
+    await this.finish(campaign, contact, 'no_answer', null, ['calling']);
+  }
+
+  private async ended(summary: CallSummary): Promise<void> {
+    const found = await this.contactOf(summary.tags);
+    if (!found || (found.contact.status !== 'reached' && found.contact.status !== 'calling')) return;
+    const refused = summary.toolRuns.some((run) => run.name === DO_NOT_CALL && run.outcome === 'ok');
+    const outcome: Outcome = refused ? 'refused' : summary.endReason === 'voicemail' ? 'voicemail' : 'completed';
+    await this.finish(found.campaign, found.contact, outcome, null, ['reached', 'calling']);
+  }
+
+  private async notConnected(request: PendingCall, reason: string): Promise<void> {
+    const found = await this.contactOf(request.tags);
+    if (!found || found.contact.status !== 'calling') return;
+    const outcome: Outcome = reason === 'busy' ? 'busy' : reason === 'no_answer' ? 'no_answer' : 'failed';
+    await this.finish(found.campaign, found.contact, outcome, outcome === 'failed' ? `the call did not connect: ${reason}` : null, ['calling']);
+  }
+
+  /**
+   * An attempt ended this way: try again later if the rules allow, else the contact is done. Written only
+   * while the contact is still in one of `from` (the status it was read in): another event that settled
+   * the attempt meanwhile wins, and this one changes nothing.
+   */
+  private async finish(campaign: Campaign, contact: StoredContact, outcome: Outcome, error: string | null, from: readonly ContactStatus[]): Promise<void> {
+    const key = keyOf(campaign.id, String(contact.index))!;
     this.inFlight.get(key)?.cancelAnswerTimer();
     this.inFlight.delete(key);
     const rule = outcome === 'no_answer' || outcome === 'busy' || outcome === 'voicemail' ? campaign.settings.retries[outcome] : undefined;
     const now = this.options.clock.now();
     if (rule && contact.attempts <= rule.times) {
       const nextAttemptAt = now + rule.after_minutes * 60_000;
-      this.repository.updateContact(campaign.id, contact.index, { status: 'pending', outcome, nextAttemptAt, lastError: error }, this.date());
-      this.log.info({ campaignId: campaign.id, contact: contact.index, outcome, retryAt: new Date(nextAttemptAt).toISOString() }, 'campaign call to be retried');
-    } else {
-      this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome, lastError: error }, this.date());
+      if (await this.repository.updateContact(campaign.id, contact.index, { status: 'pending', outcome, nextAttemptAt, lastError: error }, this.date(), from)) {
+        this.log.info({ campaignId: campaign.id, contact: contact.index, outcome, retryAt: new Date(nextAttemptAt).toISOString() }, 'campaign call to be retried');
+      }
+    } else if (await this.repository.updateContact(campaign.id, contact.index, { status: 'done', outcome, lastError: error }, this.date(), from)) {
       this.log.info({ campaignId: campaign.id, contact: contact.index, outcome }, 'campaign contact done');
     }
-    if (!this.closed) queueMicrotask(() => this.tick());
+    if (!this.closed) void this.tick();
   }
 
-  private contactOf(tags: Readonly<Record<string, string>> | undefined): { campaign: Campaign; contact: StoredContact } | undefined {
+  private async contactOf(tags: Readonly<Record<string, string>> | undefined): Promise<{ campaign: Campaign; contact: StoredContact } | undefined> {
     const campaignId = tags?.[TAG_CAMPAIGN];
     const index = Number(tags?.[TAG_CONTACT]);
     if (campaignId === undefined || !Number.isInteger(index)) return undefined;
-    const campaign = this.repository.campaign(campaignId);
-    const contact = campaign && this.repository.contact(campaignId, index);
+    const campaign = await this.repository.campaign(campaignId);
+    const contact = campaign && (await this.repository.contact(campaignId, index));
     return campaign && contact ? { campaign, contact } : undefined;
   }
 
@@ -425,8 +546,15 @@ export class CampaignRunner implements CallObserver {
     this.cancelWake = this.options.clock.at(at, () => {
       this.wakeAt = undefined;
       this.cancelWake = undefined;
-      this.tick();
+      void this.tick();
     });
+  }
+
+  /** Keeps `work` until it settles, for `settled`; a failure is logged, never an unhandled rejection. */
+  private track(work: Promise<void>, failure: string): void {
+    const tracked = work.catch((error: unknown) => this.log.error({ err: error }, failure));
+    this.work.add(tracked);
+    void tracked.finally(() => this.work.delete(tracked));
   }
 
   private changed(): void {
@@ -438,6 +566,6 @@ export class CampaignRunner implements CallObserver {
   }
 }
 
-function keyOf(campaignId: string, index: number): string {
-  return `${campaignId}:${index}`;
+function keyOf(campaignId: string | undefined, index: string | undefined): string | undefined {
+  return campaignId === undefined || index === undefined ? undefined : `${campaignId}:${index}`;
 }

@@ -49,34 +49,37 @@ export function campaignsRouter(options: CampaignsRouterOptions): Router {
     }
   });
 
-  router.get('/api/campaigns', function listCampaigns(_req, res) {
-    res.json({ campaigns: repository.campaigns().map((c) => progressOf(c, repository.tally(c.id))) });
+  router.get('/api/campaigns', async function listCampaigns(_req, res) {
+    const campaigns = await repository.campaigns();
+    const progress = [];
+    for (const c of campaigns) progress.push(progressOf(c, await repository.tally(c.id)));
+    res.json({ campaigns: progress });
   });
 
-  router.get('/api/campaigns/:id', function showCampaign(req, res) {
-    const campaign = found(() => runner.require(req.params.id!));
-    res.json(progressOf(campaign, repository.tally(campaign.id)));
+  router.get('/api/campaigns/:id', async function showCampaign(req, res) {
+    const campaign = await found(() => runner.require(req.params.id!));
+    res.json(progressOf(campaign, await repository.tally(campaign.id)));
   });
 
-  router.post('/api/campaigns/:id/pause', function pauseCampaign(req, res) {
-    const campaign = found(() => runner.pause(req.params.id!));
-    res.json(progressOf(campaign, repository.tally(campaign.id)));
+  router.post('/api/campaigns/:id/pause', async function pauseCampaign(req, res) {
+    const campaign = await found(() => runner.pause(req.params.id!));
+    res.json(progressOf(campaign, await repository.tally(campaign.id)));
   });
 
-  router.post('/api/campaigns/:id/resume', function resumeCampaign(req, res) {
+  router.post('/api/campaigns/:id/resume', async function resumeCampaign(req, res) {
     let campaign;
     try {
-      campaign = found(() => runner.resume(req.params.id!));
+      campaign = await found(() => runner.resume(req.params.id!));
     } catch (error) {
       // Resumed without the AIFLOW_* settings, it would burn its contacts: it stays paused.
       if (error instanceof OutboundNotConfiguredError) return void res.status(error.status).json({ error: error.message, missing: error.missing });
       throw error;
     }
-    res.json(progressOf(campaign, repository.tally(campaign.id)));
+    res.json(progressOf(campaign, await repository.tally(campaign.id)));
   });
 
   router.get('/api/campaigns/:id/results.csv', async function campaignResults(req, res) {
-    const campaign = found(() => runner.require(req.params.id!));
+    const campaign = await found(() => runner.require(req.params.id!));
     const pages = (after: number, limit: number) => repository.contactsAfter(campaign.id, after, limit);
     await exports.send(req, res, `campaign-${campaign.id}.csv`, resultsCsv(pages));
   });
@@ -107,9 +110,9 @@ const tooLarge: ErrorRequestHandler = (error: unknown, _req, _res, next) => {
   next(error);
 };
 
-function found<T>(work: () => T): T {
+async function found<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     if (error instanceof CampaignNotFoundError) throw new HttpError(404, error.message);
     throw error;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { shown } from '../readable-issues.js';
 import { CampaignRepository, type StoredCampaign } from '../store/campaign-repository.js';
-import type { Database } from '../store/database.js';
+import type { Store } from '../store/store.js';
 
 /**
  * A campaign as its author writes it (JSON or YAML): who to call, when, how
@@ -112,6 +112,6 @@ export function windowsOf(settings: Pick<CampaignSettings, 'calling_hours'>): Ca
 export type CampaignStore = CampaignRepository<CampaignSettings>;
 export type Campaign = StoredCampaign<CampaignSettings>;
 
-export function openCampaignStore(db: Database): CampaignStore {
-  return new CampaignRepository(db, CampaignSettingsSchema);
+export function openCampaignStore(store: Store): CampaignStore {
+  return new CampaignRepository(store, CampaignSettingsSchema);
 }

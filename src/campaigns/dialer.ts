@@ -15,10 +15,10 @@ export interface Dialer {
   /** The AIFLOW_* variables calls with these overrides would lack; empty when they can be placed. */
   missing(overrides: OutboundOverrides): string[];
   /** Why `number` may not be dialled now (shutting down, not configured, stopped, in a call); undefined when it may. */
-  refusal(number: string, overrides: OutboundOverrides): CallNotPlacedError | undefined;
+  refusal(number: string, overrides: OutboundOverrides): Promise<CallNotPlacedError | undefined>;
   /**
-   * Remembers the request for its session_start, then asks the service.
-   * Rejects — the request forgotten — when the service refuses.
+   * Checks again (the look was before an await), remembers the request for its session_start, then
+   * asks the service. Rejects — the request forgotten — when refused here (a CallNotPlacedError) or by the service.
    */
   dial(request: DialRequest): Promise<PendingCall>;
   /** The call will not come (answer timeout): a late session_start must not be taken for it. */

@@ -7,10 +7,11 @@ export const DO_NOT_CALL = 'do_not_call';
  * The model's way to honour "never call me again": the person's number joins
  * the stop list, and a campaign's contact ends `refused` (the campaign reads
  * the tool run in the call's summary). The number goes there normalised, as
- * every number it is compared with is.
+ * every number it is compared with is. `addToStopList` logs its own failures:
+ * the person is then not told the number is on the list.
  */
 export function doNotCallToolBox(
-  addToStopList: (number: string, reason: string) => void,
+  addToStopList: (number: string, reason: string) => Promise<void>,
   options: { defaultCountryCode: string | undefined },
 ): ToolBox {
   const tool: BusinessTool = {
@@ -33,7 +34,15 @@ export function doNotCallToolBox(
       // Offered on outbound calls only: the number called is the person's.
       const number = context.variables.called_number;
       if (!number) return { outcome: 'error', content: 'The number of this call is unknown; it could not be put on the stop list.' };
-      addToStopList(phoneKey(number, options), reasonOf(argumentsJson));
+      try {
+        await addToStopList(phoneKey(number, options), reasonOf(argumentsJson));
+      } catch {
+        // Not on the list: the person must not be told it is, and the campaign does not take the call as refused.
+        return {
+          outcome: 'error',
+          content: 'The number could not be put on the stop list just now. Do not promise that they will not be called again; say their wish will be passed on.',
+        };
+      }
       return { outcome: 'ok', content: 'Done: this number will not be called again.' };
     },
   };

@@ -11,6 +11,9 @@ import type { DashboardReads } from './reads.js';
 type MaybePromise<T> = T | Promise<T>;
 
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
+/** What pausing or resuming a campaign came to. */
+export type CampaignAction = 'done' | 'not_found' | { notDone: string };
+
 export interface DashboardDeps {
   /** Without it the dashboard is off: every page says how to turn it on. */
   adminToken: string | undefined;
@@ -33,7 +36,7 @@ export interface DashboardDeps {
    * Pauses or resumes a campaign: no new calls while paused, calls in progress go on. 'not_found' for no such
    * campaign; why not, for one that cannot be resumed (outbound calling not configured).
    */
-  campaign(id: string, action: 'pause' | 'resume'): MaybePromise<'done' | 'not_found' | { notDone: string }>;
+  campaign(id: string, action: 'pause' | 'resume'): Promise<CampaignAction> | CampaignAction;
   /** Creates a campaign as POST /api/campaigns does: the same checks, the same errors. */
   createCampaign(input: unknown): Promise<CreatedCampaign>;
   /** The AIFLOW_* variables not set, which campaigns need: the campaigns page says so before anyone types. */

@@ -5,7 +5,6 @@ import { CallRepository } from '../store/call-repository.js';
 import { openCampaignStore } from '../campaigns/definition.js';
 import { CallStats, type ChartData, type DayRange } from '../store/call-stats.js';
 import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
-import type { Database } from '../store/database.js';
 import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import type { Store } from '../store/store.js';
@@ -70,22 +69,13 @@ export class StoreReads implements DashboardReads {
   private readonly campaignStore: ReturnType<typeof openCampaignStore>;
   private readonly files: FileThread;
 
-  constructor(
-    store: Store,
-    /**
-     * Where the repositories read until they take the Store (issue 22, merged beside this): their
-     * methods are awaited here already, so only their construction changes.
-     */
-    repositoriesDb: Database,
-    prompts: PromptsToCheck,
-    logger: Logger,
-  ) {
+  constructor(store: Store, prompts: PromptsToCheck, logger: Logger) {
     this.search = new CallSearch(store);
     this.stats = new CallStats(store);
     this.calls = new CallRepository(store.db);
     this.reports = new ReportRepository(store.db);
     this.deliveries = new DeliveryRepository(store.db);
-    this.campaignStore = openCampaignStore(repositoriesDb);
+    this.campaignStore = openCampaignStore(store);
     this.files = new FileThread(prompts, logger);
   }
 

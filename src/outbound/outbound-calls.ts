@@ -34,8 +34,8 @@ export interface OutboundCallsOptions {
   pendingCalls: PendingCalls;
   /** The numbers of the people on the line in the calls in progress (caller or person called), as the service wrote them. */
   numbersOnTheLine(): Iterable<string>;
-  /** Whether a normalised number is on the global stop list. */
-  isStopped(number: string): boolean;
+  /** Whether a normalised number is on the global stop list (asks the store). */
+  isStopped(number: string): Promise<boolean>;
 }
 
 /**
@@ -72,15 +72,23 @@ export class OutboundCalls {
     return !this.shuttingDown;
   }
 
+  /** Why `to` (normalised) may not be dialled now, or undefined when it may: the stop list (the store's), then `refusalNow`. */
+  async refusal(to: string, overrides: OutboundOverrides = {}): Promise<CallNotPlacedError | undefined> {
+    const early = this.refusalNow(to, overrides);
+    if (early) return early;
+    if (await this.options.isStopped(to)) return new NumberStoppedError(to);
+    // Shutdown may have begun, or the number been rung, while the store answered.
+    return this.refusalNow(to, overrides);
+  }
+
   /**
-   * Why `to` (normalised) may not be dialled now, or undefined when it may. Synchronous and cheap
-   * (lookups, and a walk over the calls in progress): check, then dial, with nothing in between.
+   * Every reason not to dial `to` that is known in this process: synchronous and cheap (lookups, and a
+   * walk over the calls in progress), so `place` checks, then remembers the request, with nothing in between.
    */
-  refusal(to: string, overrides: OutboundOverrides = {}): CallNotPlacedError | undefined {
+  private refusalNow(to: string, overrides: OutboundOverrides): CallNotPlacedError | undefined {
     if (this.shuttingDown) return new ShuttingDownError();
     const missing = this.missing(overrides);
     if (missing.length > 0) return new OutboundNotConfiguredError(missing);
-    if (this.options.isStopped(to)) return new NumberStoppedError(to);
     const ringing = this.options.pendingCalls.waitingUntil(to);
     if (ringing !== undefined) return new NumberInCallError(to, ringing);
     const { defaultCountryCode } = this.options.settings;
@@ -91,11 +99,13 @@ export class OutboundCalls {
   }
 
   /**
-   * Checks (see `refusal`), remembers the request for its session_start, then asks the service.
+   * Checks (see `refusal`), remembers the request for its session_start, then asks the service. What
+   * this process knows is checked once more after the last await, with nothing between it and `add`:
+   * two requests for one number never both pass.
    * Rejects — the request forgotten — when it is refused here or by the service.
    */
   async place(request: OutboundCallRequest): Promise<PendingCall> {
-    const refused = this.refusal(request.to, request);
+    const refused = (await this.refusal(request.to, request)) ?? this.refusalNow(request.to, request);
     if (refused) throw refused;
     const target = this.target(request);
     if (!target) throw new OutboundNotConfiguredError(this.missing(request));

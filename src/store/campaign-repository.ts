@@ -1,15 +1,10 @@
 import { z } from 'zod';
-import type { Database } from './database.js';
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from './schema.js';
+import type { Store } from './store.js';
+import { CAMPAIGN_STATES, CONTACT_STATUSES, countTally, OUTCOMES, type CampaignState, type ContactStatus, type ContactTally, type Outcome } from './campaign-rows.js';
 
-/** How a contact ended. `refused`: the person asked not to be called again, or the number was on a stop list. */
-export const OUTCOMES = ['completed', 'voicemail', 'no_answer', 'busy', 'failed', 'refused'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
-
-export const CAMPAIGN_STATES = ['running', 'paused', 'done'] as const;
-export type CampaignState = (typeof CAMPAIGN_STATES)[number];
-
-export const CONTACT_STATUSES = ['pending', 'calling', 'reached', 'done'] as const;
-export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+export { CAMPAIGN_STATES, CONTACT_STATUSES, countTally, OUTCOMES, type CampaignState, type ContactStatus, type ContactTally, type Outcome } from './campaign-rows.js';
 
 /** One person to call as a new row: the number normalised, every other column a variable. */
 export interface NewContact {
@@ -51,20 +46,6 @@ export interface StoredContact {
   readonly nextAttemptAt: number;
   readonly lastSessionId: string | null;
   readonly lastError: string | null;
-}
-
-/** A campaign's contacts counted, for its progress, without reading them. */
-export interface ContactTally {
-  contacts: number;
-  /** Called at least once. */
-  called: number;
-  /** A person answered: in the call now, or done as completed or refused after a call. */
-  reached: number;
-  pending: number;
-  inCall: number;
-  /** Epoch ms of the earliest retry waiting. */
-  nextRetryAt: number | null;
-  outcomes: Record<Outcome, number>;
 }
 
 /** Why a contact on a stop list was never called. */
@@ -131,333 +112,454 @@ const ContactRow = z
     }),
   );
 
-const TallyRow = z.object({ status: z.enum(CONTACT_STATUSES), outcome: z.union([z.enum(OUTCOMES), z.literal('')]), called: z.number(), n: z.number() });
+
+/** What `startAttempt` found: the attempt begun, or why not. */
+export type AttemptStart =
+  | { readonly started: true }
+  /** The campaign is not running (paused or done meanwhile), or the contact is not waiting and due any more (taken by another process). */
+  | { readonly started: false; readonly reason: 'not_running' | 'taken' | 'full' }
+  | { readonly started: false; readonly reason: 'pace'; readonly at: number };
+
+/** The columns a contact is read back with (PostgreSQL's tables also have a `rowid` of their own). */
+const CONTACT_COLUMNS = [
+  'campaign_id',
+  'idx',
+  'number',
+  'variables',
+  'time_zone',
+  'status',
+  'outcome',
+  'attempts',
+  'next_attempt_at',
+  'last_session_id',
+  'last_error',
+] as const;
+
+const CAMPAIGN_COLUMNS = ['id', 'name', 'settings', 'state', 'last_started_at', 'merged', 'stop_mark', 'created_at', 'updated_at'] as const;
+
+/** Contacts per INSERT: about ten parameters each, well inside either database's limit on one statement's parameters. */
+const INSERT_BATCH = 500;
+/** Numbers per `IN (…)` list. */
+const IN_BATCH = 500;
+
+const At = z.object({ at: z.number().nullable() });
+const Count = z.object({ n: z.number() });
+
+/** PostgreSQL's deadlock and serialization failures: the statement did nothing, and the same statement again will do its work. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const RETRIES = 3;
+
+async function retrying<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (attempt >= RETRIES || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+    }
+  }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
 
 /**
- * The `campaigns`, `campaign_contacts` and `stop_list` tables. Every write is
- * on disk when the method returns (better-sqlite3 is synchronous): the
- * scheduler writes a transition before the action it guards.
+ * The `campaigns`, `campaign_contacts` and `stop_list` tables, on SQLite or PostgreSQL. Every write
+ * is committed when its promise resolves: the scheduler awaits a transition before the action it
+ * guards. Transitions that others may race (another event of the same call, another Hotline on the
+ * same PostgreSQL) are conditional on the status they leave, and say whether they happened.
  */
 export class CampaignRepository<Settings extends CampaignSettingsShape> {
-  private readonly statements;
+  private readonly db: Db;
   private readonly campaignRow;
   /** A campaign's settings never change once written: each is parsed once, not at every look of the scheduler. */
   private readonly settingsOf = new Map<string, Settings>();
 
   /** `settingsSchema` reads a campaign's settings back: the store keeps them as JSON and knows only their name. */
   constructor(
-    private readonly db: Database,
+    private readonly store: Store,
     settingsSchema: z.ZodType<Settings>,
   ) {
+    this.db = store.db;
     this.campaignRow = campaignRow((id, json) => {
       let settings = this.settingsOf.get(id);
       if (!settings) this.settingsOf.set(id, (settings = settingsSchema.parse(JSON.parse(json))));
       return settings;
     });
-    const { sql } = db;
-    this.statements = {
-      // Not complete until its last contact is written: until then no one sees it, the scheduler included.
-      insertCampaign: sql.prepare(
-        `INSERT INTO campaigns (id, name, settings, state, created_at, updated_at, complete, merged, zones, stop_mark)
-         VALUES (@id, @name, @settings, 'running', @now, @now, 0, @merged, @zones, @stopMark)`,
-      ),
-      insertContact: sql.prepare(
-        `INSERT INTO campaign_contacts (campaign_id, idx, number, variables, time_zone, status, next_attempt_at, updated_at)
-         VALUES (@campaign_id, @idx, @number, @variables, @time_zone, 'pending', 0, @now)`,
-      ),
-      insertStoppedContact: sql.prepare(
-        `INSERT INTO campaign_contacts (campaign_id, idx, number, variables, time_zone, status, outcome, next_attempt_at, last_error, updated_at)
-         VALUES (@campaign_id, @idx, @number, @variables, @time_zone, 'done', 'refused', 0, '${NEVER_CALLED}', @now)`,
-      ),
-      complete: sql.prepare<[string, string]>('UPDATE campaigns SET complete = 1, updated_at = ? WHERE id = ?'),
-      incomplete: sql.prepare('SELECT id FROM campaigns WHERE complete = 0'),
-      deleteSomeContacts: sql.prepare<[string, number]>(
-        'DELETE FROM campaign_contacts WHERE rowid IN (SELECT rowid FROM campaign_contacts WHERE campaign_id = ? LIMIT ?)',
-      ),
-      deleteCampaign: sql.prepare<[string]>('DELETE FROM campaigns WHERE id = ?'),
-      campaign: sql.prepare<[string]>('SELECT * FROM campaigns WHERE id = ? AND complete = 1'),
-      campaigns: sql.prepare('SELECT * FROM campaigns WHERE complete = 1 ORDER BY created_at, id'),
-      setState: sql.prepare<[string, string, string]>('UPDATE campaigns SET state = ?, updated_at = ? WHERE id = ?'),
-      contacts: sql.prepare<[string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? ORDER BY idx'),
-      contactsAfter: sql.prepare<[string, number, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
-      contact: sql.prepare<[string, number]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND idx = ?'),
-      inStatus: sql.prepare<[string, string]>('SELECT * FROM campaign_contacts WHERE campaign_id = ? AND status = ? ORDER BY idx'),
-      // Counts from campaign_tally (kept by triggers): a few rows, however many contacts.
-      inCall: sql.prepare<[string]>(`SELECT COALESCE(SUM(n), 0) AS n FROM campaign_tally WHERE campaign_id = ? AND status IN ('calling', 'reached')`),
-      open: sql.prepare<[string]>(`SELECT 1 FROM campaign_tally WHERE campaign_id = ? AND status != 'done' AND n > 0 LIMIT 1`),
-      storedZones: sql.prepare<[string]>('SELECT zones FROM campaigns WHERE id = ?'),
-      // Campaigns made before the zones were written at creation.
-      zones: sql.prepare<[string, string]>(`SELECT DISTINCT COALESCE(time_zone, ?) AS zone FROM campaign_contacts WHERE campaign_id = ?`),
-      // Rows are only ever added: the highest rowid changes exactly when the list grows.
-      stopListMark: sql.prepare('SELECT COALESCE(MAX(rowid), 0) AS mark FROM stop_list'),
-      // Walks the partial index in call order and stops at the first fit.
-      nextDue: sql.prepare(
-        `SELECT * FROM campaign_contacts
-         WHERE campaign_id = @campaignId AND status = 'pending' AND next_attempt_at <= @now
-           AND COALESCE(time_zone, @zone) IN (SELECT value FROM json_each(@openZones))
-           AND idx NOT IN (SELECT value FROM json_each(@passed))
-         ORDER BY next_attempt_at, idx LIMIT 1`,
-      ),
-      nextLater: sql.prepare<[string, number]>(
-        `SELECT MIN(next_attempt_at) AS at FROM campaign_contacts WHERE campaign_id = ? AND status = 'pending' AND next_attempt_at > ?`,
-      ),
-      // From the stop list's side, through the index on numbers: a look costs the rows added since the last, not the contacts.
-      refuseStoppedSince: sql.prepare(
-        `UPDATE campaign_contacts INDEXED BY campaign_contacts_number
-         SET status = 'done', outcome = 'refused', last_error = '${NEVER_CALLED}', updated_at = @now
-         WHERE campaign_id = @campaignId AND number IN (SELECT number FROM stop_list WHERE rowid > @since) AND status = 'pending'`,
-      ),
-      refuseListed: sql.prepare(
-        `UPDATE campaign_contacts INDEXED BY campaign_contacts_number
-         SET status = 'done', outcome = 'refused', last_error = '${NEVER_CALLED}', updated_at = @now
-         WHERE campaign_id = @campaignId AND number IN (SELECT value FROM json_each(@numbers)) AND status = 'pending'`,
-      ),
-      setStopMark: sql.prepare<[number, string]>('UPDATE campaigns SET stop_mark = ? WHERE id = ?'),
-      tally: sql.prepare<[string]>('SELECT status, outcome, called, n FROM campaign_tally WHERE campaign_id = ? AND n > 0'),
-      // A waiting contact has been called before exactly when it waits for a time (a first call waits for 0): the index's first.
-      nextRetry: sql.prepare<[string]>(
-        `SELECT MIN(next_attempt_at) AS at FROM campaign_contacts WHERE campaign_id = ? AND status = 'pending' AND next_attempt_at > 0`,
-      ),
-      startAttempt: sql.prepare(
-        `UPDATE campaign_contacts SET status = 'calling', attempts = attempts + 1, last_error = NULL, last_session_id = NULL, updated_at = @now
-         WHERE campaign_id = @campaignId AND idx = @index`,
-      ),
-      setLastStart: sql.prepare<[number, string]>('UPDATE campaigns SET last_started_at = ? WHERE id = ?'),
-      stopped: sql.prepare<[string]>('SELECT 1 FROM stop_list WHERE number = ?'),
-      addStop: sql.prepare<[string, string, string]>('INSERT OR IGNORE INTO stop_list (number, reason, added_at) VALUES (?, ?, ?)'),
-      // Anything but E.164 digits: rows written before numbers were normalised.
-      unnormalisedStops: sql.prepare(`SELECT number, reason, added_at FROM stop_list WHERE number NOT GLOB '[1-9]*' OR number GLOB '*[^0-9]*'`),
-      deleteStop: sql.prepare<[string]>('DELETE FROM stop_list WHERE number = ?'),
-    };
   }
 
   /**
    * A new campaign, invisible until `completeCampaign`: its contacts are written in between, a slice
-   * at a time (`insertContacts`). `stopMark` is the stop list's mark before its contacts were checked.
+   * at a time (`insertContacts`).
    */
-  beginCampaign(id: string, settings: Settings, extra: { merged: number; zones: readonly string[]; stopMark: number }, now: Date): void {
-    this.statements.insertCampaign.run({
-      id,
-      name: settings.name,
-      settings: JSON.stringify(settings),
-      now: now.toISOString(),
-      merged: extra.merged,
-      zones: JSON.stringify(extra.zones),
-      stopMark: extra.stopMark,
-    });
+  async beginCampaign(id: string, settings: Settings, extra: { merged: number; zones: readonly string[] }, now: Date): Promise<void> {
+    const at = now.toISOString();
+    // Not complete until its last contact is written: until then no one sees it, the scheduler included.
+    await this.db
+      .insertInto('campaigns')
+      .values({
+        id,
+        name: settings.name,
+        settings: JSON.stringify(settings),
+        state: 'running',
+        created_at: at,
+        updated_at: at,
+        complete: 0,
+        merged: extra.merged,
+        zones: JSON.stringify(extra.zones),
+      })
+      .execute();
   }
 
   /**
-   * Writes contacts from `from` on, in one transaction, until `enough()` says the slice has had its
-   * time; returns where the next slice starts. A contact `stopped` says is written refused, never called.
+   * Writes `contacts` as the campaign's contacts from index `from` on, in statements of a few hundred
+   * rows. A contact `stopped` says (the campaign's own stop list) is written refused, never called;
+   * the global stop list is applied by `completeCampaign`, in the database.
    */
-  insertContacts(
-    id: string,
-    contacts: readonly NewContact[],
-    from: number,
-    options: { stopped: (number: string) => boolean; enough: () => boolean },
-    now: Date,
-  ): number {
+  async insertContacts(id: string, contacts: readonly NewContact[], from: number, stopped: (number: string) => boolean, now: Date): Promise<void> {
     const at = now.toISOString();
-    return this.db.transaction(() => {
-      let idx = from;
-      while (idx < contacts.length) {
-        const contact = contacts[idx]!;
-        const row = {
+    for (let start = 0; start < contacts.length; start += INSERT_BATCH) {
+      const rows = contacts.slice(start, start + INSERT_BATCH).map((contact, i) => {
+        const refused = stopped(contact.number);
+        return {
           campaign_id: id,
-          idx,
+          idx: from + start + i,
           number: contact.number,
           variables: JSON.stringify(contact.variables),
           time_zone: contact.time_zone ?? null,
-          now: at,
+          status: refused ? ('done' as const) : ('pending' as const),
+          outcome: refused ? ('refused' as const) : null,
+          last_error: refused ? NEVER_CALLED : null,
+          next_attempt_at: 0,
+          updated_at: at,
         };
-        (options.stopped(contact.number) ? this.statements.insertStoppedContact : this.statements.insertContact).run(row);
-        idx += 1;
-        if (idx % 64 === 0 && options.enough()) break;
-      }
-      return idx;
+      });
+      await this.db.insertInto('campaign_contacts').values(rows).execute();
+    }
+  }
+
+  /**
+   * Every contact is written: those on the global stop list end refused, never called, the campaign
+   * remembers the stop list's mark they were checked against, and it is one now — the scheduler sees
+   * it. One transaction: a campaign is never seen with a stopped number still waiting.
+   */
+  async completeCampaign(id: string, now: Date): Promise<void> {
+    const at = now.toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      // The mark before the check: a number stopped meanwhile is either seen by the check or past the mark.
+      const mark = await this.stopListMarkOn(trx);
+      await sql`UPDATE campaign_contacts ${this.byNumber()}
+        SET status = 'done', outcome = 'refused', last_error = ${NEVER_CALLED}, updated_at = ${at}
+        WHERE campaign_id = ${id} AND status = 'pending' AND number IN (SELECT number FROM stop_list)`.execute(trx);
+      await trx.updateTable('campaigns').set({ complete: 1, stop_mark: mark, updated_at: at }).where('id', '=', id).execute();
     });
   }
 
-  /** Every contact is written: the campaign is one now, and the scheduler sees it. */
-  completeCampaign(id: string, now: Date): void {
-    this.statements.complete.run(now.toISOString(), id);
-  }
-
-  /** Campaigns whose writing never finished (the process died, or a write failed). */
-  incompleteCampaigns(): string[] {
-    return this.statements.incomplete.all().map((row) => z.object({ id: z.string() }).parse(row).id);
+  /** Campaigns whose writing never finished (the process died, or a write failed), begun before `before`. */
+  async incompleteCampaigns(before: Date): Promise<string[]> {
+    const rows = await this.db.selectFrom('campaigns').select('id').where('complete', '=', 0).where('created_at', '<', before.toISOString()).execute();
+    return rows.map((row) => z.object({ id: z.string() }).parse(row).id);
   }
 
   /** Deletes up to `limit` of an incomplete campaign's contacts, then the campaign; true once it is gone. */
-  discardSome(id: string, limit: number): boolean {
-    if (this.statements.deleteSomeContacts.run(id, limit).changes > 0) return false;
-    this.statements.deleteCampaign.run(id);
+  async discardSome(id: string, limit: number): Promise<boolean> {
+    // By primary key on both databases (PostgreSQL's rowid column has no index).
+    const deleted = await sql`DELETE FROM campaign_contacts
+      WHERE campaign_id = ${id} AND idx IN (SELECT idx FROM campaign_contacts WHERE campaign_id = ${id} LIMIT ${limit})`.execute(this.db);
+    if (Number(deleted.numAffectedRows ?? 0n) > 0) return false;
+    await this.db.deleteFrom('campaigns').where('id', '=', id).execute();
     this.settingsOf.delete(id);
     return true;
   }
 
-  campaign(id: string): StoredCampaign<Settings> | undefined {
-    const row = this.statements.campaign.get(id);
+  async campaign(id: string): Promise<StoredCampaign<Settings> | undefined> {
+    const row = await this.db.selectFrom('campaigns').select(CAMPAIGN_COLUMNS).where('id', '=', id).where('complete', '=', 1).executeTakeFirst();
     return row === undefined ? undefined : this.campaignRow.parse(row);
   }
 
-  campaigns(): StoredCampaign<Settings>[] {
-    return this.statements.campaigns.all().map((row) => this.campaignRow.parse(row));
+  async campaigns(): Promise<StoredCampaign<Settings>[]> {
+    const rows = await this.db.selectFrom('campaigns').select(CAMPAIGN_COLUMNS).where('complete', '=', 1).orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => this.campaignRow.parse(row));
   }
 
-  setState(id: string, state: CampaignState, now: Date): void {
-    this.statements.setState.run(state, now.toISOString(), id);
+  /** Sets the state, only from one of `from` when given; true when the row changed. */
+  async setState(id: string, state: CampaignState, now: Date, from?: readonly CampaignState[]): Promise<boolean> {
+    let query = this.db.updateTable('campaigns').set({ state, updated_at: now.toISOString() }).where('id', '=', id);
+    if (from) query = query.where('state', 'in', from);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
-  contacts(campaignId: string): StoredContact[] {
-    return this.statements.contacts.all(campaignId).map((row) => ContactRow.parse(row));
+  async contacts(campaignId: string): Promise<StoredContact[]> {
+    const rows = await this.db.selectFrom('campaign_contacts').select(CONTACT_COLUMNS).where('campaign_id', '=', campaignId).orderBy('idx').execute();
+    return rows.map((row) => ContactRow.parse(row));
   }
 
   /** At most `limit` contacts after the one at `afterIndex` (-1: from the first), in order: a long list a page at a time. */
-  contactsAfter(campaignId: string, afterIndex: number, limit: number): StoredContact[] {
-    return this.statements.contactsAfter.all(campaignId, afterIndex, limit).map((row) => ContactRow.parse(row));
+  async contactsAfter(campaignId: string, afterIndex: number, limit: number): Promise<StoredContact[]> {
+    const rows = await this.db
+      .selectFrom('campaign_contacts')
+      .select(CONTACT_COLUMNS)
+      .where('campaign_id', '=', campaignId)
+      .where('idx', '>', afterIndex)
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ContactRow.parse(row));
   }
 
   /** The contacts in one status, e.g. those a stopped process left in a call. */
-  contactsIn(campaignId: string, status: ContactStatus): StoredContact[] {
-    return this.statements.inStatus.all(campaignId, status).map((row) => ContactRow.parse(row));
+  async contactsIn(campaignId: string, status: ContactStatus): Promise<StoredContact[]> {
+    const rows = await this.db
+      .selectFrom('campaign_contacts')
+      .select(CONTACT_COLUMNS)
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', status)
+      .orderBy('idx')
+      .execute();
+    return rows.map((row) => ContactRow.parse(row));
   }
 
-  inCallCount(campaignId: string): number {
-    return z.object({ n: z.number() }).parse(this.statements.inCall.get(campaignId)).n;
+  async inCallCount(campaignId: string): Promise<number> {
+    return this.inCallOn(this.db, campaignId);
   }
 
   /** Whether any contact is not done yet. */
-  hasOpenContacts(campaignId: string): boolean {
-    return this.statements.open.get(campaignId) !== undefined;
+  async hasOpenContacts(campaignId: string): Promise<boolean> {
+    // From campaign_tally (kept by triggers): a few rows, however many contacts.
+    const row = await this.db
+      .selectFrom('campaign_tally')
+      .select(sql<number>`1`.as('open'))
+      .where('campaign_id', '=', campaignId)
+      .where('status', '!=', 'done')
+      .where('n', '>', 0)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** The time zones the contacts are called in: each one's own, else `campaignZone`. They never change. */
-  zones(campaignId: string, campaignZone: string): string[] {
-    const stored = z.object({ zones: z.string().nullable() }).optional().parse(this.statements.storedZones.get(campaignId))?.zones;
-    if (stored) return z.array(z.string()).parse(JSON.parse(stored));
-    return this.statements.zones.all(campaignZone, campaignId).map((row) => z.object({ zone: z.string() }).parse(row).zone);
+  async zones(campaignId: string, campaignZone: string): Promise<string[]> {
+    const stored = await this.db.selectFrom('campaigns').select('zones').where('id', '=', campaignId).executeTakeFirst();
+    const zones = z.object({ zones: z.string().nullable() }).optional().parse(stored)?.zones;
+    if (zones) return z.array(z.string()).parse(JSON.parse(zones));
+    // Campaigns made before the zones were written at creation.
+    const rows = await this.db
+      .selectFrom('campaign_contacts')
+      .select(sql<string>`COALESCE(time_zone, ${campaignZone})`.as('zone'))
+      .distinct()
+      .where('campaign_id', '=', campaignId)
+      .execute();
+    return rows.map((row) => z.object({ zone: z.string() }).parse(row).zone);
   }
 
   /** Changes whenever a number joins the global stop list. */
-  stopListMark(): number {
-    return z.object({ mark: z.number() }).parse(this.statements.stopListMark.get()).mark;
+  async stopListMark(): Promise<number> {
+    return this.stopListMarkOn(this.db);
   }
 
   /**
    * The next contact to call: waiting, due by `now`, in one of `openZones`, not one of `passed` (by index);
    * earliest due first, then list order.
    */
-  nextDue(campaignId: string, now: number, campaignZone: string, openZones: readonly string[], passed: readonly number[] = []): StoredContact | undefined {
-    const row = this.statements.nextDue.get({
-      campaignId,
-      now,
-      zone: campaignZone,
-      openZones: JSON.stringify(openZones),
-      passed: JSON.stringify(passed),
-    });
+  async nextDue(campaignId: string, now: number, campaignZone: string, openZones: readonly string[], passed: readonly number[] = []): Promise<StoredContact | undefined> {
+    if (openZones.length === 0) return undefined;
+    // Walks the partial index in call order and stops at the first fit.
+    let query = this.db
+      .selectFrom('campaign_contacts')
+      .select(CONTACT_COLUMNS)
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where(sql<string>`COALESCE(time_zone, ${campaignZone})`, 'in', openZones);
+    if (passed.length > 0) query = query.where('idx', 'not in', passed);
+    const row = await query.orderBy('next_attempt_at').orderBy('idx').limit(1).executeTakeFirst();
     return row === undefined ? undefined : ContactRow.parse(row);
   }
 
   /** When the earliest waiting contact not yet due comes due. */
-  nextDueAfter(campaignId: string, now: number): number | undefined {
-    return z.object({ at: z.number().nullable() }).parse(this.statements.nextLater.get(campaignId, now)).at ?? undefined;
+  async nextDueAfter(campaignId: string, now: number): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('campaign_contacts')
+      .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '>', now)
+      .executeTakeFirst();
+    return At.parse(row).at ?? undefined;
   }
 
   /**
    * Every waiting contact whose number joined the global stop list after row `since` (a `stopListMark`),
    * or is one of `numbers` (normalised), ends `refused`, never called. Returns how many did.
    */
-  refuseStopped(campaignId: string, since: number, numbers: readonly string[], now: Date): number {
+  async refuseStopped(campaignId: string, since: number, numbers: readonly string[], now: Date): Promise<number> {
     const at = now.toISOString();
-    return this.db.transaction(() => {
-      let changes = this.statements.refuseStoppedSince.run({ campaignId, since, now: at }).changes;
-      if (numbers.length > 0) changes += this.statements.refuseListed.run({ campaignId, numbers: JSON.stringify(numbers), now: at }).changes;
+    return this.db.transaction().execute(async (trx) => {
+      // From the stop list's side, through the index on numbers: a look costs the rows added since the last, not the contacts.
+      const stoppedSince = await sql`UPDATE campaign_contacts ${this.byNumber()}
+        SET status = 'done', outcome = 'refused', last_error = ${NEVER_CALLED}, updated_at = ${at}
+        WHERE campaign_id = ${campaignId} AND number IN (SELECT number FROM stop_list WHERE rowid > ${since}) AND status = 'pending'`.execute(trx);
+      let changes = Number(stoppedSince.numAffectedRows ?? 0n);
+      for (const some of chunks(numbers, IN_BATCH)) {
+        const listed = await sql`UPDATE campaign_contacts ${this.byNumber()}
+          SET status = 'done', outcome = 'refused', last_error = ${NEVER_CALLED}, updated_at = ${at}
+          WHERE campaign_id = ${campaignId} AND number IN (${sql.join(some)}) AND status = 'pending'`.execute(trx);
+        changes += Number(listed.numAffectedRows ?? 0n);
+      }
       return changes;
     });
   }
 
   /** The campaign's waiting contacts have been checked against the stop list up to `mark`. */
-  setStopMark(campaignId: string, mark: number): void {
-    this.statements.setStopMark.run(mark, campaignId);
+  async setStopMark(campaignId: string, mark: number): Promise<void> {
+    await this.db.updateTable('campaigns').set({ stop_mark: mark }).where('id', '=', campaignId).execute();
   }
 
-  /** An attempt begins: the contact is `calling`, its attempt counted, and the campaign's pace clock set, in one write. */
-  startAttempt(campaignId: string, index: number, at: number, now: Date): void {
-    this.db.transaction(() => {
-      this.statements.startAttempt.run({ campaignId, index, now: now.toISOString() });
-      this.statements.setLastStart.run(at, campaignId);
-    });
+  /**
+   * An attempt begins, if it may: the contact is `calling`, its attempt counted, and the campaign's pace
+   * clock set to `at`, in one transaction that first locks the campaign's row. That lock makes the
+   * checks and the claim one step for every scheduler of this campaign — another tick, another Hotline
+   * on the same PostgreSQL: the campaign still running (a pause committed first stops it), fewer than
+   * `concurrency` contacts in a call, `paceMs` since the last start, and the contact still waiting and
+   * due (a conditional UPDATE: a contact someone else claimed is not claimed again, so never dialled twice).
+   */
+  async startAttempt(campaignId: string, index: number, limits: { at: number; concurrency: number; paceMs: number }, now: Date): Promise<AttemptStart> {
+    const { at, concurrency, paceMs } = limits;
+    return retrying(() =>
+      this.db.transaction().execute(async (trx): Promise<AttemptStart> => {
+        // The lock: an UPDATE that changes nothing but takes the row (on SQLite the transaction holds the file's write lock already).
+        const locked = await trx
+          .updateTable('campaigns')
+          .set((eb) => ({ last_started_at: eb.ref('last_started_at') }))
+          .where('id', '=', campaignId)
+          .where('state', '=', 'running')
+          .where('complete', '=', 1)
+          .executeTakeFirst();
+        if (Number(locked.numUpdatedRows) === 0) return { started: false, reason: 'not_running' };
+        const last = At.parse(await trx.selectFrom('campaigns').select('last_started_at as at').where('id', '=', campaignId).executeTakeFirstOrThrow()).at;
+        if (last !== null && last + paceMs > at) return { started: false, reason: 'pace', at: last + paceMs };
+        if ((await this.inCallOn(trx, campaignId)) >= concurrency) return { started: false, reason: 'full' };
+        const claimed = await trx
+          .updateTable('campaign_contacts')
+          .set((eb) => ({ status: 'calling', attempts: eb('attempts', '+', 1), last_error: null, last_session_id: null, updated_at: now.toISOString() }))
+          .where('campaign_id', '=', campaignId)
+          .where('idx', '=', index)
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', at)
+          .executeTakeFirst();
+        if (Number(claimed.numUpdatedRows) === 0) return { started: false, reason: 'taken' };
+        await trx.updateTable('campaigns').set({ last_started_at: at }).where('id', '=', campaignId).execute();
+        return { started: true };
+      }),
+    );
   }
 
-  tally(campaignId: string): ContactTally {
-    const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-    const tally: ContactTally = { contacts: 0, called: 0, reached: 0, pending: 0, inCall: 0, nextRetryAt: null, outcomes };
-    for (const counted of this.statements.tally.all(campaignId)) {
-      const { status, outcome, called, n } = TallyRow.parse(counted);
-      tally.contacts += n;
-      if (called) tally.called += n;
-      if (status === 'reached' || (status === 'done' && called && (outcome === 'completed' || outcome === 'refused'))) tally.reached += n;
-      if (status === 'pending') tally.pending += n;
-      if (status === 'calling' || status === 'reached') tally.inCall += n;
-      if (status === 'done' && outcome !== '') outcomes[outcome] += n;
-    }
-    tally.nextRetryAt = z.object({ at: z.number().nullable() }).parse(this.statements.nextRetry.get(campaignId)).at;
-    return tally;
+  async tally(campaignId: string): Promise<ContactTally> {
+    // Counts from campaign_tally (kept by triggers): a few rows, however many contacts.
+    const rows = await this.db.selectFrom('campaign_tally').select(['status', 'outcome', 'called', 'n']).where('campaign_id', '=', campaignId).where('n', '>', 0).execute();
+    // A waiting contact has been called before exactly when it waits for a time (a first call waits for 0): the index's first.
+    const retry = await this.db
+      .selectFrom('campaign_contacts')
+      .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '>', 0)
+      .executeTakeFirst();
+    return countTally(rows, At.parse(retry).at);
   }
 
-  contact(campaignId: string, index: number): StoredContact | undefined {
-    const row = this.statements.contact.get(campaignId, index);
+  async contact(campaignId: string, index: number): Promise<StoredContact | undefined> {
+    const row = await this.db.selectFrom('campaign_contacts').select(CONTACT_COLUMNS).where('campaign_id', '=', campaignId).where('idx', '=', index).executeTakeFirst();
     return row === undefined ? undefined : ContactRow.parse(row);
   }
 
-  updateContact(campaignId: string, index: number, change: ContactChange, now: Date): void {
-    const columns: Record<keyof ContactChange, string> = {
-      status: 'status',
-      outcome: 'outcome',
-      attempts: 'attempts',
-      nextAttemptAt: 'next_attempt_at',
-      lastSessionId: 'last_session_id',
-      lastError: 'last_error',
+  /**
+   * Changes a contact; with `from`, only while its status is one of those (a conditional UPDATE: of two
+   * events racing to settle the same attempt, one does). True when the row changed.
+   */
+  async updateContact(campaignId: string, index: number, change: ContactChange, now: Date, from?: readonly ContactStatus[]): Promise<boolean> {
+    const set = {
+      ...(change.status === undefined ? {} : { status: change.status }),
+      ...(change.outcome === undefined ? {} : { outcome: change.outcome }),
+      ...(change.attempts === undefined ? {} : { attempts: change.attempts }),
+      ...(change.nextAttemptAt === undefined ? {} : { next_attempt_at: change.nextAttemptAt }),
+      ...(change.lastSessionId === undefined ? {} : { last_session_id: change.lastSessionId }),
+      ...(change.lastError === undefined ? {} : { last_error: change.lastError }),
+      updated_at: now.toISOString(),
     };
-    const keys = (Object.keys(change) as (keyof ContactChange)[]).filter((key) => change[key] !== undefined);
-    const set = keys.map((key) => `${columns[key]} = @${key}`).join(', ');
-    const values: Record<string, unknown> = { campaignId, index, now: now.toISOString() };
-    for (const key of keys) values[key] = change[key];
-    // Few distinct column sets ever occur; better-sqlite3 caches nothing, but a prepare costs microseconds.
-    this.db.sql
-      .prepare(`UPDATE campaign_contacts SET ${set}${set ? ', ' : ''}updated_at = @now WHERE campaign_id = @campaignId AND idx = @index`)
-      .run(values);
+    return retrying(async () => {
+      let query = this.db.updateTable('campaign_contacts').set(set).where('campaign_id', '=', campaignId).where('idx', '=', index);
+      if (from) query = query.where('status', 'in', from);
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    });
   }
 
-  isStopped(number: string): boolean {
-    return this.statements.stopped.get(number) !== undefined;
+  async isStopped(number: string): Promise<boolean> {
+    const row = await this.db.selectFrom('stop_list').select('number').where('number', '=', number).executeTakeFirst();
+    return row !== undefined;
   }
 
   /** `number` normalised, as every number compared with the list is. */
-  addToStopList(number: string, reason: string, now: Date): void {
-    this.statements.addStop.run(number, reason, now.toISOString());
+  async addToStopList(number: string, reason: string, now: Date): Promise<void> {
+    await this.db
+      .insertInto('stop_list')
+      .values({ number, reason, added_at: now.toISOString() })
+      .onConflict((oc) => oc.column('number').doNothing())
+      .execute();
   }
 
   /**
    * Rewrites the stop list's rows written before numbers were normalised (`0049…`, a national `0151…`)
    * as `normalise` says; a row it cannot read (undefined) is kept as it is. Returns those kept.
    */
-  normaliseStopList(normalise: (number: string) => string | undefined): string[] {
+  async normaliseStopList(normalise: (number: string) => string | undefined): Promise<string[]> {
     const kept: string[] = [];
     const Row = z.object({ number: z.string(), reason: z.string(), added_at: z.string() });
-    this.db.transaction(() => {
-      for (const row of this.statements.unnormalisedStops.all().map((r) => Row.parse(r))) {
+    await this.db.transaction().execute(async (trx) => {
+      // Anything but E.164 digits: rows written before numbers were normalised. GLOB is SQLite's; PostgreSQL has regular expressions.
+      const notDigits: Expression<SqlBool> =
+        this.store.dialect === 'sqlite' ? sql<SqlBool>`(number NOT GLOB '[1-9]*' OR number GLOB '*[^0-9]*')` : sql<SqlBool>`number !~ '^[1-9][0-9]*$'`;
+      const rows = await trx.selectFrom('stop_list').select(['number', 'reason', 'added_at']).where(notDigits).execute();
+      for (const row of rows.map((r) => Row.parse(r))) {
         const number = normalise(row.number);
         if (number === undefined || number === row.number) {
           kept.push(row.number);
           continue;
         }
-        this.statements.addStop.run(number, row.reason, row.added_at);
-        this.statements.deleteStop.run(row.number);
+        await trx
+          .insertInto('stop_list')
+          .values({ number, reason: row.reason, added_at: row.added_at })
+          .onConflict((oc) => oc.column('number').doNothing())
+          .execute();
+        await trx.deleteFrom('stop_list').where('number', '=', row.number).execute();
       }
     });
     return kept;
+  }
+
+  private async inCallOn(db: Db, campaignId: string): Promise<number> {
+    const row = await db
+      .selectFrom('campaign_tally')
+      .select(sql<number>`COALESCE(SUM(n), 0)`.as('n'))
+      .where('campaign_id', '=', campaignId)
+      .where('status', 'in', ['calling', 'reached'])
+      .executeTakeFirst();
+    return Count.parse(row).n;
+  }
+
+  /** Rows are only ever added: the highest rowid changes exactly when the list grows (PostgreSQL's table has a rowid column for this). */
+  private async stopListMarkOn(db: Db): Promise<number> {
+    const { rows } = await sql<{ mark: number }>`SELECT COALESCE(MAX(rowid), 0) AS mark FROM stop_list`.execute(db);
+    return z.object({ mark: z.number() }).parse(rows[0]).mark;
+  }
+
+  /** SQLite is told to find a campaign's contacts by number (its planner would take the index on status); PostgreSQL's planner chooses well. */
+  private byNumber() {
+    return this.store.dialect === 'sqlite' ? sql.raw('INDEXED BY campaign_contacts_number') : sql.raw('');
   }
 }
