@@ -89,6 +89,7 @@ export function announceStartup(logger: Logger, config: Config, listening: Liste
       model: config.llm.model,
       promptsDir: config.promptsDir,
       transcriptsDir: config.transcriptsDir,
+      store: config.databaseUrl ? `postgres ${redactUrlCredentials(config.databaseUrl)}` : `sqlite ${config.databaseFile}`,
     },
     listeningMessage(config, listening.port, urls),
   );
