@@ -127,56 +127,52 @@ function renderStore(store: StoreBenchResult): string[] {
   const out: string[] = ['', '7. Store: Hotline writing its calls as they happen, on SQLite and PostgreSQL'];
   out.push(`   ${store.note}`);
   const label = (f: StoreFigures): string => `${STORE_LABELS[f.store]}${f.hotlineNice !== undefined && f.hotlineNice !== 0 ? ` (Hotline nice ${f.hotlineNice})` : ''}`;
-  const withFirstSpeak = store.stores.filter((f) => f.firstSpeak || f.skipped);
+  const withFirstSpeak = store.stores.filter((f) => f.firstSpeak);
   if (withFirstSpeak.length > 0) {
     out.push('   first-speak overhead, completing LLM token written → speak left Hotline (ms):');
     out.push(
       ...table(
         ['store', 'calls', 'turns', 'speaks', 'p50', 'p90', 'p99', 'max', 'late', 'timed out', 'loop p99', 'busy', 'run s'],
         withFirstSpeak.flatMap((f): (string | number)[][] =>
-          f.skipped
-            ? [[STORE_LABELS[f.store], f.skipped, '', '', '', '', '', '', '', '', '', '', '']]
-            : (f.firstSpeak ?? []).map((l) => [
-                label(f),
-                l.calls,
-                l.turns,
-                l.speaks,
-                formatMs(l.overheadMs.p50),
-                formatMs(l.overheadMs.p90),
-                formatMs(l.overheadMs.p99),
-                formatMs(l.overheadMs.max),
-                l.lateSpeaks,
-                l.timedOut,
-                formatMs(l.eventLoop.p99Ms),
-                `${(l.eventLoop.utilization * 100).toFixed(0)} %`,
-                l.durationS.toFixed(1),
-              ]),
+          (f.firstSpeak ?? []).map((l) => [
+            label(f),
+            l.calls,
+            l.turns,
+            l.speaks,
+            formatMs(l.overheadMs.p50),
+            formatMs(l.overheadMs.p90),
+            formatMs(l.overheadMs.p99),
+            formatMs(l.overheadMs.max),
+            l.lateSpeaks,
+            l.timedOut,
+            formatMs(l.eventLoop.p99Ms),
+            `${(l.eventLoop.utilization * 100).toFixed(0)} %`,
+            l.durationS.toFixed(1),
+          ]),
         ),
       ),
     );
   }
-  const withWriter = store.stores.filter((f) => f.writer || f.skipped);
+  const withWriter = store.stores.filter((f) => f.writer);
   if (withWriter.length > 0) {
     out.push('   calls stored per second by the call writer (in the bench process, an empty store):');
     out.push(
       ...table(
         ['store', 'mode', 'calls', 'records', 'rows written', 's', 'calls/s', 'rows/s', 'backlog peak', 'stored', 'failed writes'],
         withWriter.flatMap((f): (string | number)[][] =>
-          f.skipped
-            ? [[STORE_LABELS[f.store], f.skipped, '', '', '', '', '', '', '', '', '']]
-            : (f.writer ?? []).map((w) => [
-                STORE_LABELS[f.store],
-                w.mode === 'ended' ? 'final only' : 'as they happen',
-                w.calls,
-                w.records,
-                w.writes,
-                w.seconds.toFixed(2),
-                w.callsPerSecond.toFixed(0),
-                w.writesPerSecond.toFixed(0),
-                w.backlogPeak,
-                `${w.stored}${w.timedOut ? ' (timed out)' : ''}`,
-                w.failedWrites,
-              ]),
+          (f.writer ?? []).map((w) => [
+            STORE_LABELS[f.store],
+            w.mode === 'ended' ? 'final only' : 'as they happen',
+            w.calls,
+            w.records,
+            w.writes,
+            w.seconds.toFixed(2),
+            w.callsPerSecond.toFixed(0),
+            w.writesPerSecond.toFixed(0),
+            w.backlogPeak,
+            `${w.stored}${w.timedOut ? ' (timed out)' : ''}`,
+            w.failedWrites,
+          ]),
         ),
       ),
     );
@@ -187,6 +183,7 @@ function renderStore(store: StoreBenchResult): string[] {
       '   (sampled every 10 records); stored = ended calls in the table afterwards.',
     );
   }
+  for (const f of store.stores) if (f.skipped) out.push(`   ${STORE_LABELS[f.store]}: ${f.skipped}`);
   return out;
 }
 
