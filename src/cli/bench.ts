@@ -217,8 +217,8 @@ const storeOptions: StoreBenchOptions = {
   writerCalls: storeCalls,
   levels: [1, 100],
   turnsFor,
-  // A fresh Hotline per store: shorter than the main warm-up, enough for the JIT to have compiled the call path.
-  warmUp: { calls: 20, turns: quick ? 3 : 5 },
+  // A fresh Hotline per store, warmed up as the main one is: its figures compare with section 1's.
+  warmUp: { calls: quick ? 20 : 50, turns: quick ? 5 : 10 },
   talk,
   fixture: { ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority },
   progress,
