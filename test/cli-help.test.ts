@@ -15,9 +15,10 @@ const COMMANDS = [
   { name: 'start', file: 'src/main.ts' },
 ] as const;
 
-/** Malformed values of numeric options: refused before any work, like an unknown option. */
+/** Malformed values of numeric options (and of a URL option): refused before any work, like an unknown option. */
 const BAD_NUMBERS = [
   { name: 'bench', file: 'src/cli/bench.ts', args: ['--calls', 'abc'], flag: '--calls' },
+  { name: 'bench', file: 'src/cli/bench.ts', args: ['--postgres', 'mysql://127.0.0.1/hotline'], flag: '--postgres' },
   { name: 'soak', file: 'src/cli/soak.ts', args: ['--minutes', 'x'], flag: '--minutes' },
 ] as const;
 

@@ -30,6 +30,8 @@ export class HotlineThread {
     readonly port: number,
     /** Worker time + shift = this thread's time. */
     private readonly shift: number,
+    /** The nice value Hotline's thread runs at (undefined where it cannot be read). */
+    readonly nice: number | undefined,
   ) {
     worker.on('message', (message: HotlineWorkerMessage) => {
       if (message.kind === 'ready') return;
@@ -42,8 +44,9 @@ export class HotlineThread {
     worker.on('exit', (code) => this.fail(new Error(`Hotline thread exited with code ${code}`)));
   }
 
-  static async start(env: Record<string, string>): Promise<HotlineThread> {
-    const data: HotlineWorkerData = { role: 'hotline-bench-hotline', env };
+  /** `nice`: the priority the thread takes back if it is born lower (see takeNice). */
+  static async start(env: Record<string, string>, nice?: number): Promise<HotlineThread> {
+    const data: HotlineWorkerData = { role: 'hotline-bench-hotline', env, nice };
     const worker = spawnWorker('hotline-worker', data);
     const ready = await new Promise<Extract<HotlineWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       const onExit = (code: number): void => reject(new Error(`Hotline thread exited with code ${code} while starting`));
@@ -57,7 +60,7 @@ export class HotlineThread {
         resolve(message);
       });
     });
-    return new HotlineThread(worker, ready.url, ready.wsUrl, ready.port, clockOffset() - ready.clockOffset);
+    return new HotlineThread(worker, ready.url, ready.wsUrl, ready.port, clockOffset() - ready.clockOffset, ready.nice);
   }
 
   /** Starts recording speaks leaving Hotline and barge-ins entering it. */

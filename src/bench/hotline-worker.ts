@@ -17,11 +17,14 @@ import { startHotline } from '../server.js';
 import { clockOffset, now } from './clock.js';
 import { probeCore } from './core-probe.js';
 import { forcedGc, settleHeap } from './gc.js';
+import { takeNice } from './priority.js';
 
 export interface HotlineWorkerData {
   /** Marks the thread as this worker: importing the module anywhere else starts nothing. */
   role: 'hotline-bench-hotline';
   env: Record<string, string>;
+  /** The nice value Hotline's thread should run at (see takeNice): the bench's own before its callers gave way. */
+  nice?: number | undefined;
 }
 
 /** What a probe saw, in this thread's clock. */
@@ -65,11 +68,13 @@ export interface HotlineResults {
 }
 
 export type HotlineWorkerMessage =
-  | { kind: 'ready'; url: string; wsUrl: string; port: number; clockOffset: number }
+  | { kind: 'ready'; url: string; wsUrl: string; port: number; clockOffset: number; nice: number | undefined }
   | { kind: 'answer'; id: number; result: HotlineResults[HotlineCommand['kind']] }
   | { kind: 'failed'; id: number; message: string };
 
 async function main(port: NonNullable<typeof parentPort>, data: HotlineWorkerData): Promise<void> {
+  // Before Hotline starts: the threads it starts (the SQLite store's) are born with this one's priority.
+  const nice = takeNice(data.nice);
   const hotline = await startHotline(loadConfig(data.env), pino({ level: 'silent' }), { watchPrompts: false, env: data.env });
 
   let records: ProbeRecords | undefined;
@@ -174,6 +179,7 @@ async function main(port: NonNullable<typeof parentPort>, data: HotlineWorkerDat
     wsUrl: hotline.wsUrl,
     port: hotline.port,
     clockOffset: clockOffset(),
+    nice,
   } satisfies HotlineWorkerMessage);
 }
 

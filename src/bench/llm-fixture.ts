@@ -13,7 +13,7 @@ import { clockOffset, now } from './clock.js';
 import { HotlineThread } from './hotline-thread.js';
 import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
-import { yieldCpuToHotline } from './priority.js';
+import { startingNice, yieldCpuToHotline } from './priority.js';
 import { DASHBOARD_TOKEN, seedCalls } from './dashboard-load.js';
 import { spawnWorker } from './spawn-worker.js';
 
@@ -50,6 +50,8 @@ export interface FixtureOptions {
   yieldCpu: boolean;
   /** Ended calls written to Hotline's database before it starts, and the dashboard turned on (0: neither). */
   storedCalls?: number;
+  /** More of Hotline's environment, over the bench's own: DATABASE_FILE or DATABASE_URL, to run it on another store. */
+  env?: Readonly<Record<string, string>>;
 }
 
 interface LlmSide {
@@ -97,7 +99,8 @@ export class BenchFixture {
       // The idle callers' process exits without closing its sockets: their calls must end then, not wait
       // for a reconnect and all end at once in the middle of the next phase.
       WS_RECONNECT_GRACE_MS: '0',
-    });
+      ...options.env,
+    }, startingNice());
     // After Hotline's thread has started: a thread is born with its creator's priority.
     if (options.yieldCpu) fixture.callersNice = yieldCpuToHotline();
     return fixture;

@@ -21,3 +21,36 @@ export function yieldCpuToHotline(): number | undefined {
     return undefined;
   }
 }
+
+/** The nice value this thread had when the bench started, before any giving way. */
+const STARTING_NICE = ((): number | undefined => {
+  try {
+    return getPriority();
+  } catch {
+    return undefined;
+  }
+})();
+
+/** The nice value the main thread had before it gave way: what a Hotline thread started later should run at. */
+export function startingNice(): number | undefined {
+  return STARTING_NICE;
+}
+
+/**
+ * A Hotline thread started after the callers' thread gave way is born with their lowest priority:
+ * it takes `nice` back (which needs the privilege to raise a priority; root has it). Returns the
+ * nice value the thread runs at.
+ */
+export function takeNice(nice: number | undefined): number | undefined {
+  try {
+    if (nice !== undefined && getPriority() > nice) setPriority(nice);
+    return getPriority();
+  } catch {
+    // Not allowed: the thread keeps the priority it was born with, and the figures say so.
+    try {
+      return getPriority();
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -5,6 +5,7 @@ import type { CapacityResult } from './capacity.js';
 import type { FirstSpeakLevel } from './first-speak.js';
 import { formatMs, type Summary } from './stats.js';
 import type { DashboardResult } from './dashboard-load.js';
+import type { StoreBenchResult, StoreFigures, StoreName } from './store-bench.js';
 import type { WebhookResult } from './webhook.js';
 
 export interface Machine {
@@ -60,6 +61,8 @@ export interface BenchResults {
   webhook?: WebhookResult;
   /** With --dashboard-calls: the history page's time, alone and while the calls above ran, and the live stream. */
   dashboard?: { idle: DashboardResult; underLoad: DashboardResult };
+  /** The store phase: first-speak overhead and calls stored per second, on SQLite and PostgreSQL. */
+  store?: StoreBenchResult;
   targets: Target[];
 }
 
@@ -107,8 +110,81 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): Target[
       '',
     ),
     judge('memory per idle call (RSS)', results.capacity?.memory?.rssKbPerCall, 50, 'KB'),
+    ...(results.store?.stores ?? []).flatMap((figures) => {
+      const onStore = (calls: number): FirstSpeakLevel | undefined => figures.firstSpeak?.find((l) => l.calls === calls);
+      return [
+        judge(`first-speak overhead p50, 1 call, Hotline on ${STORE_LABELS[figures.store]}`, onStore(1)?.overheadMs.p50, 1, 'ms'),
+        judge(`first-speak overhead p99, 100 calls, Hotline on ${STORE_LABELS[figures.store]}`, onStore(100)?.overheadMs.p99, 5, 'ms'),
+      ];
+    }),
   ];
   return targets.filter((t): t is Target => t !== undefined);
+}
+
+const STORE_LABELS: Record<StoreName, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+function renderStore(store: StoreBenchResult): string[] {
+  const out: string[] = ['', '7. Store: Hotline writing its calls as they happen, on SQLite and PostgreSQL'];
+  out.push(`   ${store.note}`);
+  const label = (f: StoreFigures): string => `${STORE_LABELS[f.store]}${f.hotlineNice !== undefined && f.hotlineNice !== 0 ? ` (Hotline nice ${f.hotlineNice})` : ''}`;
+  const withFirstSpeak = store.stores.filter((f) => f.firstSpeak);
+  if (withFirstSpeak.length > 0) {
+    out.push('   first-speak overhead, completing LLM token written → speak left Hotline (ms):');
+    out.push(
+      ...table(
+        ['store', 'calls', 'turns', 'speaks', 'p50', 'p90', 'p99', 'max', 'late', 'timed out', 'loop p99', 'busy', 'run s'],
+        withFirstSpeak.flatMap((f): (string | number)[][] =>
+          (f.firstSpeak ?? []).map((l) => [
+            label(f),
+            l.calls,
+            l.turns,
+            l.speaks,
+            formatMs(l.overheadMs.p50),
+            formatMs(l.overheadMs.p90),
+            formatMs(l.overheadMs.p99),
+            formatMs(l.overheadMs.max),
+            l.lateSpeaks,
+            l.timedOut,
+            formatMs(l.eventLoop.p99Ms),
+            `${(l.eventLoop.utilization * 100).toFixed(0)} %`,
+            l.durationS.toFixed(1),
+          ]),
+        ),
+      ),
+    );
+  }
+  const withWriter = store.stores.filter((f) => f.writer);
+  if (withWriter.length > 0) {
+    out.push('   calls stored per second by the call writer (in the bench process, an empty store):');
+    out.push(
+      ...table(
+        ['store', 'mode', 'calls', 'records', 'rows written', 's', 'calls/s', 'rows/s', 'backlog peak', 'stored', 'failed writes'],
+        withWriter.flatMap((f): (string | number)[][] =>
+          (f.writer ?? []).map((w) => [
+            STORE_LABELS[f.store],
+            w.mode === 'ended' ? 'final only' : 'as they happen',
+            w.calls,
+            w.records,
+            w.writes,
+            w.seconds.toFixed(2),
+            w.callsPerSecond.toFixed(0),
+            w.writesPerSecond.toFixed(0),
+            w.backlogPeak,
+            `${w.stored}${w.timedOut ? ' (timed out)' : ''}`,
+            w.failedWrites,
+          ]),
+        ),
+      ),
+    );
+    out.push(
+      '   final only = each call\'s final record; as they happen = all calls in progress at once, each handing a record at',
+      '   its start, one per turn (6) and its final one, round by round. rows written < records: a newer record of a call',
+      '   replaced one still waiting (one row per call waits at a time). backlog peak = most calls waiting for the database',
+      '   (sampled every 10 records); stored = ended calls in the table afterwards.',
+    );
+  }
+  for (const f of store.stores) if (f.skipped) out.push(`   ${STORE_LABELS[f.store]}: ${f.skipped}`);
+  return out;
 }
 
 function row(cells: (string | number)[], widths: number[]): string {
@@ -308,6 +384,8 @@ export function render(results: BenchResults): string {
         : '   first paint: not measured (no Chromium installed)',
     );
   }
+
+  if (results.store) out.push(...renderStore(results.store));
 
   if (results.targets.length > 0) {
     out.push('', 'Targets');

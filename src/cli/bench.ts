@@ -25,24 +25,27 @@ import { now } from '../bench/clock.js';
 import { BenchFixture } from '../bench/llm-fixture.js';
 import { evaluateTargets, firstSpeakNote, machine, render, type BenchResults } from '../bench/report.js';
 import { parseCounts } from '../bench/stats.js';
+import { DEFAULT_POSTGRES_ADMIN_URL, measureFirstSpeakOnStores, measureWriters, type StoreBenchOptions, type StoreBenchResult } from '../bench/store-bench.js';
 import { warmUp } from '../bench/warm-up.js';
+import { describePostgresUrl } from '../store/postgres/postgres-dialect.js';
 import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../command-line.js';
 
-const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook'] as const;
+const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store'] as const;
 type Phase = (typeof PHASES)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
 
 Benchmarks Hotline on a thread of its own against a scripted OpenAI-compatible LLM server, with
 callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1, and prints a
-table of first-speak overhead, barge-in latency, capacity and webhook throughput. A full run takes
-about 3½ minutes on 2 cores, --quick about 40 s; the run gives up after 15 minutes (exit 3).
+table of first-speak overhead, barge-in latency, capacity, webhook throughput and the store's
+figures on SQLite and PostgreSQL. A full run takes about 6 minutes on 2 cores, --quick about 1½;
+the run gives up after 15 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
-  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook (default: all)
+  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread)
   --same-priority           the callers and the LLM server keep Hotline's CPU priority
@@ -65,6 +68,9 @@ Phases:
   --event-loop-calls <n>    capacity: calls talking while the event-loop delay is measured (default 500 [100])
   --ladder-budget-s <s>     capacity: time for the ladder of talking calls (default 90 [6])
   --webhook-seconds <s>     webhook: how long to drive it (default 5 [1])
+  --store-calls <n>         store: calls handed to the call writer per run (default 2000 [300])
+  --postgres <admin url>    store: the PostgreSQL server to create a database on for each run, dropped after; a server
+                            that does not answer skips PostgreSQL (default ${DEFAULT_POSTGRES_ADMIN_URL})
   --dashboard-calls <n>     store this many ended calls first and keep the dashboard busy while the phases
                             run: its live view open, a history page every 250 ms (default 0: no dashboard)
 
@@ -94,13 +100,15 @@ const BENCH = command({
     'event-loop-calls': { type: 'string' },
     'ladder-budget-s': { type: 'string' },
     'webhook-seconds': { type: 'string' },
+    'store-calls': { type: 'string' },
+    postgres: { type: 'string' },
     'dashboard-calls': { type: 'string' },
     seed: { type: 'string' },
   },
 });
 
 type BenchValues = CommandLine<typeof BENCH.options, false>['values'];
-type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help'>;
+type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres'>;
 
 /** Every setting of the run, checked before anything starts; throws UsageError. */
 function benchSettings(values: BenchValues) {
@@ -129,6 +137,8 @@ function benchSettings(values: BenchValues) {
     eventLoopCalls: count('event-loop-calls', 500, 100),
     ladderBudgetS: number('ladder-budget-s', 90, 6),
     webhookSeconds: number('webhook-seconds', 5, 1),
+    storeCalls: count('store-calls', 2000, 300),
+    postgresAdminUrl: postgresUrlFrom(values.postgres),
     dashboardCalls: count('dashboard-calls', 0),
     llmThread: values['llm-thread'],
     samePriority: values['same-priority'],
@@ -143,6 +153,12 @@ function phasesFrom(only: string | undefined): Set<Phase> {
     phases.add(name as Phase);
   }
   return phases;
+}
+
+function postgresUrlFrom(value: string | undefined): string {
+  if (value === undefined) return DEFAULT_POSTGRES_ADMIN_URL;
+  if (!/^postgres(ql)?:\/\/./.test(value)) throw new UsageError(`--postgres: "${value}" is not a PostgreSQL URL, e.g. ${DEFAULT_POSTGRES_ADMIN_URL}`);
+  return value;
 }
 
 function levelsFrom(calls: string): number[] {
@@ -172,6 +188,8 @@ const {
   eventLoopCalls,
   ladderBudgetS,
   webhookSeconds,
+  storeCalls,
+  postgresAdminUrl,
   dashboardCalls,
   llmThread,
   samePriority,
@@ -193,9 +211,18 @@ const progress = (message: string): void => {
 
 const startedAt = now();
 const startedIso = new Date().toISOString();
-if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
-const fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority, storedCalls: dashboardCalls });
 const talk = { openPerSecond, thinkMs, msPerChar, seed, turnTimeoutMs };
+const storeOptions: StoreBenchOptions = {
+  postgresAdminUrl,
+  writerCalls: storeCalls,
+  levels: [1, 100],
+  turnsFor,
+  // A fresh Hotline per store, warmed up as the main one is: its figures compare with section 1's.
+  warmUp: { calls: quick ? 20 : 50, turns: quick ? 5 : 10 },
+  talk,
+  fixture: { ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority },
+  progress,
+};
 
 let firstSpeak: FirstSpeakLevel[] | undefined;
 let bargeIn: BargeInResult | undefined;
@@ -204,108 +231,123 @@ let capacity: CapacityResult | undefined;
 let webhook: WebhookResult | undefined;
 let dashboard: BenchResults['dashboard'];
 let viewer: DashboardViewer | undefined;
+let store: StoreBenchResult | undefined;
+let fixture: BenchFixture | undefined;
 
-try {
-  const capacityOptions: CapacityOptions = {
-    idleCalls,
-    openPerSecond: quick ? 1000 : 500,
-    talk: { ...talk, turns: quick ? 1 : 3 },
-    targetTalking,
-    eventLoopCalls,
-    ladderStart: quick ? 50 : 100,
-    ladderLimitMs: 10,
-    ladderBudgetS,
-  };
+// First, while no Hotline thread runs and this thread has not given way to one: the writer's figures.
+const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
 
-  if (phases.has('capacity')) {
-    // Memory first, on a heap the other phases have not grown yet.
-    progress(`capacity: opening ${idleCalls} idle calls for the memory measurement`);
-    const { memory, idle } = await measureMemory(fixture, capacityOptions);
-    try {
+if ([...phases].some((phase) => phase !== 'store') || dashboardCalls > 0) {
+  if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
+  fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority, storedCalls: dashboardCalls });
+  await runMainPhases(fixture);
+}
+if (writerFigures) store = await measureFirstSpeakOnStores(storeOptions, writerFigures);
+
+/** The phases on the bench's main Hotline (all but the store's). */
+async function runMainPhases(fixture: BenchFixture): Promise<void> {
+  try {
+    const capacityOptions: CapacityOptions = {
+      idleCalls,
+      openPerSecond: quick ? 1000 : 500,
+      talk: { ...talk, turns: quick ? 1 : 3 },
+      targetTalking,
+      eventLoopCalls,
+      ladderStart: quick ? 50 : 100,
+      ladderLimitMs: 10,
+      ladderBudgetS,
+    };
+
+    if (phases.has('capacity')) {
+      // Memory first, on a heap the other phases have not grown yet.
+      progress(`capacity: opening ${idleCalls} idle calls for the memory measurement`);
+      const { memory, idle } = await measureMemory(fixture, capacityOptions);
+      try {
+        progress('warming up');
+        await warmUp(fixture, { calls: quick ? 20 : 50, turns: quick ? 5 : 10, seed });
+        progress(`capacity: ${targetTalking} calls talking among ${idleCalls} open`);
+        const target = await measureTarget(fixture, idle, capacityOptions);
+        capacity = { memory, target: target.level, targetOpen: target.open, eventLoop: undefined, ladder: [], maxTalkingUnderLimit: 0, ladderStop: 'not run' };
+      } finally {
+        await idle.close();
+      }
+    } else {
       progress('warming up');
       await warmUp(fixture, { calls: quick ? 20 : 50, turns: quick ? 5 : 10, seed });
-      progress(`capacity: ${targetTalking} calls talking among ${idleCalls} open`);
-      const target = await measureTarget(fixture, idle, capacityOptions);
-      capacity = { memory, target: target.level, targetOpen: target.open, eventLoop: undefined, ladder: [], maxTalkingUnderLimit: 0, ladderStop: 'not run' };
-    } finally {
-      await idle.close();
     }
-  } else {
-    progress('warming up');
-    await warmUp(fixture, { calls: quick ? 20 : 50, turns: quick ? 5 : 10, seed });
-  }
 
-  let idleDashboard: DashboardResult | undefined;
-  if (dashboardCalls > 0) {
-    progress('dashboard: history pages with no call running');
-    idleDashboard = await DashboardViewer.measureIdle(fixture.hotline.url, dashboardCalls, 40);
-    progress('dashboard: the live view open and a history page every 250 ms from now on');
-    viewer = await DashboardViewer.start(fixture.hotline.url, dashboardCalls);
-  }
-
-  if (phases.has('first-speak')) {
-    firstSpeak = [];
-    for (const calls of levels) {
-      progress(`first-speak: ${calls} calls × ${turnsFor(calls)} turns`);
-      firstSpeak.push(await measureLevel(fixture, { ...talk, calls, turns: turnsFor(calls), idPrefix: `fs${calls}` }));
+    let idleDashboard: DashboardResult | undefined;
+    if (dashboardCalls > 0) {
+      progress('dashboard: history pages with no call running');
+      idleDashboard = await DashboardViewer.measureIdle(fixture.hotline.url, dashboardCalls, 40);
+      progress('dashboard: the live view open and a history page every 250 ms from now on');
+      viewer = await DashboardViewer.start(fixture.hotline.url, dashboardCalls);
     }
-  }
 
-  if (phases.has('barge-in')) {
-    // The same at low load first: the floor of the abort latency, for comparison.
-    const lowCalls = quick ? 3 : 10;
-    const lowPerCall = quick ? 3 : 10;
-    progress(`barge-in: ${lowCalls * lowPerCall} interruptions over ${lowCalls} calls`);
-    bargeInLowLoad = await runBargeIns(fixture, {
-      trials: lowCalls * lowPerCall,
-      calls: lowCalls,
-      trialsPerCall: lowPerCall,
-      openPerSecond,
-      msPerChar,
-      tokenDelayMs,
-      seed,
-      idPrefix: 'barge-low',
-    });
-    progress(`barge-in: ${bargeIns} interruptions over ${bargeInCalls} calls`);
-    bargeIn = await runBargeIns(fixture, {
-      trials: bargeIns,
-      calls: bargeInCalls,
-      trialsPerCall: 10,
-      openPerSecond,
-      msPerChar,
-      tokenDelayMs,
-      seed,
-      idPrefix: 'barge',
-    });
-  }
+    if (phases.has('first-speak')) {
+      firstSpeak = [];
+      for (const calls of levels) {
+        progress(`first-speak: ${calls} calls × ${turnsFor(calls)} turns`);
+        firstSpeak.push(await measureLevel(fixture, { ...talk, calls, turns: turnsFor(calls), idPrefix: `fs${calls}` }));
+      }
+    }
 
-  if (viewer && idleDashboard) {
-    dashboard = { idle: idleDashboard, underLoad: await viewer.stop() };
-    viewer = undefined;
-  }
+    if (phases.has('barge-in')) {
+      // The same at low load first: the floor of the abort latency, for comparison.
+      const lowCalls = quick ? 3 : 10;
+      const lowPerCall = quick ? 3 : 10;
+      progress(`barge-in: ${lowCalls * lowPerCall} interruptions over ${lowCalls} calls`);
+      bargeInLowLoad = await runBargeIns(fixture, {
+        trials: lowCalls * lowPerCall,
+        calls: lowCalls,
+        trialsPerCall: lowPerCall,
+        openPerSecond,
+        msPerChar,
+        tokenDelayMs,
+        seed,
+        idPrefix: 'barge-low',
+      });
+      progress(`barge-in: ${bargeIns} interruptions over ${bargeInCalls} calls`);
+      bargeIn = await runBargeIns(fixture, {
+        trials: bargeIns,
+        calls: bargeInCalls,
+        trialsPerCall: 10,
+        openPerSecond,
+        msPerChar,
+        tokenDelayMs,
+        seed,
+        idPrefix: 'barge',
+      });
+    }
 
-  if (capacity) {
-    progress(`capacity: event-loop delay with ${eventLoopCalls} calls talking`);
-    capacity.eventLoop = await measureEventLoop(fixture, capacityOptions);
-    progress('capacity: talking calls ladder');
-    Object.assign(capacity, await climbLadder(fixture, capacityOptions));
-  }
+    if (viewer && idleDashboard) {
+      dashboard = { idle: idleDashboard, underLoad: await viewer.stop() };
+      viewer = undefined;
+    }
 
-  if (phases.has('webhook')) {
-    progress('webhook');
-    webhook = await runWebhook(fixture, {
-      loops: 16,
-      durationMs: webhookSeconds * 1000,
-      sessions: quick ? 4 : 20,
-      turns: quick ? 2 : 5,
-      msPerChar: 2,
-      thinkMs: 200,
-      seed,
-    });
+    if (capacity) {
+      progress(`capacity: event-loop delay with ${eventLoopCalls} calls talking`);
+      capacity.eventLoop = await measureEventLoop(fixture, capacityOptions);
+      progress('capacity: talking calls ladder');
+      Object.assign(capacity, await climbLadder(fixture, capacityOptions));
+    }
+
+    if (phases.has('webhook')) {
+      progress('webhook');
+      webhook = await runWebhook(fixture, {
+        loops: 16,
+        durationMs: webhookSeconds * 1000,
+        sessions: quick ? 4 : 20,
+        turns: quick ? 2 : 5,
+        msPerChar: 2,
+        thinkMs: 200,
+        seed,
+      });
+    }
+  } finally {
+    await viewer?.stop();
+    await fixture.close();
   }
-} finally {
-  await viewer?.stop();
-  await fixture.close();
 }
 
 const partial: Omit<BenchResults, 'targets'> = {
@@ -315,7 +357,7 @@ const partial: Omit<BenchResults, 'targets'> = {
     only: [...phases].join(','),
     llmThread,
     // The callers' (and LLM server's) CPU priority as a nice value: 19 when they gave way to Hotline.
-    callersNice: fixture.callersNice ?? 'same',
+    callersNice: fixture?.callersNice ?? store?.callersNice ?? 'same',
     ttftMs,
     tokensPerSecond,
     tokenDelayMs: Number(tokenDelayMs.toFixed(2)),
@@ -330,16 +372,19 @@ const partial: Omit<BenchResults, 'targets'> = {
     eventLoopCalls,
     ladderBudgetS,
     webhookSeconds,
+    storeCalls,
+    postgres: describePostgresUrl(postgresAdminUrl),
     dashboardCalls,
   },
   startedAt: startedIso,
   durationS: (now() - startedAt) / 1000,
-  ...(firstSpeak ? { firstSpeak: { note: firstSpeakNote(fixture.callersNice), levels: firstSpeak } } : {}),
+  ...(firstSpeak ? { firstSpeak: { note: firstSpeakNote(fixture?.callersNice), levels: firstSpeak } } : {}),
   ...(bargeIn ? { bargeIn } : {}),
   ...(bargeInLowLoad ? { bargeInLowLoad } : {}),
   ...(capacity ? { capacity } : {}),
   ...(webhook ? { webhook } : {}),
   ...(dashboard ? { dashboard } : {}),
+  ...(store ? { store } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 // The file first: a reader that stops early (`| head`) ends the run as soon as the table is printed.
