@@ -12,6 +12,8 @@ import { seedCalls } from '../src/bench/dashboard-load.js';
 import { openStore } from '../src/store/store.js';
 import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
 import { startCli } from './helpers/cli.js';
+import { Readable, Writable } from 'node:stream';
+import { runDbCli } from '../src/cli/db.js';
 import { freshStoreLocation, postgresReachable, type TestStoreLocation } from './helpers/stores.js';
 
 const cleanups: (() => unknown)[] = [];
@@ -25,21 +27,36 @@ async function folder(): Promise<string> {
   return dir;
 }
 
+/** As a user runs it: a child process in a folder without .env. Each start compiles for seconds: kept for the move itself. */
 async function db(args: string[], env: Record<string, string>): Promise<{ code: number | string; out: string; err: string }> {
   const cli = startCli('src/cli/db.ts', args, { env });
   const code = await cli.exited;
   return { code, out: cli.lines.join('\n'), err: cli.stderr() };
 }
 
+/** The same command in this process: its lines and exit code, with only `env` for configuration. */
+async function dbHere(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const stdout = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      out += chunk.toString();
+      done();
+    },
+  });
+  const code = await runDbCli(args, env, { stdout, stderr: { write: (text: string) => ((err += text), true) }, stdin: Readable.from([]) });
+  return { code, out: out.trimEnd(), err };
+}
+
 test('--help says every command; a bad command line exits 2 with one line that points at --help', async () => {
   const dir = await folder();
-  const help = await db(['--help'], { TRANSCRIPTS_DIR: dir });
+  const help = await dbHere(['--help'], { TRANSCRIPTS_DIR: dir });
   expect(help.code).toBe(0);
   for (const command of ['migrate', 'status', 'export', 'import']) expect(help.out).toContain(command);
-  const unknown = await db(['frob'], { TRANSCRIPTS_DIR: dir });
+  const unknown = await dbHere(['frob'], { TRANSCRIPTS_DIR: dir });
   expect(unknown.code).toBe(2);
   expect(unknown.err.trim()).toBe('db: unknown command "frob": use migrate, status, export, import. See `npm run db -- --help`.');
-  const misplaced = await db(['status', '--out', 'x'], { TRANSCRIPTS_DIR: dir });
+  const misplaced = await dbHere(['status', '--out', 'x'], { TRANSCRIPTS_DIR: dir });
   expect(misplaced.code).toBe(2);
   expect(misplaced.err).toContain('--out goes with export');
 }, CHILD_TEST_TIMEOUT_MS);
@@ -47,16 +64,16 @@ test('--help says every command; a bad command line exits 2 with one line that p
 test('status changes nothing: a store behind this Hotline says so, migrate brings it up, status then counts what is in it', async () => {
   const dir = await folder();
   const env = { TRANSCRIPTS_DIR: dir };
-  const before = await db(['status'], env);
+  const before = await dbHere(['status'], env);
   expect(before.code).toBe(0);
   expect(before.out).toMatch(/schema version: 0 \(this Hotline brings \d+: npm run db -- migrate, or start Hotline\)/);
-  const migrated = await db(['migrate'], env);
+  const migrated = await dbHere(['migrate'], env);
   expect(migrated.code).toBe(0);
   expect(migrated.out).toMatch(/^sqlite .*hotline\.db: schema version \d+, up to date$/);
   const store = await openStore({ databaseFile: path.join(dir, 'hotline.db') }, pino({ level: 'silent' }));
   await seedCalls(store, 3);
   await store.close();
-  const after = await db(['status'], env);
+  const after = await dbHere(['status'], env);
   expect(after.out).toMatch(/schema version: \d+ \(up to date\)/);
   expect(after.out).toContain('calls: 3 (');
   expect(after.out).toContain('write queue: 0 call record(s) journalled');
@@ -68,7 +85,7 @@ test('status counts the records a stopped Hotline left in the journal, and those
   await (await import('node:fs/promises')).mkdir(journal, { recursive: true });
   await writeFile(path.join(journal, 'journal-1-0.jsonl'), '{"call":{},"final":true}\n{"call":{},"final":false}\n');
   await writeFile(path.join(journal, 'rejected.jsonl'), '{"call":{},"final":true,"reason":"x"}\n');
-  const status = await db(['status'], { TRANSCRIPTS_DIR: dir });
+  const status = await dbHere(['status'], { TRANSCRIPTS_DIR: dir });
   expect(status.out).toContain('write queue: 2 call record(s) journalled');
   expect(status.out).toContain('1 refused by the database, kept in rejected.jsonl');
 }, CHILD_TEST_TIMEOUT_MS);

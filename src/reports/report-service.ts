@@ -283,9 +283,12 @@ export class ReportService implements CallObserver {
       this.log.error({ err: error }, 'calls without a report not looked up');
       return;
     }
-    // Everything left fits: the queue has caught up with the calls.
-    if (waiting.length < asked) this.behind = false;
-    for (const call of this.notYetReported(waiting).slice(0, Math.max(0, this.maxQueued - this.queued.size))) this.enqueue(call);
+    const fresh = this.notYetReported(waiting);
+    const room = Math.max(0, this.maxQueued - this.queued.size);
+    // Caught up only when the lookup saw every call left and all of them fit now. A queued call whose
+    // report is already stored is not among the rows, so fewer rows than asked alone does not say it.
+    if (waiting.length < asked && fresh.length <= room) this.behind = false;
+    for (const call of fresh.slice(0, room)) this.enqueue(call);
   }
 
   /** Of the calls a lookup found without a report, those this run is not reporting, has not reported and did not fail. */

@@ -223,6 +223,7 @@ export class CallRepository {
       .where('ended_at', '>=', since)
       .where((eb) => eb.not(eb.exists(eb.selectFrom('reports').select('reports.call_id').whereRef('reports.call_id', '=', 'calls.call_id'))))
       .orderBy('ended_at')
+      .orderBy('call_id')
       .limit(limit)
       .execute();
     return rows.map((row) => CallRow.parse(row));

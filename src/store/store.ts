@@ -105,5 +105,10 @@ async function openPostgres(url: string, logger: Logger, migrate: boolean): Prom
     );
   }
   const db: Db = new Kysely({ dialect: postgresDialect(pool) });
-  return { db, dialect: 'postgres', where, close: () => db.destroy() };
+  const close = async (): Promise<void> => {
+    await db.destroy();
+    // Kysely ends the pool only if it ran a query; one that only migrated keeps the process alive for the idle timeout.
+    if (!pool.ended) await pool.end();
+  };
+  return { db, dialect: 'postgres', where, close };
 }
