@@ -4,11 +4,11 @@
  * for the history page again and again while the calls of the other phases
  * run — so the first-speak figures show whether the dashboard slows a call.
  */
-import type { Insertable } from 'kysely';
 import { pino } from 'pino';
 import type { CallEndReason, CallSummary } from '../call/ports/call-summary.js';
-import type { StoredReport } from '../store/report-repository.js';
-import type { CallsTable, Db, ReportsTable } from '../store/schema.js';
+import { callRowOf } from '../store/call-repository.js';
+import { reportRowOf, type StoredReport } from '../store/report-repository.js';
+import type { Db } from '../store/schema.js';
 import { openStore, type Store } from '../store/store.js';
 import { now } from './clock.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
@@ -101,44 +101,10 @@ export async function seedCalls(where: Store | string, count: number, seed = 1):
 export async function writeEndedCalls(db: Db, items: readonly { call: CallSummary; report?: StoredReport | undefined }[]): Promise<void> {
   for (let start = 0; start < items.length; start += ROWS_PER_INSERT) {
     const slice = items.slice(start, start + ROWS_PER_INSERT);
-    await db.insertInto('calls').values(slice.map(({ call }) => callRow(call))).execute();
-    const reports = slice.flatMap(({ report }) => (report ? [reportRow(report)] : []));
+    await db.insertInto('calls').values(slice.map(({ call }) => callRowOf({ ...call, revision: 0 }))).execute();
+    const reports = slice.flatMap(({ report }) => (report ? [reportRowOf(report)] : []));
     if (reports.length > 0) await db.insertInto('reports').values(reports).execute();
   }
-}
-
-function callRow(call: CallSummary): Insertable<CallsTable> {
-  return {
-    call_id: call.callId,
-    session_id: call.sessionId,
-    direction: call.direction,
-    from_number: call.from ?? null,
-    to_number: call.to ?? null,
-    started_at: call.startedAt,
-    ended_at: call.endedAt,
-    duration_ms: Math.round(call.durationMs),
-    end_reason: call.endReason,
-    service_reason: call.serviceReason ?? null,
-    turns: JSON.stringify(call.turns),
-    barge_ins: call.bargeIns,
-    tool_runs: JSON.stringify(call.toolRuns),
-    variables: call.variables ? JSON.stringify(call.variables) : null,
-    tags: call.tags ? JSON.stringify(call.tags) : null,
-    transcript_file: call.transcriptFile,
-  };
-}
-
-function reportRow(report: StoredReport): Insertable<ReportsTable> {
-  return {
-    call_id: report.callId,
-    session_id: report.sessionId,
-    created_at: report.createdAt,
-    summary: report.summary,
-    fields: report.fields === null ? null : JSON.stringify(report.fields),
-    fields_status: report.fieldsStatus,
-    fields_error: report.fieldsError,
-    body: report.body,
-  };
 }
 
 export interface DashboardResult {

@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import { z } from 'zod';
-import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
+import { ToolRunSchema, TurnSchema } from './call-progress-schema.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
 import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
 import type { CallsTable, Db } from './schema.js';
@@ -23,25 +23,6 @@ function json<S extends z.ZodType>(schema: S) {
   });
 }
 
-const TurnJson = z.object({
-  at: z.string(),
-  llmRequestMs: z.number().optional(),
-  llmFirstTokenMs: z.number().optional(),
-  firstSpeakMs: z.number().optional(),
-  playbackStartedMs: z.number().optional(),
-  playbackEndedMs: z.number().optional(),
-  interrupted: z.boolean(),
-  failed: z.boolean(),
-});
-
-const ToolRunJson = z.object({
-  name: z.string(),
-  arguments: z.string(),
-  outcome: z.enum(TOOL_OUTCOMES),
-  durationMs: z.number(),
-  reused: z.boolean(),
-});
-
 /**
  * The columns every read of an ended call's row shares (the history's listing reads these too).
  * Only for rows with `ended_at IS NOT NULL`: a call in progress has no end yet (see inProgress()).
@@ -61,9 +42,9 @@ export const CALL_ROW_BASICS = {
 /** What every call row holds, ended or not, beyond the basics. */
 const CALL_ROW_RECORD = {
   service_reason: z.string().nullable(),
-  turns: json(z.array(TurnJson)),
+  turns: json(z.array(TurnSchema)),
   barge_ins: z.number(),
-  tool_runs: json(z.array(ToolRunJson)),
+  tool_runs: json(z.array(ToolRunSchema)),
   variables: json(Strings).nullable(),
   tags: json(Strings).nullable(),
   transcript_file: z.string(),
@@ -142,7 +123,8 @@ const COLUMNS = [
 /** The columns a later snapshot of the same call replaces: all but its id. */
 const REPLACED = [...COLUMNS.filter((column) => column !== 'call_id'), 'revision'] as const;
 
-function rowOf(call: CallProgress): Insertable<CallsTable> {
+/** The row of a call's record as the table holds it (for bulk writers: the bench's and tests' seeds). */
+export function callRowOf(call: CallProgress): Insertable<CallsTable> {
   return {
     call_id: call.callId,
     session_id: call.sessionId,
@@ -179,7 +161,7 @@ export class CallRepository {
   async save(call: CallProgress): Promise<void> {
     await this.db
       .insertInto('calls')
-      .values(rowOf(call))
+      .values(callRowOf(call))
       .onConflict((conflict) =>
         conflict
           .column('call_id')

@@ -48,7 +48,8 @@ const ReportRow = z
     }),
   );
 
-function rowOf(report: StoredReport): Insertable<ReportsTable> {
+/** The row of a report as the table holds it (for bulk writers: the bench's and tests' seeds). */
+export function reportRowOf(report: StoredReport): Insertable<ReportsTable> {
   return {
     call_id: report.callId,
     session_id: report.sessionId,
@@ -69,7 +70,7 @@ export class ReportRepository {
   async save(report: StoredReport): Promise<void> {
     await this.db
       .insertInto('reports')
-      .values(rowOf(report))
+      .values(reportRowOf(report))
       .onConflict((conflict) =>
         conflict.column('call_id').doUpdateSet((eb) => ({
           created_at: eb.ref('excluded.created_at'),
@@ -91,7 +92,7 @@ export class ReportRepository {
   async addIfAbsent(report: StoredReport): Promise<boolean> {
     const added = await this.db
       .insertInto('reports')
-      .values(rowOf(report))
+      .values(reportRowOf(report))
       .onConflict((conflict) => conflict.column('call_id').doNothing())
       .executeTakeFirst();
     return Number(added.numInsertedOrUpdatedRows ?? 0) > 0;
