@@ -14,9 +14,10 @@ import { CallRepository } from '../src/store/call-repository.js';
 import { DeliveryRepository } from '../src/store/delivery-repository.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { ReportRepository, type StoredReport } from '../src/store/report-repository.js';
-import { openStore, type Store } from '../src/store/store.js';
+import { openStore, schemaVersion, type Store } from '../src/store/store.js';
+import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { callProgress, callSummary, stored } from './helpers/reports.js';
-import { freshStore, freshStoreLocation, storeKinds, type StoreKind } from './helpers/stores.js';
+import { freshStore, freshStoreLocation, postgresReachable, storeKinds, type StoreKind } from './helpers/stores.js';
 
 const logger = pino({ level: 'silent' });
 const cleanups: (() => unknown)[] = [];
@@ -93,6 +94,18 @@ describe('the SQLite store opened', () => {
     const both = await Promise.all([openStore({ databaseFile: file }, logger), openStore({ databaseFile: file }, logger)]);
     for (const opened of both) cleanups.push(() => opened.close());
     for (const opened of both) expect((await sql<{ user_version: number }>`PRAGMA user_version`.execute(opened.db)).rows[0]!.user_version).toBe(SQLITE_MIGRATIONS.length);
+  });
+});
+
+describe.skipIf(!(await postgresReachable()))('the PostgreSQL store opened', () => {
+  test('two processes migrating one new database together: each step applied once, under the advisory lock', async () => {
+    const location = await freshStoreLocation('postgres');
+    cleanups.push(() => location.remove());
+    const both = await Promise.all([openStore(location.location, logger), openStore(location.location, logger)]);
+    for (const opened of both) cleanups.push(() => opened.close());
+    const { rows } = await sql<{ version: number }>`SELECT version FROM hotline_schema ORDER BY version`.execute(both[0]!.db);
+    expect(rows.map((row) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+    expect((await schemaVersion(both[1]!)).current).toBe(POSTGRES_MIGRATIONS.length);
   });
 });
 
