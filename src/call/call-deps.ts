@@ -79,8 +79,11 @@ export interface CallDeps {
   /** Tells an outbound call's first words from a mailbox's greeting. */
   voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   transfer: TransferSetup;
-  /** The outbound call Hotline requested to this number, if any. */
-  takeOutboundRequest: (toPhoneNumber: string | undefined) => PendingCall | undefined;
+  /**
+   * The outbound call Hotline requested to this number, if any, and when its
+   * answer is on record (the greeting waits for that, within a short bound).
+   */
+  takeOutboundRequest: (toPhoneNumber: string | undefined) => { request: PendingCall; recorded: Promise<void> | undefined } | undefined;
   settings: CallSettings;
   pacing: SpeechPacing;
   /**

@@ -70,6 +70,12 @@ const ENDED_REMEMBERED = 10_000;
 const RETIRE_DRAIN_MS = 10_000;
 /** The longest a retired call's goodbye may take before the call ends regardless. */
 const RETIRE_LEAVE_MS = 30_000;
+/**
+ * The greeting of a requested call waits at most this long for its answer to be on record (a
+ * campaign's contact marked reached): a moment on a healthy store; a locked one must not leave the
+ * person listening to silence.
+ */
+const STARTED_RECORD_WAIT_MS = 250;
 
 /** Every call in progress, by session id: the one core both transports drive. */
 export class CallRegistry implements CallControl {
@@ -369,12 +375,25 @@ export class CallRegistry implements CallControl {
     }
   }
 
-  private tellStarted(info: CallStartedInfo): void {
+  private tellStarted(info: CallStartedInfo): Promise<void> | undefined {
+    let recorded: Promise<void> | void = undefined;
     try {
-      this.options.observer?.callStarted?.(info);
+      recorded = this.options.observer?.callStarted?.(info);
     } catch (error) {
       this.options.logger.error({ err: error, sessionId: info.sessionId }, 'recording the started call failed');
     }
+    if (!recorded) return undefined;
+    const logger = this.options.logger;
+    const bound = new AbortController();
+    return Promise.race([
+      recorded
+        .catch((error: unknown) => logger.error({ err: error, sessionId: info.sessionId }, 'recording the started call failed'))
+        .finally(() => bound.abort()),
+      sleep(STARTED_RECORD_WAIT_MS, undefined, { signal: bound.signal, ref: false }).then(
+        () => logger.warn({ sessionId: info.sessionId }, 'the answered call is not on record yet; greeting the person regardless'),
+        () => undefined,
+      ),
+    ]);
   }
 
   private tellProgress(call: CallSoFar): void {
@@ -431,9 +450,9 @@ export class CallRegistry implements CallControl {
       transfer,
       takeOutboundRequest: (to) => {
         const request = pendingCalls.take(to);
+        if (!request) return undefined;
         // Told before the greeting: a requester that dies now still knows the call was answered.
-        if (request) this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags });
-        return request;
+        return { request, recorded: this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags }) };
       },
       settings: this.options.settings,
       pacing,

@@ -430,7 +430,8 @@ export class Call {
     }
     this.started = true;
     const outbound = session.direction === 'outbound';
-    const request = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
+    const taken = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
+    const request = taken?.request;
     this.beginCall(session, request);
     if (outbound && this.deps.voicemail) this.voicemail = this.watchForMailbox(this.deps.voicemail.detector, this.deps.voicemail.timing);
     this.log.info(
@@ -447,8 +448,9 @@ export class Call {
       ...(request ? { variables: request.variables } : {}),
     });
     const context = this.deps.callerContext;
-    if (!context) return this.speakGreeting(outbound, request);
-    this.gate.prepare(this.lookUpCaller(context).then(() => this.speakGreeting(outbound, request)));
+    const ready = [taken?.recorded, context && this.lookUpCaller(context)].filter((p): p is Promise<void> => p !== undefined);
+    if (ready.length === 0) return this.speakGreeting(outbound, request);
+    this.gate.prepare(Promise.all(ready).then(() => this.speakGreeting(outbound, request)));
   }
 
   /** The caller's record fills the greeting and the system prompt — if it comes within its time limit. */

@@ -14,7 +14,14 @@ export function combineObservers(observers: readonly CallObserver[], onError: (e
   return {
     callEnded: (summary) => each((o) => o.callEnded(summary)),
     callProgress: (call) => each((o) => o.callProgress?.(call)),
-    callStarted: (info) => each((o) => o.callStarted?.(info)),
+    callStarted: (info) => {
+      const written: Promise<void>[] = [];
+      each((o) => {
+        const result = o.callStarted?.(info);
+        if (result) written.push(result.catch(onError));
+      });
+      return written.length > 0 ? Promise.all(written).then(() => undefined) : undefined;
+    },
     callNotConnected: (request, reason) => each((o) => o.callNotConnected?.(request, reason)),
   };
 }

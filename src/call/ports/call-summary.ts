@@ -123,9 +123,11 @@ export interface CallObserver {
   /**
    * At the session_start of an outbound call that matched a request: told at
    * once, before the call's first word, so a campaign can mark the contact
-   * reached before anything else could go wrong.
+   * reached before anything else could go wrong. The greeting waits for a
+   * promise returned here (a moment, and never longer than a short bound): a
+   * process killed during the greeting then finds the person reached.
    */
-  callStarted?(info: CallStartedInfo): void;
+  callStarted?(info: CallStartedInfo): void | Promise<void>;
   /**
    * A requested outbound call that never became a call: a session_end for a
    * session this process never saw, matching the request by number (a busy line).
