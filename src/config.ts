@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { hostname } from 'node:os';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
@@ -162,6 +163,10 @@ const EnvSchema = z.object({
   DATABASE_URL: text
     .regex(/^postgres(ql)?:\/\/./, 'DATABASE_URL must be a PostgreSQL URL, e.g. postgres://hotline:secret@db.example.com:5432/hotline')
     .optional(),
+  REPLICA_ID: text
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'REPLICA_ID must be 1–64 letters, digits, dots, dashes, colons or underscores, e.g. hotline-1')
+    .optional(),
+  INTERNAL_URL: url('INTERNAL_URL', 'http://10.0.0.12:3000'),
   REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
   REPORT_WEBHOOK_SECRET: text.optional(),
   REPORT_WEBHOOK_GIVE_UP_MS: int('REPORT_WEBHOOK_GIVE_UP_MS', 1, 24 * 60 * 60 * 1000, ' of milliseconds'),
@@ -277,6 +282,12 @@ export interface Config {
   databaseFile: string;
   /** A PostgreSQL database instead of the SQLite file: several Hotline processes can share it. */
   databaseUrl: string | undefined;
+  replica: {
+    /** This process's name among the replicas sharing the store, stable across its restarts (default: the host name). */
+    id: string;
+    /** Where the other replicas reach this one. */
+    internalUrl: string | undefined;
+  };
   reports: {
     /** Where each call's report is POSTed, signed with `webhookSecret`; unset keeps reports in the database only. */
     webhookUrl: string | undefined;
@@ -463,6 +474,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
           ? e.DATABASE_FILE
           : path.resolve(e.DATABASE_FILE),
     databaseUrl: e.DATABASE_URL,
+    // A container's or pod's host name is its own, and the same across a restart of the process in it.
+    replica: { id: e.REPLICA_ID ?? hostname().slice(0, 64), internalUrl: e.INTERNAL_URL },
     reports: {
       webhookUrl: e.REPORT_WEBHOOK_URL,
       webhookSecret: e.REPORT_WEBHOOK_SECRET,

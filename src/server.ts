@@ -31,7 +31,9 @@ import { ReportService } from './reports/report-service.js';
 import { openStore, type Store } from './store/store.js';
 import { CallRepository } from './store/call-repository.js';
 import { CallWriter } from './store/call-writer.js';
-import { cutOffCallsInProgress } from './store/cut-off-calls.js';
+import { cutOffCallsInProgress, cutOffOrphanedCalls } from './store/cut-off-calls.js';
+import { ReplicaRegistry } from './cluster/replica-registry.js';
+import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
 import { storeJournalDir } from './store/store-journal-dir.js';
 import { WriteJournal } from './store/write-journal.js';
 
@@ -69,6 +71,8 @@ export interface RunningHotline {
   readonly store: Store;
   /** Writes each call's record as it happens; says how far behind the database it is. */
   readonly records: CallWriter;
+  /** This process among the replicas sharing the store. */
+  readonly replica: ReplicaRegistry;
   /** The campaigns: created, paused and resumed here or through /api/campaigns. */
   readonly campaigns: CampaignRunner;
   /**
@@ -149,6 +153,11 @@ export async function startHotline(
 
   // The record of every call: SQLite (DATABASE_FILE) on a thread of its own, or PostgreSQL (DATABASE_URL).
   const store = await openStore({ databaseFile: config.databaseFile, databaseUrl: config.databaseUrl }, logger);
+  // One of the replicas sharing the store (one alone, on SQLite): named, beating, and settling what dead ones left.
+  const replica = await ReplicaRegistry.join(store, config.replica, logger).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const reports = new ReportService({
     store,
     promptsDir: config.promptsDir,
@@ -166,7 +175,7 @@ export async function startHotline(
       ? new AiFlowClient({ baseUrl: outbound.apiUrl, accessToken: outbound.accessToken, timeoutMs: outbound.timeoutMs })
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
-  const campaignStore = openCampaignStore(store);
+  const campaignStore = openCampaignStore(store, replica.id);
   // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
   const outboundCalls = new OutboundCalls({
     client,
@@ -209,7 +218,7 @@ export async function startHotline(
   // The gauge reads the registry at scrape time, after both exist.
   const metrics: Metrics = new Metrics((): number => registry.size);
   // Each call's record, written as it happens; a final one, once stored, gets its report.
-  const callRows = new CallRepository(store.db);
+  const callRows = new CallRepository(store.db, { owner: replica.id, dialect: store.dialect });
   const records = new CallWriter({
     rows: callRows,
     journal: new WriteJournal(storeJournalDir(config.transcriptsDir), logger),
@@ -374,9 +383,16 @@ export async function startHotline(
   // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
   // Database remains, would wait on a transaction of the store's that needs this thread to finish).
   await campaigns.start();
+  const leftBehind = sweepLeftBehind(
+    replica,
+    [(deadAfterMs) => cutOffOrphanedCalls(callRows, deadAfterMs, records, logger), (deadAfterMs) => campaigns.settleOrphaned(deadAfterMs)],
+    logger,
+  );
 
   async function close(): Promise<void> {
     outboundCalls.stopDialling();
+    await leftBehind.stop();
+    await replica.stopping().catch((error: unknown) => logger.warn({ err: error }, 'the other replicas could not be told this one stops'));
     campaigns.close();
     live.close();
     await dashboardReads.close();
@@ -396,6 +412,7 @@ export async function startHotline(
     await reports.close();
     // The campaigns' last writes (the calls ended above) before the store goes.
     await campaigns.settled();
+    await replica.leave().catch((error: unknown) => logger.warn({ err: error }, 'this replica could not leave the store; the others will find it stopped beating'));
     await store.close();
     toolFiles.close();
     voicemailPhrases?.close();
@@ -418,6 +435,7 @@ export async function startHotline(
     metrics,
     store,
     records,
+    replica,
     campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();

@@ -39,6 +39,8 @@ const DISCARD_BATCH = 2_000;
  * A younger one may be another Hotline's on the same PostgreSQL, still being written.
  */
 const ABANDONED_AFTER_MS = 60 * 60_000;
+/** Orphaned attempts settled per look (a look comes with every heartbeat). */
+const ORPHANS_PER_LOOK = 100;
 /** A tick the store failed is tried again after this long, if no event comes first. */
 const RETRY_AFTER_FAILURE_MS = 5_000;
 /** Contacts written per turn: each batch is a few statements on the store, and the calls' events run between batches. */
@@ -106,7 +108,7 @@ export class CampaignRunner implements CallObserver {
     }
     for (const campaign of await this.repository.campaigns()) {
       if (campaign.state === 'done') continue;
-      for (const contact of await this.repository.contactsIn(campaign.id, 'reached')) {
+      for (const contact of await this.repository.leftBehindIn(campaign.id, 'reached')) {
         // Answered before the process died: done, and never called again.
         await this.repository.updateContact(
           campaign.id,
@@ -116,11 +118,44 @@ export class CampaignRunner implements CallObserver {
           ['reached'],
         );
       }
-      for (const contact of await this.repository.contactsIn(campaign.id, 'calling')) {
+      for (const contact of await this.repository.leftBehindIn(campaign.id, 'calling')) {
         await this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered', ['calling']);
       }
     }
     await this.tick();
+  }
+
+  /**
+   * Settles what a replica dead for `deadAfterMs` left in flight: a person it reached is done (the
+   * call was cut off with it), never called again; an attempt still ringing when it died counts as
+   * unanswered once the campaign's answer timeout has passed (its call may still come, to any
+   * replica, until then). Conditional on the status read, so of several replicas settling, one does.
+   */
+  async settleOrphaned(deadAfterMs: number): Promise<number> {
+    let settled = 0;
+    for (const { campaignId, contact, changedAt } of await this.repository.orphanedAttempts(deadAfterMs, ORPHANS_PER_LOOK)) {
+      const campaign = await this.repository.campaign(campaignId);
+      if (!campaign) continue;
+      if (contact.status === 'reached') {
+        const done = await this.repository.updateContact(
+          campaignId,
+          contact.index,
+          { status: 'done', outcome: 'completed', lastError: 'the replica in the call stopped during it' },
+          this.date(),
+          ['reached'],
+        );
+        if (done) settled += 1;
+        continue;
+      }
+      if (this.options.clock.now() < changedAt + campaign.settings.answer_timeout_seconds * 1000) continue;
+      await this.finish(campaign, contact, 'no_answer', 'the replica that placed the call stopped before it was answered', ['calling']);
+      settled += 1;
+    }
+    if (settled > 0) {
+      this.log.warn({ contacts: settled }, 'campaign calls left in flight by a replica that stopped beating are settled');
+      this.changed();
+    }
+    return settled;
   }
 
   /** False from the moment shutdown begins. */

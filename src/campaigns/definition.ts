@@ -112,6 +112,7 @@ export function windowsOf(settings: Pick<CampaignSettings, 'calling_hours'>): Ca
 export type CampaignStore = CampaignRepository<CampaignSettings>;
 export type Campaign = StoredCampaign<CampaignSettings>;
 
-export function openCampaignStore(store: Store): CampaignStore {
-  return new CampaignRepository(store, CampaignSettingsSchema);
+/** `replica`: the replica whose runner claims attempts through it (see CampaignRepository). */
+export function openCampaignStore(store: Store, replica: string | null = null): CampaignStore {
+  return new CampaignRepository(store, CampaignSettingsSchema, replica);
 }

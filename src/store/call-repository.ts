@@ -1,9 +1,10 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import { z } from 'zod';
 import { ToolRunSchema, TurnSchema } from './call-progress-schema.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
 import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
-import type { CallsTable, Db } from './schema.js';
+import { databaseNowMs } from './database-clock.js';
+import type { CallsTable, Db, Dialect } from './schema.js';
 
 /**
  * The revision of a call's last row when it is stored whole at once (ReportService.callEnded):
@@ -151,7 +152,14 @@ export function callRowOf(call: CallProgress): Insertable<CallsTable> {
  * ends. The readers that give a CallSummary see ended calls only.
  */
 export class CallRepository {
-  constructor(private readonly db: Db) {}
+  /**
+   * `owner`: the replica writing through this repository (its rows name it while in progress), and
+   * the dialect, for the database's clock. A reader needs neither.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly writer?: { readonly owner: string; readonly dialect: Dialect },
+  ) {}
 
   /**
    * Stores this snapshot of the call, unless the row holds a newer one: snapshots may be written
@@ -161,11 +169,11 @@ export class CallRepository {
   async save(call: CallProgress): Promise<void> {
     await this.db
       .insertInto('calls')
-      .values(callRowOf(call))
+      .values({ ...callRowOf(call), owner: this.writer?.owner ?? null })
       .onConflict((conflict) =>
         conflict
           .column('call_id')
-          .doUpdateSet((eb) => Object.fromEntries(REPLACED.map((column) => [column, eb.ref(`excluded.${column}`)])))
+          .doUpdateSet((eb) => Object.fromEntries([...REPLACED, 'owner' as const].map((column) => [column, eb.ref(`excluded.${column}`)])))
           .where('calls.revision', '<=', (eb) => eb.ref('excluded.revision')),
       )
       .execute();
@@ -213,15 +221,65 @@ export class CallRepository {
 
   /** Calls whose row has no end yet, the oldest first: in progress, or cut off by a stop of Hotline. */
   async inProgress(limit: number): Promise<CallProgress[]> {
-    const rows = await this.db
-      .selectFrom('calls')
-      .select([...COLUMNS, 'revision'])
-      .where('ended_at', 'is', null)
-      .orderBy('started_at')
-      .orderBy('call_id')
+    const rows = await this.inProgressRows().limit(limit).execute();
+    return rows.map((row) => ProgressRow.parse(row));
+  }
+
+  /**
+   * At this replica's start: the calls its earlier start left in progress (and those no replica
+   * named, written before replicas had names). Another replica's calls are its own to settle.
+   */
+  async leftBehind(limit: number): Promise<CallProgress[]> {
+    const owner = this.writerOf('leftBehind').owner;
+    const rows = await this.inProgressRows()
+      .where((eb) => eb.or([eb('owner', '=', owner), eb('owner', 'is', null)]))
       .limit(limit)
       .execute();
     return rows.map((row) => ProgressRow.parse(row));
+  }
+
+  /** Calls in progress whose replica has stopped beating (killed, or its machine gone) for `deadAfterMs`. */
+  async orphaned(limit: number, deadAfterMs: number): Promise<(CallProgress & { owner: string })[]> {
+    const writer = this.writerOf('orphaned');
+    const rows = await this.inProgressRows()
+      .select('owner')
+      .where('owner', 'is not', null)
+      .where('owner', '!=', writer.owner)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('replicas')
+              .select('replicas.id')
+              .whereRef('replicas.id', '=', 'calls.owner')
+              .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(writer)} - ${deadAfterMs}`),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ ...ProgressRow.parse(row), owner: row.owner! }));
+  }
+
+  /** Takes a dead replica's call in progress over; false when another replica took it first (or it ended). */
+  async claim(callId: string, from: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('calls')
+      .set({ owner: this.writerOf('claim').owner })
+      .where('call_id', '=', callId)
+      .where('owner', '=', from)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  private inProgressRows() {
+    return this.db.selectFrom('calls').select([...COLUMNS, 'revision']).where('ended_at', 'is', null).orderBy('started_at').orderBy('call_id');
+  }
+
+  private writerOf(what: string): { readonly owner: string; readonly dialect: Dialect } {
+    if (!this.writer) throw new Error(`CallRepository.${what} needs the replica it writes for`);
+    return this.writer;
   }
 
   private ended() {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from './schema.js';
+import { databaseNowMs } from './database-clock.js';
 import type { Store } from './store.js';
 import { CAMPAIGN_STATES, CONTACT_STATUSES, countTally, OUTCOMES, type CampaignState, type ContactStatus, type ContactTally, type Outcome } from './campaign-rows.js';
 
@@ -179,9 +180,11 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
   private readonly settingsOf = new Map<string, Settings>();
 
   /** `settingsSchema` reads a campaign's settings back: the store keeps them as JSON and knows only their name. */
+  /** `replica`: the replica claiming attempts through this repository (null: one process alone, or a reader). */
   constructor(
     private readonly store: Store,
     settingsSchema: z.ZodType<Settings>,
+    private readonly replica: string | null = null,
   ) {
     this.db = store.db;
     this.campaignRow = campaignRow((id, json) => {
@@ -323,6 +326,51 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
     return rows.map((row) => ContactRow.parse(row));
   }
 
+  /**
+   * The contacts in one status that this replica's earlier start left in flight (or that no replica
+   * claimed: written before replicas had names). Another live replica's attempts are its own.
+   */
+  async leftBehindIn(campaignId: string, status: ContactStatus): Promise<StoredContact[]> {
+    const rows = await this.db
+      .selectFrom('campaign_contacts')
+      .select(CONTACT_COLUMNS)
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', status)
+      .where((eb) => (this.replica === null ? eb.lit(true) : eb.or([eb('replica', '=', this.replica), eb('replica', 'is', null)])))
+      .orderBy('idx')
+      .execute();
+    return rows.map((row) => ContactRow.parse(row));
+  }
+
+  /**
+   * Attempts in flight (`calling`, `reached`) of replicas dead for `deadAfterMs`, with when each was
+   * last changed (epoch ms): the others settle them.
+   */
+  async orphanedAttempts(deadAfterMs: number, limit: number): Promise<{ campaignId: string; contact: StoredContact; changedAt: number }[]> {
+    const rows = await this.db
+      .selectFrom('campaign_contacts')
+      .select([...CONTACT_COLUMNS, 'updated_at'])
+      .where('status', 'in', ['calling', 'reached'])
+      .where('replica', 'is not', null)
+      .where((eb) => (this.replica === null ? eb.lit(true) : eb('replica', '!=', this.replica)))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('replicas')
+              .select('replicas.id')
+              .whereRef('replicas.id', '=', 'campaign_contacts.replica')
+              .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(this.store)} - ${deadAfterMs}`),
+          ),
+        ),
+      )
+      .orderBy('campaign_id')
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ campaignId: row.campaign_id, contact: ContactRow.parse(row), changedAt: Date.parse(row.updated_at) }));
+  }
+
   async inCallCount(campaignId: string): Promise<number> {
     return this.inCallOn(this.db, campaignId);
   }
@@ -445,7 +493,14 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
         if ((await this.inCallOn(trx, campaignId)) >= concurrency) return { started: false, reason: 'full' };
         const claimed = await trx
           .updateTable('campaign_contacts')
-          .set((eb) => ({ status: 'calling', attempts: eb('attempts', '+', 1), last_error: null, last_session_id: null, updated_at: now.toISOString() }))
+          .set((eb) => ({
+            status: 'calling',
+            attempts: eb('attempts', '+', 1),
+            last_error: null,
+            last_session_id: null,
+            updated_at: now.toISOString(),
+            replica: this.replica,
+          }))
           .where('campaign_id', '=', campaignId)
           .where('idx', '=', index)
           .where('status', '=', 'pending')

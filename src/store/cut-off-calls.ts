@@ -3,39 +3,65 @@ import type { CallProgress } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import type { CallWriter } from './call-writer.js';
 
-export interface CallsInProgress {
-  /** Rows of calls without an end, oldest first. */
-  inProgress(limit: number): Promise<CallProgress[]>;
+export interface CallsLeftBehind {
+  /** This replica's calls in progress at its start, oldest first (see CallRepository.leftBehind). */
+  leftBehind(limit: number): Promise<CallProgress[]>;
+  /** Calls in progress of replicas dead for `deadAfterMs`. */
+  orphaned(limit: number, deadAfterMs: number): Promise<(CallProgress & { owner: string })[]>;
+  /** Takes one of those over: false when another replica was first. */
+  claim(callId: string, from: string): Promise<boolean>;
 }
 
 const PAGE = 200;
 const SETTLE_MS = 30_000;
 
 /**
- * At start, before any call: every call the store holds as in progress was left so by a process
- * that stopped without ending it (killed, out of memory, a crash). Each is recorded as cut off,
- * ending at its last sign of life — its transcript's last write, else its last turn — with what
- * was said until then; its report follows as for any call.
- *
- * One process per store is assumed: replicas sharing PostgreSQL need to know whose calls these
- * were before cutting them off (see the replicas issue).
+ * At start, before any call: every call the store holds as in progress for this replica was left
+ * so by its earlier start, stopped without ending it (killed, out of memory, a crash). Each is
+ * recorded as cut off, ending at its last sign of life — its transcript's last write, else its last
+ * turn — with what was said until then; its report follows as for any call. Other replicas' calls
+ * are theirs, or, once they are dead, settled by `cutOffOrphanedCalls`.
  */
-export async function cutOffCallsInProgress(calls: CallsInProgress, writer: CallWriter, logger: Logger): Promise<number> {
+export async function cutOffCallsInProgress(calls: CallsLeftBehind, writer: CallWriter, logger: Logger): Promise<number> {
+  const count = await cutOffPages((limit) => calls.leftBehind(limit), async () => true, writer);
+  if (count > 0) logger.warn({ calls: count }, 'calls left in progress by a process that stopped without ending them are recorded as cut off');
+  return count;
+}
+
+/**
+ * While running: the calls of a replica whose heartbeat stopped are cut off by whichever live
+ * replica claims each first (one conditional UPDATE), so each is recorded and reported once.
+ */
+export async function cutOffOrphanedCalls(calls: CallsLeftBehind, deadAfterMs: number, writer: CallWriter, logger: Logger): Promise<number> {
+  const count = await cutOffPages(
+    (limit) => calls.orphaned(limit, deadAfterMs),
+    (call) => calls.claim(call.callId, call.owner),
+    writer,
+  );
+  if (count > 0) logger.warn({ calls: count }, 'calls of a replica that stopped beating are recorded as cut off');
+  return count;
+}
+
+async function cutOffPages<Call extends CallProgress>(
+  page: (limit: number) => Promise<Call[]>,
+  claim: (call: Call) => Promise<boolean>,
+  writer: CallWriter,
+): Promise<number> {
   let count = 0;
   const seen = new Set<string>();
   for (;;) {
-    const page = (await calls.inProgress(PAGE)).filter((call) => !seen.has(call.callId));
-    if (page.length === 0) break;
-    for (const call of page) {
+    const calls = (await page(PAGE)).filter((call) => !seen.has(call.callId));
+    if (calls.length === 0) break;
+    for (const call of calls) {
       seen.add(call.callId);
-      writer.cutOff(call, await lastSignOfLife(call));
+      if (!(await claim(call))) continue;
+      void writer.cutOff(call, await lastSignOfLife(call));
       count += 1;
     }
     // The next page is asked for once these are written, or it would be the same calls again. A
-    // database that stops taking writes now leaves the rest to the next start (they stay in progress).
+    // database that stops taking writes now leaves the rest to the next look (they stay in progress).
     if (!(await writer.settled(SETTLE_MS))) break;
   }
-  if (count > 0) logger.warn({ calls: count }, 'calls left in progress by a process that stopped without ending them are recorded as cut off');
   return count;
 }
 

@@ -14,6 +14,8 @@ export interface StoreSchema {
   campaign_contacts: CampaignContactsTable;
   campaign_tally: CampaignTallyTable;
   stop_list: StopListTable;
+  replicas: ReplicasTable;
+  outbound_requests: OutboundRequestsTable;
 }
 
 export interface CallsTable {
@@ -36,6 +38,8 @@ export interface CallsTable {
   transcript_file: string;
   /** Orders a call's snapshots: a write carrying a lower revision than the row's changes nothing. */
   revision: Generated<number>;
+  /** The replica holding the call while it is in progress; the others settle it only once that one is dead. */
+  owner: Generated<string | null>;
 }
 
 export interface ReportsTable {
@@ -91,6 +95,8 @@ export interface CampaignContactsTable {
   last_session_id: string | null;
   last_error: string | null;
   updated_at: string;
+  /** The replica that placed the attempt in flight (`calling`, `reached`): only it, or a replica after its death, settles it. */
+  replica: Generated<string | null>;
 }
 
 export interface CampaignTallyTable {
@@ -105,6 +111,31 @@ export interface StopListTable {
   number: string;
   reason: string;
   added_at: string;
+}
+
+export interface ReplicasTable {
+  id: string;
+  /** This start of the replica: a second process taking a live replica's id is refused. */
+  instance: string;
+  /** Where it runs: a restart of the same replica on the same machine takes its id over at once. */
+  host: string;
+  pid: number;
+  internal_url: string | null;
+  started_at: string;
+  /** Epoch ms of its last heartbeat, by its own clock. */
+  heartbeat_at: number;
+  /** 1 once it was told to stop: it takes no new work. */
+  stopping: Generated<number>;
+}
+
+export interface OutboundRequestsTable {
+  to_number: string;
+  variables: string;
+  tags: string | null;
+  requested_at: number;
+  expires_at: number;
+  /** The replica that requested the call. */
+  replica: string;
 }
 
 /** The store's query builder: the same queries run on either database. */

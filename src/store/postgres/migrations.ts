@@ -135,4 +135,28 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER campaign_tally_delete AFTER DELETE ON campaign_contacts
     FOR EACH ROW EXECUTE FUNCTION campaign_tally_count();
   `,
+  // 2: several Hotlines on one store (issue 23): as SQLite's step 8.
+  `
+  CREATE TABLE replicas (
+    id            TEXT PRIMARY KEY,
+    instance      TEXT NOT NULL,
+    host          TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    internal_url  TEXT,
+    started_at    TEXT NOT NULL,
+    heartbeat_at  BIGINT NOT NULL,
+    stopping      INTEGER NOT NULL DEFAULT 0
+  );
+  ALTER TABLE calls ADD COLUMN owner TEXT;
+  CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
+  ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
+  CREATE TABLE outbound_requests (
+    to_number     TEXT PRIMARY KEY,
+    variables     TEXT NOT NULL,
+    tags          TEXT,
+    requested_at  BIGINT NOT NULL,
+    expires_at    BIGINT NOT NULL,
+    replica       TEXT NOT NULL
+  );
+  `,
 ];
