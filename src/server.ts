@@ -221,7 +221,7 @@ export async function startHotline(
   const callRows = new CallRepository(store.db, { owner: replica.id, dialect: store.dialect });
   const records = new CallWriter({
     rows: callRows,
-    journal: new WriteJournal(storeJournalDir(config.transcriptsDir), logger),
+    journal: new WriteJournal(storeJournalDir(config.transcriptsDir, replica.id), logger),
     logger,
     stored: (summary) => reports.callStored(summary),
     failed: () => metrics.storeWriteFailed(),

@@ -128,6 +128,45 @@ describe.each(kinds)('CampaignRunner on %s', (kind) => {
     expect((await repository.tally(id)).inCall).toBe(4);
   });
 
+  test('replicas: a start settles only its own attempts; a dead replica\'s are settled by another, a ringing one only after its answer timeout', async () => {
+    const clock = new ShiftedClock(Date.parse('2026-03-02T10:00:00Z'));
+    const { store } = await setUp(kind, clock);
+    const runnerOf = (replica: string, dialer: Dialer) => {
+      const r = new CampaignRunner({ repository: openCampaignStore(store, replica), dialer, clock, logger });
+      cleanups.push(async () => {
+        r.close();
+        await r.settled();
+      });
+      return r;
+    };
+    const repository = openCampaignStore(store);
+    // Replica a places two calls; the first is answered. Replica b is alive, a never beats again.
+    const a = runnerOf('a', recordingDialer());
+    const id = await a.create(CampaignSettingsSchema.parse({ name: 'replicas', concurrency: 2, answer_timeout_seconds: 30 }), contacts(3));
+    await a.settled();
+    await a.callStarted({ sessionId: 's-0', direction: 'outbound', to: contacts(1)[0]!.number, tags: { campaign: id, contact: '0' } });
+    a.close();
+    await store.db
+      .insertInto('replicas')
+      .values({ id: 'b', instance: 'i-b', host: 'h', pid: 1, internal_url: null, started_at: new Date().toISOString(), heartbeat_at: Date.now() + 60_000 })
+      .execute();
+
+    // b's start leaves a's attempts alone: a may be alive, as far as a start knows.
+    const b = runnerOf('b', recordingDialer());
+    await b.start();
+    expect(await repository.contact(id, 0)).toMatchObject({ status: 'reached' });
+    expect(await repository.contact(id, 1)).toMatchObject({ status: 'calling' });
+
+    // a is dead: the person it reached is done, never called again; the ringing call waits for its answer timeout.
+    expect(await b.settleOrphaned(6_000)).toBe(1);
+    expect(await repository.contact(id, 0)).toMatchObject({ status: 'done', outcome: 'completed' });
+    expect(await repository.contact(id, 1)).toMatchObject({ status: 'calling' });
+    clock.advance(31_000);
+    await b.settleOrphaned(6_000);
+    await b.settled();
+    expect(await repository.contact(id, 1)).toMatchObject({ status: 'done', outcome: 'no_answer' });
+  });
+
   test('a pause committed while a tick runs stops its next call; a resume during a tick is looked at after it', async () => {
     const clock = new ShiftedClock(Date.parse('2026-03-02T10:00:00Z'));
     const { runner } = await setUp(kind, clock);

@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import { openStore, schemaVersion, type Store } from '../store/store.js';
 import { exportStore, ImportError, importStore, type TableCounts } from '../store/store-transfer.js';
 import { journalBacklog } from '../store/journal-backlog.js';
-import { storeJournalDir } from '../store/store-journal-dir.js';
+import { storeJournalRoot } from '../store/store-journal-dir.js';
 import { isMain } from './is-main.js';
 
 export const USAGE = `Usage: npm run db -- <command> [options]
@@ -102,7 +102,7 @@ export async function runDbCli(argv: string[], env: Record<string, string | unde
         return 0;
       }
       case 'status':
-        io.stdout.write(await status(store, storeJournalDir(config.transcriptsDir)));
+        io.stdout.write(await status(store, storeJournalRoot(config.transcriptsDir)));
         return 0;
       case 'export': {
         const file = files.out ? createWriteStream(path.resolve(files.out)) : undefined;

@@ -1,21 +1,29 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { REJECTED_FILE } from './write-journal.js';
 
-/** How many records the journal folder holds: journalled and not confirmed written, and refused for good. */
-export async function journalBacklog(dir: string): Promise<{ journalled: number; rejected: number }> {
-  let names: string[];
+/**
+ * How many records the journal folder holds — each replica's folder in it too: journalled and not
+ * confirmed written, and refused for good.
+ */
+export async function journalBacklog(dir: string, depth = 1): Promise<{ journalled: number; rejected: number }> {
+  let entries: Dirent[];
   try {
-    names = await readdir(dir);
+    entries = await readdir(dir, { withFileTypes: true });
   } catch {
     return { journalled: 0, rejected: 0 };
   }
   let journalled = 0;
   let rejected = 0;
-  for (const name of names) {
-    if (name === REJECTED_FILE) rejected += await countLines(path.join(dir, name));
-    else if (name.startsWith('journal-') && name.endsWith('.jsonl')) journalled += await countLines(path.join(dir, name));
+  for (const entry of entries) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory() && depth > 0) {
+      const inner = await journalBacklog(file, depth - 1);
+      journalled += inner.journalled;
+      rejected += inner.rejected;
+    } else if (entry.name === REJECTED_FILE) rejected += await countLines(file);
+    else if (entry.name.startsWith('journal-') && entry.name.endsWith('.jsonl')) journalled += await countLines(file);
   }
   return { journalled, rejected };
 }

@@ -15,7 +15,6 @@ export interface StoreSchema {
   campaign_tally: CampaignTallyTable;
   stop_list: StopListTable;
   replicas: ReplicasTable;
-  outbound_requests: OutboundRequestsTable;
 }
 
 export interface CallsTable {
@@ -126,16 +125,6 @@ export interface ReplicasTable {
   heartbeat_at: number;
   /** 1 once it was told to stop: it takes no new work. */
   stopping: Generated<number>;
-}
-
-export interface OutboundRequestsTable {
-  to_number: string;
-  variables: string;
-  tags: string | null;
-  requested_at: number;
-  expires_at: number;
-  /** The replica that requested the call. */
-  replica: string;
 }
 
 /** The store's query builder: the same queries run on either database. */

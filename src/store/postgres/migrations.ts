@@ -150,13 +150,5 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN owner TEXT;
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
-  CREATE TABLE outbound_requests (
-    to_number     TEXT PRIMARY KEY,
-    variables     TEXT NOT NULL,
-    tags          TEXT,
-    requested_at  BIGINT NOT NULL,
-    expires_at    BIGINT NOT NULL,
-    replica       TEXT NOT NULL
-  );
   `,
 ];

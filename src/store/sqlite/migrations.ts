@@ -237,10 +237,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_by_session ON calls (session_id);
   CREATE INDEX calls_in_progress ON calls (started_at) WHERE ended_at IS NULL;
   `,
-  // 8: several Hotlines on one store (issue 23). Replicas register and beat; a call in progress,
-  // a contact being called and a requested outbound call name the replica that holds them, so the
-  // others settle only what a dead one left. `outbound_requests` keeps a requested call's variables
-  // for whichever replica its session_start reaches; one per number (the primary key), never two.
+  // 8: several Hotlines on one store (issue 23). Replicas register and beat; a call in progress and
+  // a contact being called name the replica that holds them, so the others settle only what a dead
+  // one left.
   `
   CREATE TABLE replicas (
     id            TEXT PRIMARY KEY,
@@ -255,13 +254,5 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN owner TEXT;
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
-  CREATE TABLE outbound_requests (
-    to_number     TEXT PRIMARY KEY,
-    variables     TEXT NOT NULL,
-    tags          TEXT,
-    requested_at  INTEGER NOT NULL,
-    expires_at    INTEGER NOT NULL,
-    replica       TEXT NOT NULL
-  ) STRICT;
   `,
 ];

@@ -1,0 +1,166 @@
+/**
+ * Several Hotlines on one store: they know each other by their heartbeats, a start settles only
+ * what its own earlier start left, and what a dead replica left is settled by a live one, once.
+ */
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach, describe, expect, test } from 'vitest';
+import { ReplicaRegistry } from '../src/cluster/replica-registry.js';
+import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+import { startReportReceiver } from './helpers/report-receiver.js';
+import { freshStore, freshStoreLocation, postgresReachable, storeKinds } from './helpers/stores.js';
+
+const logger = pino({ level: 'silent' });
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const FAST = { heartbeatMs: 50, deadAfterMs: 300 };
+
+describe.each(await storeKinds())('the replica registry on %s', (kind) => {
+  test('a replica registers, sees itself alive, and leaves without a trace', async () => {
+    const store = await freshStore(kind);
+    cleanups.push(() => store.close());
+    const one = await ReplicaRegistry.join(store, { id: 'hotline-1', internalUrl: 'http://10.0.0.1:3000', ...FAST }, logger);
+    const two = await ReplicaRegistry.join(store, { id: 'hotline-2', ...FAST }, logger);
+    expect((await one.alive()).map((r) => [r.id, r.internalUrl, r.stopping])).toEqual([
+      ['hotline-1', 'http://10.0.0.1:3000', false],
+      ['hotline-2', null, false],
+    ]);
+    await two.stopping();
+    expect((await one.alive()).find((r) => r.id === 'hotline-2')?.stopping).toBe(true);
+    await two.leave();
+    await one.leave();
+    expect(await store.db.selectFrom('replicas').selectAll().execute()).toEqual([]);
+  });
+
+  test('an id held by a replica that still beats elsewhere is refused, saying what to set; one that stopped beating is taken over', async () => {
+    const store = await freshStore(kind);
+    cleanups.push(() => store.close());
+    const row = { instance: 'other', host: `not-${hostname()}`, pid: 1, internal_url: null, started_at: new Date().toISOString() };
+    await store.db.insertInto('replicas').values({ ...row, id: 'taken', heartbeat_at: Date.now() }).execute();
+    // The other process goes on beating while this one waits to see whether it is gone.
+    const beating = setInterval(() => void store.db.updateTable('replicas').set({ heartbeat_at: Date.now() }).where('id', '=', 'taken').execute(), 20);
+    cleanups.push(() => clearInterval(beating));
+    await expect(ReplicaRegistry.join(store, { id: 'taken', ...FAST }, logger)).rejects.toThrow(
+      /REPLICA_ID taken is held by a Hotline that is running \(on not-.*, pid 1\): give each process sharing DATABASE_URL a REPLICA_ID of its own/,
+    );
+
+    await store.db.insertInto('replicas').values({ ...row, id: 'gone', heartbeat_at: Date.now() - 60_000 }).execute();
+    const taker = await ReplicaRegistry.join(store, { id: 'gone', ...FAST }, logger);
+    cleanups.push(() => taker.leave());
+    const held = await store.db.selectFrom('replicas').select(['instance', 'host']).where('id', '=', 'gone').executeTakeFirstOrThrow();
+    expect(held).toEqual({ instance: taker.instance, host: hostname() });
+  });
+
+  test('a replica judges others dead only once it has reached the store for a whole dead window', async () => {
+    const store = await freshStore(kind);
+    cleanups.push(() => store.close());
+    const one = await ReplicaRegistry.join(store, { id: 'judge', ...FAST }, logger);
+    cleanups.push(() => one.leave());
+    expect(one.judges).toBe(false);
+    await new Promise<void>((resolve) => {
+      const stop = one.onBeat(() => {
+        if (!one.judges) return;
+        stop();
+        resolve();
+      });
+    });
+    expect(one.judges).toBe(true);
+  });
+});
+
+describe.skipIf(!(await postgresReachable()))('two Hotline processes on one PostgreSQL', () => {
+  test(
+    'a replica killed with a call on the line: a live one records it cut off and reports it once; its restart leaves the live one\'s call alone',
+    async () => {
+      const place = await freshStoreLocation('postgres');
+      cleanups.push(() => place.remove());
+      const llm = await startScriptedLlmServer({ script: () => ({ content: 'Gern. Was kann ich noch tun?' }), host: '127.0.0.1', ttftMs: 1, tokenDelayMs: 0 });
+      cleanups.push(() => llm.close());
+      const receiver = await startReportReceiver('report-secret-1');
+      cleanups.push(() => receiver.close());
+      const start = async (id: string): Promise<{ child: HotlineProcess; wsUrl: string }> => {
+        // Each replica has its own disk for transcripts and journal, as each pod would.
+        const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
+        cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
+        const child = spawnHotline({
+          ...place.env,
+          REPLICA_ID: id,
+          TRANSCRIPTS_DIR: transcripts,
+          OPENAI_API_KEY: 'test-key',
+          OPENAI_BASE_URL: llm.baseURL,
+          LLM_MODEL: 'test-model',
+          REPORT_FIELDS: 'false',
+          REPORT_WEBHOOK_URL: receiver.url,
+          REPORT_WEBHOOK_SECRET: 'report-secret-1',
+        });
+        cleanups.push(() => {
+          if (child.child.exitCode === null) child.child.kill('SIGKILL');
+        });
+        const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+        return { child, wsUrl: wsUrl! };
+      };
+      const talk = async (wsUrl: string, sessionId: string): Promise<FakeVoiceService> => {
+        const client = await FakeVoiceService.connect(wsUrl, { sessionId });
+        cleanups.push(() => client.close());
+        client.start();
+        await client.nextOfType('speak');
+        await client.whenQuiet();
+        client.say('Ich rufe wegen meiner Bestellung an.');
+        await client.nextOfType('speak');
+        return client;
+      };
+      const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
+      await db.connect();
+      cleanups.push(() => db.end());
+      const calls = async () =>
+        (await db.query<{ session_id: string; end_reason: string | null; owner: string }>('SELECT session_id, end_reason, owner FROM calls ORDER BY session_id')).rows;
+      const until = async (holds: () => Promise<boolean>): Promise<void> => {
+        // No event crosses the processes: the store is looked at, as an operator would.
+        while (!(await holds())) await new Promise((resolve) => setTimeout(resolve, 100));
+      };
+
+      const a = await start('replica-a');
+      const b = await start('replica-b');
+      const onA = await talk(a.wsUrl, 'call-on-a');
+      await talk(b.wsUrl, 'call-on-b');
+      await until(async () => (await calls()).length === 2);
+      expect((await db.query('SELECT id FROM replicas ORDER BY id')).rows.map((r: { id: string }) => r.id)).toEqual(['replica-a', 'replica-b']);
+
+      b.child.child.kill('SIGKILL');
+      await b.child.exited;
+      // Within seconds of b's last heartbeat, a takes b's call over and records it cut off; its own call goes on.
+      const report = JSON.parse((await receiver.request(0)).body) as { session_id: string; end_reason: string };
+      expect(report).toMatchObject({ session_id: 'call-on-b', end_reason: 'cut_off' });
+      expect(await calls()).toEqual([
+        { session_id: 'call-on-a', end_reason: null, owner: 'replica-a' },
+        { session_id: 'call-on-b', end_reason: 'cut_off', owner: 'replica-a' },
+      ]);
+
+      // b starts again: what its earlier start left is settled already, and a's call in progress is a's.
+      const again = await start('replica-b');
+      await until(async () => (await db.query('SELECT 1 FROM replicas WHERE id = $1', ['replica-b'])).rowCount === 1);
+      expect((await calls())[0]).toEqual({ session_id: 'call-on-a', end_reason: null, owner: 'replica-a' });
+
+      onA.end();
+      const second = JSON.parse((await receiver.request(1)).body) as { session_id: string; end_reason: string };
+      expect(second).toMatchObject({ session_id: 'call-on-a', end_reason: 'caller_hung_up' });
+      for (const { child } of [a, again]) {
+        child.child.kill('SIGTERM');
+        await child.exited;
+      }
+      // Each report went exactly once, and both replicas left the store cleanly.
+      expect(receiver.received.map((r) => (JSON.parse(r.body) as { session_id: string }).session_id)).toEqual(['call-on-b', 'call-on-a']);
+      expect((await db.query('SELECT id FROM replicas')).rowCount).toBe(0);
+    },
+    CHILD_TEST_TIMEOUT_MS * 2,
+  );
+});
