@@ -160,6 +160,7 @@ export async function startHotline(
   });
   const reports = new ReportService({
     store,
+    replica: replica.id,
     promptsDir: config.promptsDir,
     llm: config.reports.fields ? { apiKey, baseURL, model: config.reports.model ?? config.llm.model } : undefined,
     ...(config.reports.webhookUrl && config.reports.webhookSecret

@@ -328,6 +328,29 @@ describe.each(await storeKinds())('the calls, reports and deliveries on %s', (ki
       expect(await deliveries.claim((await deliveries.get('a'))!, 80_000)).toBe(false);
     });
 
+    test("a start brings forward no report another live replica is sending; a dead replica's claim it does", async () => {
+      const opened = await store(kind);
+      const a = new DeliveryRepository(opened.db, { replica: 'a', dialect: opened.dialect });
+      const b = new DeliveryRepository(opened.db, { replica: 'b', dialect: opened.dialect });
+      const beat = (id: string, at: number) =>
+        opened.db
+          .insertInto('replicas')
+          .values({ id, instance: id, host: 'h', pid: 1, internal_url: null, started_at: new Date().toISOString(), heartbeat_at: at })
+          .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: at }))
+          .execute();
+      await beat('a', Date.now());
+      await a.add(delivery('sending', 1000));
+      await a.add(delivery('waiting', 50_000));
+      expect(await a.claim((await a.get('sending'))!, 70_000)).toBe(true);
+      await b.dueAllAt(2000);
+      expect((await b.get('sending'))?.nextAttemptAt).toBe(70_000);
+      expect((await b.get('waiting'))?.nextAttemptAt).toBe(2000);
+      // a stopped beating: its claim is nobody's now.
+      await beat('a', Date.now() - 60_000);
+      await b.dueAllAt(3000);
+      expect((await b.get('sending'))?.nextAttemptAt).toBe(3000);
+    });
+
     test("given-up deliveries are queued again: all, one call's, or a session id's", async () => {
       const deliveries = new DeliveryRepository((await store(kind)).db);
       for (const [id, callId] of [

@@ -13,9 +13,8 @@
  * claimed by a conditional UPDATE before it is sent (DeliveryRepository.claim), which a second
  * Hotline on the same store that read the row too cannot then take. A redeliver changes only rows
  * given up (one UPDATE … WHERE status = 'failed'): a row being sent is pending, so it is left alone.
- * One gap, at a start: every pending row is made due, claimed ones too — a claim left by a process
- * that died cannot be told from one of a process still sending — so a Hotline starting while
- * another on the same store sends a report may send it again (at least once, as above). Pending rows
+ * A start makes every pending row due but those a live replica has claimed (the claim names it),
+ * so a replica starting while another sends a report does not send it again. Pending rows
  * outlive the process; the next start sends them at once, to the URL set
  * then (a fixed typo in REPORT_WEBHOOK_URL applies to what is still queued).
  */

@@ -42,6 +42,8 @@ export interface ReportServiceOptions {
   readonly maxQueued?: number | undefined;
   /** Told of each webhook attempt (metrics, tests). */
   readonly onDeliveryAttempt?: ((attempt: DeliveryAttempt) => void) | undefined;
+  /** The replica this runs in, named by its deliveries' claims (see DeliveryRepository). */
+  readonly replica?: string | undefined;
 }
 
 /** A stored call and its report, if it has one yet. */
@@ -104,7 +106,10 @@ export class ReportService implements CallObserver {
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.calls = new CallRepository(options.store.db);
     this.reports = new ReportRepository(options.store.db);
-    this.deliveries = new DeliveryRepository(options.store.db);
+    this.deliveries = new DeliveryRepository(
+      options.store.db,
+      options.replica === undefined ? undefined : { replica: options.replica, dialect: options.store.dialect },
+    );
     this.llm = options.llm && new ReportLlm(options.llm);
     this.queue = options.webhook
       ? new DeliveryQueue({

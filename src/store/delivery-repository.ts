@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { Db } from './schema.js';
+import { sql } from 'kysely';
+import { databaseNowMs, REPLICA_DEAD_AFTER_MS } from './database-clock.js';
+import type { Db, Dialect } from './schema.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -57,7 +59,14 @@ export interface NewDelivery {
 
 /** The `deliveries` table: the webhook queue. Rows are kept after delivery as the record of what was sent. */
 export class DeliveryRepository {
-  constructor(private readonly db: Db) {}
+  /**
+   * `sender`: the replica sending through this repository, and its store's dialect: its claims
+   * name it, so another replica's start leaves a claim in flight alone. Readers need none.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly sender?: { readonly replica: string; readonly dialect: Dialect },
+  ) {}
 
   async add(delivery: NewDelivery): Promise<void> {
     await this.db
@@ -99,7 +108,7 @@ export class DeliveryRepository {
   async claim(delivery: Delivery, until: number): Promise<boolean> {
     const result = await this.db
       .updateTable('deliveries')
-      .set({ next_attempt_at: until })
+      .set({ next_attempt_at: until, claimed_by: this.sender?.replica ?? null })
       .where('id', '=', delivery.id)
       .where('status', '=', 'pending')
       .where('next_attempt_at', '=', delivery.nextAttemptAt)
@@ -118,20 +127,41 @@ export class DeliveryRepository {
     return z.object({ at: z.number().nullable() }).parse(row ?? { at: null }).at ?? undefined;
   }
 
-  /** Makes every pending delivery due at `now`: a new start is a new chance, whatever the backoff said. */
+  /**
+   * Makes every pending delivery due at `now`: a new start is a new chance, whatever the backoff
+   * said. Not one another live replica is sending now (its claim names it): that one would go twice.
+   */
   async dueAllAt(now: number): Promise<void> {
+    const sender = this.sender;
     await this.db
       .updateTable('deliveries')
-      .set({ next_attempt_at: now })
+      .set({ next_attempt_at: now, claimed_by: null })
       .where('status', '=', 'pending')
       .where('next_attempt_at', '>', now)
+      .where((eb) =>
+        sender === undefined
+          ? eb.lit(true)
+          : eb.or([
+              eb('claimed_by', 'is', null),
+              eb('claimed_by', '=', sender.replica),
+              eb.not(
+                eb.exists(
+                  eb
+                    .selectFrom('replicas')
+                    .select('replicas.id')
+                    .whereRef('replicas.id', '=', 'deliveries.claimed_by')
+                    .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(sender)} - ${REPLICA_DEAD_AFTER_MS}`),
+                ),
+              ),
+            ]),
+      )
       .execute();
   }
 
   async delivered(id: string, url: string, attempts: number, at: string): Promise<void> {
     await this.db
       .updateTable('deliveries')
-      .set({ status: 'delivered', url, attempts, delivered_at: at, last_error: null })
+      .set({ status: 'delivered', url, attempts, delivered_at: at, last_error: null, claimed_by: null })
       .where('id', '=', id)
       .execute();
   }
@@ -139,13 +169,13 @@ export class DeliveryRepository {
   async retryAt(id: string, url: string, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
     await this.db
       .updateTable('deliveries')
-      .set({ url, attempts, next_attempt_at: nextAttemptAt, last_error: error })
+      .set({ url, attempts, next_attempt_at: nextAttemptAt, last_error: error, claimed_by: null })
       .where('id', '=', id)
       .execute();
   }
 
   async failed(id: string, url: string, attempts: number, error: string): Promise<void> {
-    await this.db.updateTable('deliveries').set({ status: 'failed', url, attempts, last_error: error }).where('id', '=', id).execute();
+    await this.db.updateTable('deliveries').set({ status: 'failed', url, attempts, last_error: error, claimed_by: null }).where('id', '=', id).execute();
   }
 
   /**

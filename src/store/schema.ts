@@ -65,6 +65,8 @@ export interface DeliveriesTable {
   last_error: string | null;
   delivered_at: string | null;
   retry_from: string | null;
+  /** The replica sending it now (a claim): another replica's start leaves it alone while that one lives. */
+  claimed_by: Generated<string | null>;
 }
 
 export interface CampaignsTable {

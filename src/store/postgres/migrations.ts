@@ -150,5 +150,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN owner TEXT;
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
+  ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
   `,
 ];

@@ -237,9 +237,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_by_session ON calls (session_id);
   CREATE INDEX calls_in_progress ON calls (started_at) WHERE ended_at IS NULL;
   `,
-  // 8: several Hotlines on one store (issue 23). Replicas register and beat; a call in progress and
-  // a contact being called name the replica that holds them, so the others settle only what a dead
-  // one left.
+  // 8: several Hotlines on one store (issue 23). Replicas register and beat; a call in progress, a
+  // contact being called and a report being sent name the replica that holds them, so the others
+  // settle only what a dead one left.
   `
   CREATE TABLE replicas (
     id            TEXT PRIMARY KEY,
@@ -254,5 +254,6 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN owner TEXT;
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
+  ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
   `,
 ];
