@@ -26,6 +26,8 @@ import { AiFlowClient } from './outbound/aiflow-client.js';
 import { OutboundNotConfiguredError } from './outbound/errors.js';
 import { OutboundCalls } from './outbound/outbound-calls.js';
 import { PendingCalls } from './outbound/pending-calls.js';
+import { OutboundRequests } from './outbound/outbound-requests.js';
+import { OutboundRequestRepository } from './store/outbound-request-repository.js';
 import { PromptStore } from './prompts/prompt-store.js';
 import { ReportService } from './reports/report-service.js';
 import { openStore, type Store } from './store/store.js';
@@ -104,7 +106,6 @@ export async function startHotline(
 ): Promise<RunningHotline> {
   const watch = options.watchPrompts ?? true;
   const prompts = await PromptStore.open(config.promptsDir, logger, { watch });
-  const pendingCalls = new PendingCalls(config.outbound.ttlMs);
   const transcripts = new TranscriptStore(config.transcriptsDir);
   await transcripts.init();
 
@@ -177,6 +178,13 @@ export async function startHotline(
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
   const campaignStore = openCampaignStore(store, replica.id);
+  // Requests for outbound calls: in memory, and in the store for whichever replica the call reaches.
+  const pendingCalls = new OutboundRequests(
+    new PendingCalls(outbound.ttlMs),
+    new OutboundRequestRepository(store.db, replica.id, store.dialect),
+    outbound.ttlMs,
+    logger,
+  );
   // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
   const outboundCalls = new OutboundCalls({
     client,

@@ -85,9 +85,13 @@ test.runIf((await storeKinds()).includes('postgres'))(
     const service = await answer(hotline);
     let greeted = false;
     const greeting = service.nextOfType('speak').then(() => (greeted = true));
-    // No event says Hotline's write is waiting for the row: the server's own view of its sessions does.
+    // No event says Hotline's write is waiting for the row: the server's own view of its sessions does — asked
+    // outside the locking transaction, which would see the view as it was at its first look.
+    const watcher = new pg.Client({ connectionString: location.env.DATABASE_URL });
+    await watcher.connect();
+    cleanups.push(() => watcher.end());
     const waiting = async (): Promise<boolean> =>
-      (await other.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rowCount! > 0;
+      (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rowCount! > 0;
     while (!(await waiting())) await new Promise((resolve) => setImmediate(resolve));
     expect(greeted).toBe(false);
     await other.query('COMMIT');

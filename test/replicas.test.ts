@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ReplicaRegistry } from '../src/cluster/replica-registry.js';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
+import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
 import { startReportReceiver } from './helpers/report-receiver.js';
@@ -163,4 +164,51 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
     },
     CHILD_TEST_TIMEOUT_MS * 2,
   );
+
+  test('an outbound call requested on one replica is greeted with its variables on the other; a second request for the number is refused by either', async () => {
+    const place = await freshStoreLocation('postgres');
+    cleanups.push(() => place.remove());
+    const api = await startFakeAiFlowApi({ token: 'platform-token', flows: { 'flow-1': { phoneNumber: true } } });
+    cleanups.push(() => api.close());
+    const start = async (id: string): Promise<{ url: string; wsUrl: string }> => {
+      const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
+      cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
+      const child = spawnHotline({
+        ...place.env,
+        REPLICA_ID: id,
+        TRANSCRIPTS_DIR: transcripts,
+        ADMIN_TOKEN: 'admin-secret-1',
+        AIFLOW_API_URL: api.url,
+        AIFLOW_ACCESS_TOKEN: 'platform-token',
+        AIFLOW_ID: 'flow-1',
+        AIFLOW_BILLING_DEVICE: 'dev-1',
+      });
+      cleanups.push(() => {
+        if (child.child.exitCode === null) child.child.kill('SIGKILL');
+      });
+      const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+      return { url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
+    };
+    const call = (on: { url: string }, variables: Record<string, string>) =>
+      fetch(`${on.url}/api/calls`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-secret-1', 'content-type': 'application/json' },
+        body: JSON.stringify({ toPhoneNumber: '+49 151 1234567', variables }),
+      });
+    const [a, b] = await Promise.all([start('replica-a'), start('replica-b')]);
+
+    expect((await call(a, { name: 'Anna', topic: 'your order 42' })).status).toBe(201);
+    // The number is being rung: the other replica knows it from the store.
+    const again = await call(b, { name: 'Ben' });
+    expect(again.status).toBe(409);
+    expect(api.calls).toHaveLength(1);
+
+    // The service's load balancer sends the answered call to b.
+    const service = await FakeVoiceService.connect(b.wsUrl);
+    cleanups.push(() => service.close());
+    service.start({ direction: 'outbound', to_phone_number: '491511234567', from_phone_number: '4930123456' });
+    const greeting = (await service.nextOfType('speak')).text ?? '';
+    expect(greeting).toContain('Anna');
+    expect(greeting).toContain('your order 42');
+  }, CHILD_TEST_TIMEOUT_MS * 2);
 });

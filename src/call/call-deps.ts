@@ -67,6 +67,11 @@ export type SpeechPacing = 'stream' | 'whole' | 'sentences';
 /** Why Hotline itself ends a call: the caller said nothing for too long, Hotline is shutting down, or a person running it said so. */
 export type LeaveReason = 'idle' | 'shutdown' | 'operator';
 
+export interface TakenRequest {
+  readonly request: PendingCall;
+  readonly recorded: Promise<void> | undefined;
+}
+
 export interface CallDeps {
   llm: Llm;
   /** The prompts as they were when the call began: an edit applies from the next call. */
@@ -80,10 +85,11 @@ export interface CallDeps {
   voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   transfer: TransferSetup;
   /**
-   * The outbound call Hotline requested to this number, if any, and when its
-   * answer is on record (the greeting waits for that, within a short bound).
+   * The outbound call Hotline requested to this number, if any — at once, or a moment later when
+   * another replica requested it — and when its answer is on record (the greeting waits for that,
+   * within a short bound).
    */
-  takeOutboundRequest: (toPhoneNumber: string | undefined) => { request: PendingCall; recorded: Promise<void> | undefined } | undefined;
+  takeOutboundRequest: (toPhoneNumber: string | undefined) => TakenRequest | Promise<TakenRequest | undefined> | undefined;
   settings: CallSettings;
   pacing: SpeechPacing;
   /**

@@ -3,7 +3,6 @@ import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
-import type { PendingCalls } from '../outbound/pending-calls.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
@@ -11,6 +10,7 @@ import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallControl, ControlOutcome } from './ports/call-control.js';
 import type { CallObserver, CallSoFar, CallStartedInfo, VoicemailDetector } from './ports/call-summary.js';
+import type { OutboundRequestSource, PendingCall } from './ports/outbound-request.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 import { Call } from './call.js';
 import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
@@ -21,7 +21,7 @@ export interface CallRegistryOptions {
   llm: Llm;
   /** The current prompts; read once per call, so edits apply from the next call. */
   prompts: () => PromptSet;
-  pendingCalls: PendingCalls;
+  pendingCalls: OutboundRequestSource;
   transcripts: TranscriptStore;
   /** TRANSFER_* variables: the default destination, named ones (name → number), and the caller id to show. */
   transfer: {
@@ -355,7 +355,12 @@ export class CallRegistry implements CallControl {
    */
   private notConnected(session: VoiceEvent['session'], reason: string): void {
     if (session.direction !== 'outbound') return;
-    const request = this.options.pendingCalls.take(session.to_phone_number);
+    const taken = this.options.pendingCalls.take(session.to_phone_number);
+    if (!(taken instanceof Promise)) return this.tellNotConnected(session, reason, taken);
+    void taken.then((request) => this.tellNotConnected(session, reason, request));
+  }
+
+  private tellNotConnected(session: VoiceEvent['session'], reason: string, request: PendingCall | undefined): void {
     if (!request) return;
     this.options.logger.info({ sessionId: session.id, to: session.to_phone_number, reason }, 'requested outbound call did not connect');
     try {
@@ -449,10 +454,11 @@ export class CallRegistry implements CallControl {
       voicemail: this.options.voicemail,
       transfer,
       takeOutboundRequest: (to) => {
-        const request = pendingCalls.take(to);
-        if (!request) return undefined;
         // Told before the greeting: a requester that dies now still knows the call was answered.
-        return { request, recorded: this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags }) };
+        const started = (request: PendingCall | undefined) =>
+          request && { request, recorded: this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags }) };
+        const taken = pendingCalls.take(to);
+        return taken instanceof Promise ? taken.then(started) : started(taken);
       },
       settings: this.options.settings,
       pacing,

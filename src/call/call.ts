@@ -14,7 +14,7 @@ import type {
 import type { PriorCall } from '../transcripts/prior-call.js';
 import type { CallerContextSource } from './ports/business-tools.js';
 import type { ControlOutcome } from './ports/call-control.js';
-import type { ActionSink, CallDeps, LeaveReason } from './call-deps.js';
+import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-deps.js';
 import { CallEnding } from './ending/call-ending.js';
 import { CallActivityTracker } from './ports/call-activity.js';
 import { CallRecord } from './call-record.js';
@@ -431,6 +431,18 @@ export class Call {
     this.started = true;
     const outbound = session.direction === 'outbound';
     const taken = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
+    if (!(taken instanceof Promise)) {
+      const ready = this.begin(session, outbound, taken);
+      if (ready) this.gate.prepare(ready);
+      return;
+    }
+    // Requested by another replica: its variables come from the store, and the caller's events wait for them.
+    this.gate.prepare(taken.then((found) => this.begin(session, outbound, found)));
+  }
+
+  /** The call begins, as whoever requested it asked; what the greeting waits for, if anything. */
+  private begin(session: Session, outbound: boolean, taken: TakenRequest | undefined): Promise<void> | undefined {
+    if (this.ended) return undefined;
     const request = taken?.request;
     this.beginCall(session, request);
     if (outbound && this.deps.voicemail) this.voicemail = this.watchForMailbox(this.deps.voicemail.detector, this.deps.voicemail.timing);
@@ -449,8 +461,11 @@ export class Call {
     });
     const context = this.deps.callerContext;
     const ready = [taken?.recorded, context && this.lookUpCaller(context)].filter((p): p is Promise<void> => p !== undefined);
-    if (ready.length === 0) return this.speakGreeting(outbound, request);
-    this.gate.prepare(Promise.all(ready).then(() => this.speakGreeting(outbound, request)));
+    if (ready.length === 0) {
+      this.speakGreeting(outbound, request);
+      return undefined;
+    }
+    return Promise.all(ready).then(() => this.speakGreeting(outbound, request));
   }
 
   /** The caller's record fills the greeting and the system prompt — if it comes within its time limit. */

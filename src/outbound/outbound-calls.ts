@@ -1,6 +1,7 @@
 import type { AiFlowClient } from './aiflow-client.js';
 import { NumberInCallError, NumberStoppedError, OutboundNotConfiguredError, ShuttingDownError, type CallNotPlacedError } from './errors.js';
-import type { PendingCall, PendingCalls } from './pending-calls.js';
+import type { OutboundRequests } from './outbound-requests.js';
+import type { PendingCall } from './pending-calls.js';
 import { phoneKey } from './phone-number.js';
 
 export interface OutboundCallRequest {
@@ -31,7 +32,7 @@ export interface OutboundCallsOptions {
     billingDevice: string | undefined;
     defaultCountryCode: string | undefined;
   };
-  pendingCalls: PendingCalls;
+  pendingCalls: OutboundRequests;
   /** The numbers of the people on the line in the calls in progress (caller or person called), as the service wrote them. */
   numbersOnTheLine(): Iterable<string>;
   /** Whether a normalised number is on the global stop list (asks the store). */
@@ -111,7 +112,7 @@ export class OutboundCalls {
     if (!target) throw new OutboundNotConfiguredError(this.missing(request));
     const { pendingCalls } = this.options;
     // Remembered before the request: the call may be answered before the service's 201 arrives.
-    const pending = pendingCalls.add(request.to, { ...request.variables }, request.tags ? { ...request.tags } : undefined);
+    const pending = await pendingCalls.add(request.to, { ...request.variables }, request.tags ? { ...request.tags } : undefined);
     try {
       await target.client.startCall({ aiFlowId: target.aiFlowId, billingDevice: target.billingDevice, toPhoneNumber: request.to });
     } catch (error) {

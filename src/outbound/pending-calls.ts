@@ -1,11 +1,6 @@
-/** A call Hotline asked the service to place, waiting for its session_start. */
-export interface PendingCall {
-  readonly toPhoneNumber: string;
-  readonly variables: Readonly<Record<string, string>>;
-  /** Who asked for it (a campaign and its contact), kept with the call's record; never spoken. */
-  readonly tags?: Readonly<Record<string, string>>;
-  readonly requestedAt: number;
-}
+import type { PendingCall } from '../call/ports/outbound-request.js';
+
+export type { PendingCall } from '../call/ports/outbound-request.js';
 
 /**
  * Remembers requested outbound calls until their session_start arrives.

@@ -15,6 +15,7 @@ export interface StoreSchema {
   campaign_tally: CampaignTallyTable;
   stop_list: StopListTable;
   replicas: ReplicasTable;
+  outbound_requests: OutboundRequestsTable;
 }
 
 export interface CallsTable {
@@ -127,6 +128,18 @@ export interface ReplicasTable {
   heartbeat_at: number;
   /** 1 once it was told to stop: it takes no new work. */
   stopping: Generated<number>;
+}
+
+export interface OutboundRequestsTable {
+  to_number: string;
+  variables: string;
+  tags: string | null;
+  /** Epoch ms by the requesting replica's clock: with the number, which request this is. */
+  requested_at: number;
+  /** Epoch ms by the database's clock: after it, the call is not coming. */
+  expires_at: number;
+  /** The replica that requested the call. */
+  replica: string;
 }
 
 /** The store's query builder: the same queries run on either database. */

@@ -151,5 +151,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
   ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
+  CREATE TABLE outbound_requests (
+    to_number     TEXT PRIMARY KEY,
+    variables     TEXT NOT NULL,
+    tags          TEXT,
+    requested_at  BIGINT NOT NULL,
+    expires_at    BIGINT NOT NULL,
+    replica       TEXT NOT NULL
+  );
   `,
 ];

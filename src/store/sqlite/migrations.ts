@@ -239,7 +239,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `,
   // 8: several Hotlines on one store (issue 23). Replicas register and beat; a call in progress, a
   // contact being called and a report being sent name the replica that holds them, so the others
-  // settle only what a dead one left.
+  // settle only what a dead one left. `outbound_requests` keeps a requested call's variables for
+  // whichever replica its session_start reaches: one per number (the primary key), never two.
   `
   CREATE TABLE replicas (
     id            TEXT PRIMARY KEY,
@@ -255,5 +256,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
   ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
+  CREATE TABLE outbound_requests (
+    to_number     TEXT PRIMARY KEY,
+    variables     TEXT NOT NULL,
+    tags          TEXT,
+    requested_at  INTEGER NOT NULL,
+    expires_at    INTEGER NOT NULL,
+    replica       TEXT NOT NULL
+  ) STRICT;
   `,
 ];
