@@ -167,6 +167,7 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'REPLICA_ID must be 1–64 letters, digits, dots, dashes, colons or underscores, e.g. hotline-1')
     .optional(),
   INTERNAL_URL: url('INTERNAL_URL', 'http://10.0.0.12:3000'),
+  CLUSTER_SECRET: text.optional(),
   REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
   REPORT_WEBHOOK_SECRET: text.optional(),
   REPORT_WEBHOOK_GIVE_UP_MS: int('REPORT_WEBHOOK_GIVE_UP_MS', 1, 24 * 60 * 60 * 1000, ' of milliseconds'),
@@ -285,8 +286,10 @@ export interface Config {
   replica: {
     /** This process's name among the replicas sharing the store, stable across its restarts (default: the host name). */
     id: string;
-    /** Where the other replicas reach this one. */
+    /** Where the other replicas reach this one; default the address it listens on, if that is one address. */
     internalUrl: string | undefined;
+    /** What replicas present to each other (a webhook event forwarded to its call's replica); unset, none is forwarded. */
+    clusterSecret: string | undefined;
   };
   reports: {
     /** Where each call's report is POSTed, signed with `webhookSecret`; unset keeps reports in the database only. */
@@ -350,8 +353,8 @@ export interface Config {
 
 /** Every secret of the configuration, for redacting logs. */
 export function secretsOf(config: Config): string[] {
-  const { auth, llm, adminToken, outbound, reports } = config;
-  return [llm.apiKey, auth.webhookSecret, auth.wsToken, auth.metricsToken, adminToken, outbound.accessToken, reports.webhookSecret].filter(
+  const { auth, llm, adminToken, outbound, reports, replica } = config;
+  return [llm.apiKey, auth.webhookSecret, auth.wsToken, auth.metricsToken, adminToken, outbound.accessToken, reports.webhookSecret, replica.clusterSecret].filter(
     (s): s is string => typeof s === 'string' && s !== '',
   );
 }
@@ -363,6 +366,7 @@ export function sharedSecretsOf(config: Config): Record<SharedSecret, string | u
     WS_TOKEN: config.auth.wsToken,
     WEBHOOK_SECRET: config.auth.webhookSecret,
     METRICS_TOKEN: config.auth.metricsToken,
+    CLUSTER_SECRET: config.replica.clusterSecret,
     REPORT_WEBHOOK_SECRET: config.reports.webhookSecret,
   };
 }
@@ -475,7 +479,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
           : path.resolve(e.DATABASE_FILE),
     databaseUrl: e.DATABASE_URL,
     // A container's or pod's host name is its own, and the same across a restart of the process in it.
-    replica: { id: e.REPLICA_ID ?? hostname().slice(0, 64), internalUrl: e.INTERNAL_URL },
+    replica: { id: e.REPLICA_ID ?? hostname().slice(0, 64), internalUrl: e.INTERNAL_URL, clusterSecret: e.CLUSTER_SECRET },
     reports: {
       webhookUrl: e.REPORT_WEBHOOK_URL,
       webhookSecret: e.REPORT_WEBHOOK_SECRET,

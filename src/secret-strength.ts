@@ -17,7 +17,7 @@
 export const MIN_SECRET_LENGTH = 16;
 
 /** The secrets of Hotline's own edges (not the LLM's or the voice service's keys, which their owners issue). */
-export const SHARED_SECRETS = ['ADMIN_TOKEN', 'WS_TOKEN', 'WEBHOOK_SECRET', 'METRICS_TOKEN', 'REPORT_WEBHOOK_SECRET'] as const;
+export const SHARED_SECRETS = ['ADMIN_TOKEN', 'WS_TOKEN', 'WEBHOOK_SECRET', 'METRICS_TOKEN', 'REPORT_WEBHOOK_SECRET', 'CLUSTER_SECRET'] as const;
 export type SharedSecret = (typeof SHARED_SECRETS)[number];
 
 /** A pattern of at most this many characters, repeated, is no secret. */

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { CampaignRunner } from './campaigns/campaign-runner.js';
 import { campaignsRouter } from './campaigns/campaigns-router.js';
@@ -36,6 +37,8 @@ import { CallWriter } from './store/call-writer.js';
 import { cutOffCallsInProgress, cutOffOrphanedCalls } from './store/cut-off-calls.js';
 import { ReplicaRegistry } from './cluster/replica-registry.js';
 import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
+import { WebhookOwners } from './cluster/webhook-owners.js';
+import type { CallSummary } from './call/ports/call-summary.js';
 import { storeJournalDir } from './store/store-journal-dir.js';
 import { WriteJournal } from './store/write-journal.js';
 
@@ -178,6 +181,12 @@ export async function startHotline(
       : undefined;
   const campaignClock = options.campaignClock ?? systemClock;
   const campaignStore = openCampaignStore(store, replica.id);
+  // Replicas on one PostgreSQL forward a webhook call's events to the replica that owns it.
+  const { clusterSecret } = config.replica;
+  const webhookOwners = clusterSecret && store.dialect === 'postgres' ? new WebhookOwners(store, replica, clusterSecret, logger) : undefined;
+  if (store.dialect === 'postgres' && config.transports.has('webhook') && !webhookOwners) {
+    logger.warn('webhook calls stay with one replica: with several replicas sharing DATABASE_URL, set CLUSTER_SECRET (and INTERNAL_URL) on each');
+  }
   // Requests for outbound calls: in memory, and in the store for whichever replica the call reaches.
   const pendingCalls = new OutboundRequests(
     new PendingCalls(outbound.ttlMs),
@@ -256,6 +265,7 @@ export async function startHotline(
           callEnded: (summary) => reports.awaitStored(records.callEnded(summary)),
         },
         campaigns,
+        ...(webhookOwners ? [{ callEnded: (summary: CallSummary) => webhookOwners.release(summary.sessionId) }] : []),
       ],
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
@@ -302,6 +312,7 @@ export async function startHotline(
         maxBytes: config.maxEventBytes,
         limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute), authFailures),
         proxyTrust,
+        peers: webhookOwners,
       })
     : undefined;
   // One limit for every CSV export, the dashboard's and the campaigns'.
@@ -388,6 +399,11 @@ export async function startHotline(
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
+  if (!config.replica.internalUrl) {
+    // On one address, that is where the others reach it; on all, by the host name (set INTERNAL_URL where that does not resolve).
+    const internalHost = config.host === '0.0.0.0' || config.host === '::' ? hostname() : config.host;
+    await replica.setInternalUrl(`http://${internalHost.includes(':') ? `[${internalHost}]` : internalHost}:${port}`);
+  }
   // Listening first: a campaign's calls ring back into this server. Awaited, as the synchronous start was: what a
   // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
   // Database remains, would wait on a transaction of the store's that needs this thread to finish).

@@ -181,6 +181,11 @@ export class ReplicaRegistry {
     return rows.map((r) => ({ id: r.id, internalUrl: r.internal_url, startedAt: r.started_at, stopping: Number(r.stopping) === 1 }));
   }
 
+  /** Where the others reach this replica, once it listens (when INTERNAL_URL does not say). */
+  async setInternalUrl(url: string): Promise<void> {
+    await this.store.db.updateTable('replicas').set({ internal_url: url }).where('id', '=', this.id).where('instance', '=', this.instance).execute();
+  }
+
   /** Told to stop: the others see it, and it takes no new work. */
   async stopping(): Promise<void> {
     await this.store.db.updateTable('replicas').set({ stopping: 1 }).where('id', '=', this.id).where('instance', '=', this.instance).execute();

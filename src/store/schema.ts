@@ -16,6 +16,7 @@ export interface StoreSchema {
   stop_list: StopListTable;
   replicas: ReplicasTable;
   outbound_requests: OutboundRequestsTable;
+  webhook_sessions: WebhookSessionsTable;
 }
 
 export interface CallsTable {
@@ -140,6 +141,13 @@ export interface OutboundRequestsTable {
   expires_at: number;
   /** The replica that requested the call. */
   replica: string;
+}
+
+export interface WebhookSessionsTable {
+  session_id: string;
+  /** The replica that saw the call's session_start over the webhook: its events belong there. */
+  replica: string;
+  started_at: string;
 }
 
 /** The store's query builder: the same queries run on either database. */

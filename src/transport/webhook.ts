@@ -20,7 +20,23 @@ export interface WebhookOptions {
   limits: AccessLimits;
   /** Which X-Forwarded-For hops name the client; the same function as the app's "trust proxy". */
   proxyTrust: ProxyTrust;
+  /**
+   * Replicas sharing the store: an event of a call another replica owns goes there, and its answer
+   * comes back (cluster/webhook-owners.ts). `secret` is what they present to each other.
+   */
+  peers?: { readonly secret: string; route(sessionId: string, starting: boolean, raw: Buffer): Promise<Relayed | undefined> } | undefined;
 }
+
+/** Another replica's answer to an event forwarded to it. */
+export interface Relayed {
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly body: Buffer;
+}
+
+/** Where a replica takes the events another one forwards to it. */
+export const INTERNAL_WEBHOOK_PATH = '/internal/webhook';
+export const CLUSTER_SECRET_HEADER = 'x-hotline-cluster-secret';
 
 /**
  * POST /webhook: one event per request, answered 200 with one action or 204.
@@ -54,52 +70,84 @@ export function webhookRouter(options: WebhookOptions): Router {
     },
     // Raw bytes, so that this module decides what invalid JSON means; the limit answers 413.
     express.raw({ type: () => true, limit: options.maxBytes }),
-    async function handleWebhookEvent(req: Request, res: Response) {
-      const body: unknown = req.body;
-      const parsed = parseEvent(Buffer.isBuffer(body) ? body.toString('utf8') : '');
-      if (parsed.kind === 'invalid') {
-        logger.warn({ reason: parsed.reason, sessionId: parsed.sessionId }, 'malformed webhook event');
-        throw new HttpError(400, parsed.reason);
-      }
-      if (parsed.kind === 'unknown') {
-        logger.info({ type: parsed.type, sessionId: parsed.sessionId }, 'unknown event type ignored');
-        res.status(204).end();
-        return;
-      }
-      const { event } = parsed;
-      // A call this process does not know yet: a start, or one to adopt (a restart, another instance).
-      const id = event.session.id;
-      const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.isLate(event);
-      if (newCall && !options.registry.canAccept) {
-        throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
-      }
-      let pending;
-      try {
-        pending = options.calls.answer(event);
-      } catch (error) {
-        throw new HttpError(500, 'internal error', { cause: error, sessionId: event.session.id });
-      }
-      const action = await pending.answer;
-      if (res.writableEnded || res.destroyed) {
-        pending.done(false);
-        return;
-      }
-      if (!action) {
-        pending.done(true);
-        res.status(204).end();
-        return;
-      }
-      const checked = AnswerSchema.safeParse(action);
-      if (!checked.success) {
-        pending.done(true);
-        logger.error({ sessionId: event.session.id, problem: describeIssues(checked.error) }, 'invalid action not sent');
-        res.status(204).end();
-        return;
-      }
-      res.status(200).json(checked.data);
-      pending.done(true);
-    },
+    (req: Request, res: Response) => handleWebhookEvent(req, res, true),
   );
+
+  const { peers } = options;
+  if (peers) {
+    // Another replica forwards an event of a call this one owns: the cluster's secret, and no forwarding on.
+    router.post(
+      INTERNAL_WEBHOOK_PATH,
+      function authenticatePeer(req, _res, next) {
+        const presented = req.get(CLUSTER_SECRET_HEADER);
+        if (!secretMatches(presented, peers.secret)) throw new HttpError(401, 'missing or wrong cluster secret');
+        next();
+      },
+      express.raw({ type: () => true, limit: options.maxBytes }),
+      (req: Request, res: Response) => handleWebhookEvent(req, res, false),
+    );
+  }
+
+  async function handleWebhookEvent(req: Request, res: Response, mayForward: boolean): Promise<void> {
+    const body: unknown = req.body;
+    const raw = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+    const parsed = parseEvent(raw.toString('utf8'));
+    if (parsed.kind === 'invalid') {
+      logger.warn({ reason: parsed.reason, sessionId: parsed.sessionId }, 'malformed webhook event');
+      throw new HttpError(400, parsed.reason);
+    }
+    if (parsed.kind === 'unknown') {
+      logger.info({ type: parsed.type, sessionId: parsed.sessionId }, 'unknown event type ignored');
+      res.status(204).end();
+      return;
+    }
+    const { event } = parsed;
+    const id = event.session.id;
+    if (peers && mayForward && !options.registry.get(id)) {
+      let relayed: Relayed | undefined;
+      try {
+        relayed = await peers.route(id, event.type === 'session_start', raw);
+      } catch (error) {
+        // The store could not say who owns the call: this replica answers, as a single Hotline would.
+        logger.warn({ err: error, sessionId: id }, 'the owner of this webhook call could not be looked up; answering here');
+      }
+      if (relayed) {
+        if (relayed.contentType) res.type(relayed.contentType);
+        res.status(relayed.status).send(relayed.body);
+        return;
+      }
+    }
+    // A call this process does not know yet: a start, or one to adopt (a restart, another instance).
+    const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.isLate(event);
+    if (newCall && !options.registry.canAccept) {
+      throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
+    }
+    let pending;
+    try {
+      pending = options.calls.answer(event);
+    } catch (error) {
+      throw new HttpError(500, 'internal error', { cause: error, sessionId: event.session.id });
+    }
+    const action = await pending.answer;
+    if (res.writableEnded || res.destroyed) {
+      pending.done(false);
+      return;
+    }
+    if (!action) {
+      pending.done(true);
+      res.status(204).end();
+      return;
+    }
+    const checked = AnswerSchema.safeParse(action);
+    if (!checked.success) {
+      pending.done(true);
+      logger.error({ sessionId: event.session.id, problem: describeIssues(checked.error) }, 'invalid action not sent');
+      res.status(204).end();
+      return;
+    }
+    res.status(200).json(checked.data);
+    pending.done(true);
+  }
 
   router.all('/webhook', function webhookMethodNotAllowed(_req, res) {
     res.set('Allow', 'POST').status(405).json({ error: 'use POST' });

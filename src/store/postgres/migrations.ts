@@ -151,6 +151,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
   ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
+  CREATE TABLE webhook_sessions (
+    session_id    TEXT PRIMARY KEY,
+    replica       TEXT NOT NULL,
+    started_at    TEXT NOT NULL
+  );
   CREATE TABLE outbound_requests (
     to_number     TEXT PRIMARY KEY,
     variables     TEXT NOT NULL,

@@ -241,6 +241,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   // contact being called and a report being sent name the replica that holds them, so the others
   // settle only what a dead one left. `outbound_requests` keeps a requested call's variables for
   // whichever replica its session_start reaches: one per number (the primary key), never two.
+  // `webhook_sessions` names the replica a webhook call belongs to, for the others to forward its events to.
   `
   CREATE TABLE replicas (
     id            TEXT PRIMARY KEY,
@@ -256,6 +257,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
   ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
+  CREATE TABLE webhook_sessions (
+    session_id    TEXT PRIMARY KEY,
+    replica       TEXT NOT NULL,
+    started_at    TEXT NOT NULL
+  ) STRICT;
   CREATE TABLE outbound_requests (
     to_number     TEXT PRIMARY KEY,
     variables     TEXT NOT NULL,

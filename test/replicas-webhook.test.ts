@@ -1,0 +1,153 @@
+/**
+ * Webhook calls across three Hotline processes on one PostgreSQL, behind a round-robin balancer
+ * with no stickiness (the service names the session only in the body): each event lands on
+ * another replica, and is answered by the one that saw the call's session_start.
+ */
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterEach, describe, expect, test } from 'vitest';
+import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
+import { CHILD_TEST_TIMEOUT_MS, spawnHotline } from './helpers/child-process.js';
+import { scriptByUserText } from './helpers/scripts.js';
+import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const SECRET = 'cluster-secret-of-the-test-1';
+const twoSentences = 'We open at nine. We close at six.';
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+type Post = (event: unknown) => Promise<Answer>;
+
+const poster =
+  (url: string): Post =>
+  async (event) => {
+    const res = await fetch(`${url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event) });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+  };
+
+/** A load balancer in its simplest form: each request to the next backend in turn, nothing sticky. */
+async function roundRobin(backends: readonly string[]): Promise<{ url: string; hits: number[] }> {
+  const hits = backends.map(() => 0);
+  let next = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const index = next++ % backends.length;
+      hits[index]! += 1;
+      fetch(`${backends[index]}${req.url ?? '/'}`, {
+        method: req.method ?? 'POST',
+        headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+        body: Buffer.concat(chunks),
+      })
+        .then(async (answer) => {
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        })
+        .catch(() => res.writeHead(502).end());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+}
+
+/** One call as the service plays it over the webhook: the greeting, a question, the reply, the hangup. */
+async function playCall(post: Post, id: string): Promise<Answer[]> {
+  const session = { id };
+  const events = [
+    { type: 'session_start', session: { ...session, direction: 'inbound', from_phone_number: '4915112345678', to_phone_number: '4930123456' } },
+    { type: 'assistant_speech_ended', session },
+    { type: 'user_speak', session, text: 'When are you open?', barged_in: false },
+    { type: 'assistant_speak', session, text: twoSentences, duration_ms: 500, speech_started_at: 0 },
+    { type: 'assistant_speech_ended', session },
+    { type: 'session_end', session, reason: 'hangup' },
+  ];
+  const answers: Answer[] = [];
+  for (const event of events) answers.push(await post(event));
+  // The session id is the call's own; everything else must be the same whichever way the events went.
+  return JSON.parse(JSON.stringify(answers).replaceAll(id, '<session>')) as Answer[];
+}
+
+describe.skipIf(!(await postgresReachable()))('webhook calls across three replicas behind a round-robin balancer', () => {
+  test(
+    'the events of one call land on all three replicas in turn and are answered exactly as one Hotline answers them; the call is recorded once, by the replica that saw its start',
+    async () => {
+      const place = await freshStoreLocation('postgres');
+      cleanups.push(() => place.remove());
+      const llm = await startScriptedLlmServer({
+        script: scriptByUserText({ 'When are you open?': { content: twoSentences } }),
+        host: '127.0.0.1',
+        ttftMs: 1,
+        tokenDelayMs: 0,
+      });
+      cleanups.push(() => llm.close());
+      const urls = await Promise.all(
+        ['r1', 'r2', 'r3'].map(async (id) => {
+          const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
+          cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
+          const child = spawnHotline({
+            ...place.env,
+            REPLICA_ID: id,
+            CLUSTER_SECRET: SECRET,
+            TRANSCRIPTS_DIR: transcripts,
+            OPENAI_API_KEY: 'test-key',
+            OPENAI_BASE_URL: llm.baseURL,
+            LLM_MODEL: 'test-model',
+            REPORT_FIELDS: 'false',
+            WEBHOOK_REPLY: 'whole',
+          });
+          cleanups.push(() => {
+            if (child.child.exitCode === null) child.child.kill('SIGKILL');
+          });
+          const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+          return wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, '');
+        }),
+      );
+      const balancer = await roundRobin(urls);
+
+      const balanced = await playCall(poster(balancer.url), 'call-balanced');
+      expect(balancer.hits).toEqual([2, 2, 2]);
+      const direct = await playCall(poster(urls[0]!), 'call-direct');
+      expect(balanced).toEqual(direct);
+      expect(balanced[0]).toMatchObject({ status: 200, body: { type: 'speak' } });
+      expect(balanced[2]).toMatchObject({ status: 200, body: { type: 'speak', session_id: '<session>', text: twoSentences } });
+      // One model request per call: the question was answered once, by the owner.
+      expect(llm.requests).toHaveLength(2);
+
+      const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
+      await db.connect();
+      cleanups.push(() => db.end());
+      const stored = async () =>
+        (await db.query<{ session_id: string; owner: string; end_reason: string | null }>("SELECT session_id, owner, end_reason FROM calls WHERE session_id = 'call-balanced'")).rows;
+      // Written as it happens: the row reaches its end a moment after the last answer.
+      while ((await stored())[0]?.end_reason == null) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await stored()).toEqual([{ session_id: 'call-balanced', owner: 'r1', end_reason: 'caller_hung_up' }]);
+      // Both calls are over: nobody owns them any more (each owner lets go as its call ends).
+      while (((await db.query('SELECT session_id FROM webhook_sessions')).rowCount ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+
+      // The replicas' door to each other opens only to the cluster's secret.
+      const forged = await fetch(`${urls[1]}/internal/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hotline-cluster-secret': 'guess' },
+        body: JSON.stringify({ type: 'session_end', session: { id: 'x' } }),
+      });
+      expect(forged.status).toBe(401);
+    },
+    CHILD_TEST_TIMEOUT_MS * 2,
+  );
+});
