@@ -38,12 +38,11 @@ import { cutOffCallsInProgress, cutOffOrphanedCalls } from './store/cut-off-call
 import { ReplicaRegistry } from './cluster/replica-registry.js';
 import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
 import { WebhookOwners } from './cluster/webhook-owners.js';
+import { sharedFailureCount } from './cluster/shared-failures.js';
+import { postgresPool } from './store/postgres/postgres-dialect.js';
 import type { CallSummary } from './call/ports/call-summary.js';
 import { storeJournalDir } from './store/store-journal-dir.js';
 import { WriteJournal } from './store/write-journal.js';
-
-/** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
-const RECORDS_CLOSE_MS = 5_000;
 import { combineToolBoxes } from './tools/combined-toolbox.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
@@ -58,6 +57,11 @@ import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.j
 import { WebhookCalls } from './transport/webhook-calls.js';
 import { webhookRouter } from './transport/webhook.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
+
+/** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
+const RECORDS_CLOSE_MS = 5_000;
+/** Connections for counting wrong secrets across replicas: only failures use them. */
+const FAILURE_POOL_MAX = 2;
 
 export interface RunningHotline {
   /** http://host:port of the bound server. */
@@ -295,7 +299,13 @@ export async function startHotline(
   // address for every edge that compares a secret (transports, dashboard, admin API, metrics):
   // a guesser gains nothing by switching between them.
   const proxyTrust = compileProxyTrust(config.trustProxy);
-  const authFailures = new FailureBudget(config.rateLimit.authFailuresPerMinute);
+  // Replicas on one PostgreSQL share the budget of wrong secrets: a guesser does not get it once per replica.
+  const failurePool =
+    config.databaseUrl && config.rateLimit.authFailuresPerMinute > 0 ? postgresPool(config.databaseUrl, logger, FAILURE_POOL_MAX) : undefined;
+  const authFailures = new FailureBudget(
+    config.rateLimit.authFailuresPerMinute,
+    failurePool && sharedFailureCount(failurePool, config.rateLimit.authFailuresPerMinute, logger),
+  );
   const gate = { failures: authFailures, proxyTrust };
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
   const webhook = config.transports.has('webhook')
@@ -437,6 +447,7 @@ export async function startHotline(
     await reports.close();
     // The campaigns' last writes (the calls ended above) before the store goes.
     await campaigns.settled();
+    await failurePool?.end();
     await replica.leave().catch((error: unknown) => logger.warn({ err: error }, 'this replica could not leave the store; the others will find it stopped beating'));
     await store.close();
     toolFiles.close();

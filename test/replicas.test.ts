@@ -10,6 +10,9 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ReplicaRegistry } from '../src/cluster/replica-registry.js';
+import { sharedFailureCount } from '../src/cluster/shared-failures.js';
+import { postgresPool } from '../src/store/postgres/postgres-dialect.js';
+import { FailureBudget } from '../src/transport/rate-limit.js';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -211,4 +214,26 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
     expect(greeting).toContain('Anna');
     expect(greeting).toContain('your order 42');
   }, CHILD_TEST_TIMEOUT_MS * 2);
+});
+
+describe.skipIf(!(await postgresReachable()))('wrong secrets across replicas', () => {
+  test('a guesser spread over two replicas gets the budget once, not once per replica', async () => {
+    // The table comes with the store's migrations.
+    const store = await freshStore('postgres');
+    cleanups.push(() => store.close());
+    const url = store.location.env.DATABASE_URL!;
+    const pools = [postgresPool(url, logger, 2), postgresPool(url, logger, 2)];
+    cleanups.push(() => Promise.all(pools.map((pool) => pool.end())));
+    const [a, b] = pools.map((pool) => new FailureBudget(3, sharedFailureCount(pool, 3, logger)));
+    await a!.spend('203.0.113.9');
+    await a!.spend('203.0.113.9');
+    expect(await a!.exhausted('203.0.113.9')).toBe(0);
+    // The third wrong secret, at the other replica: the address is out of failures, there as here.
+    await b!.spend('203.0.113.9');
+    expect(await b!.exhausted('203.0.113.9')).toBeGreaterThan(0);
+    await a!.spend('203.0.113.9');
+    expect(await a!.exhausted('203.0.113.9')).toBeGreaterThan(0);
+    // Another address has its own budget.
+    expect(await a!.exhausted('203.0.113.10')).toBe(0);
+  });
 });

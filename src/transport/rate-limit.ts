@@ -29,13 +29,18 @@ export class RateLimit {
  * even the right secret from it is refused until the minute is over, and a
  * guess made then learns nothing. `perMinute` 0 turns it off.
  *
- * Kept in memory, per process; rate-limiter-flexible has the same limiter over
- * Redis or a database for when several processes share one budget.
+ * Kept in memory, and with `shared` (replicas on one PostgreSQL) also counted across replicas: each
+ * failure is added to the shared count, and a replica that learns the address is out of failures
+ * blocks it here too. A guesser spread over N replicas gets the budget once (plus at most one try per
+ * other replica before it learns), never N times; a right secret never waits for the shared count.
  */
 export class FailureBudget {
   private readonly limiter: RateLimiterMemory | undefined;
 
-  constructor(readonly perMinute: number) {
+  constructor(
+    readonly perMinute: number,
+    private readonly shared?: SharedFailureCount,
+  ) {
     this.limiter = perMinute > 0 ? new RateLimiterMemory({ points: perMinute, duration: 60 }) : undefined;
   }
 
@@ -49,8 +54,19 @@ export class FailureBudget {
 
   /** Counts one wrong or missing secret against the address. */
   async spend(address: string): Promise<void> {
-    await this.limiter?.penalty(address, 1);
+    if (!this.limiter) return;
+    await this.limiter.penalty(address, 1);
+    if (!this.shared) return;
+    const counted = await this.shared.count(address);
+    if (counted !== undefined && counted.failures >= this.perMinute) {
+      await this.limiter.block(address, Math.max(1, Math.ceil(counted.msLeft / 1000)));
+    }
   }
+}
+
+/** The failures of an address across replicas in the current minute (undefined: the count could not be had). */
+export interface SharedFailureCount {
+  count(address: string): Promise<{ failures: number; msLeft: number } | undefined>;
 }
 
 /** What an edge does with a request once it knows who sent it and whether the secret was right. */

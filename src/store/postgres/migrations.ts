@@ -135,7 +135,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER campaign_tally_delete AFTER DELETE ON campaign_contacts
     FOR EACH ROW EXECUTE FUNCTION campaign_tally_count();
   `,
-  // 2: several Hotlines on one store (issue 23): as SQLite's step 8.
+  // 2: several Hotlines on one store (issue 23): as SQLite's step 8, and `auth_failures`, the wrong
+  // secrets per address counted across replicas (rate-limiter-flexible's table; one process on SQLite needs none).
   `
   CREATE TABLE replicas (
     id            TEXT PRIMARY KEY,
@@ -151,6 +152,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_in_progress_by_owner ON calls (owner) WHERE ended_at IS NULL;
   ALTER TABLE campaign_contacts ADD COLUMN replica TEXT;
   ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
+  CREATE TABLE auth_failures (
+    key     VARCHAR(255) PRIMARY KEY,
+    points  INTEGER NOT NULL DEFAULT 0,
+    expire  BIGINT
+  );
   CREATE TABLE webhook_sessions (
     session_id    TEXT PRIMARY KEY,
     replica       TEXT NOT NULL,

@@ -22,10 +22,11 @@ const types = {
     oid === INT8 || oid === NUMERIC ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-export function postgresPool(url: string, logger: Logger): pg.Pool {
+/** `max`: connections at most (the store's own pool: 10; a helper's, fewer). */
+export function postgresPool(url: string, logger: Logger, max = POOL_MAX): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: POOL_MAX,
+    max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
