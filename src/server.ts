@@ -39,6 +39,8 @@ import { ReplicaRegistry } from './cluster/replica-registry.js';
 import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
 import { WebhookOwners } from './cluster/webhook-owners.js';
 import { sharedFailureCount } from './cluster/shared-failures.js';
+import { ClusterControl } from './cluster/cluster-control.js';
+import { internalApiRouter } from './transport/internal-api.js';
 import { postgresPool } from './store/postgres/postgres-dialect.js';
 import type { CallSummary } from './call/ports/call-summary.js';
 import { storeJournalDir } from './store/store-journal-dir.js';
@@ -307,6 +309,8 @@ export async function startHotline(
     failurePool && sharedFailureCount(failurePool, config.rateLimit.authFailuresPerMinute, logger),
   );
   const gate = { failures: authFailures, proxyTrust };
+  // An operator's transfer or hangup reaches the call wherever it runs: here, or at the replica that holds it.
+  const operatorControl = webhookOwners && clusterSecret ? new ClusterControl(registry, store, replica, clusterSecret, logger) : registry;
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
   const webhook = config.transports.has('webhook')
     ? webhookRouter({
@@ -331,7 +335,7 @@ export async function startHotline(
     token: config.adminToken,
     gate,
     outbound: outboundCalls,
-    control: registry,
+    control: operatorControl,
     redeliver: (sessionId) => reports.redeliver(sessionId),
     defaults: { countryCode: outbound.defaultCountryCode },
     logger,
@@ -343,6 +347,8 @@ export async function startHotline(
     llm: { mode: config.llm.mode, model: config.llm.model },
     routers: [
       ...(webhook ? [webhook] : []),
+      // What replicas ask of each other: carried out by this replica's own calls (never passed on again).
+      ...(webhookOwners && clusterSecret ? [internalApiRouter({ secret: clusterSecret, control: registry })] : []),
       admin,
       campaignsRouter({
         token: config.adminToken,
@@ -358,7 +364,7 @@ export async function startHotline(
         reads: dashboardReads,
         // A call in progress writes to the file placed for it: the session id may have had calls before.
         transcriptFileOf: (sessionId) => registry.get(sessionId)?.transcriptFile ?? transcripts.fileOf(sessionId),
-        control: registry,
+        control: operatorControl,
         callEnded: (sessionId) => registry.hasEnded(sessionId),
         prompts: () => prompts.current,
         timeZone: config.timeZone,

@@ -216,6 +216,46 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
   }, CHILD_TEST_TIMEOUT_MS * 2);
 });
 
+describe.skipIf(!(await postgresReachable()))('an operator on any replica', () => {
+  test('a hangup asked of one replica ends the call another replica holds; a wrong cluster secret opens nothing', async () => {
+    const place = await freshStoreLocation('postgres');
+    cleanups.push(() => place.remove());
+    const start = async (id: string): Promise<{ url: string; wsUrl: string }> => {
+      const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
+      cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
+      const child = spawnHotline({ ...place.env, REPLICA_ID: id, TRANSCRIPTS_DIR: transcripts, ADMIN_TOKEN: 'admin-secret-1', CLUSTER_SECRET: 'cluster-secret-of-the-test-1' });
+      cleanups.push(() => {
+        if (child.child.exitCode === null) child.child.kill('SIGKILL');
+      });
+      const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+      return { url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
+    };
+    const [a, b] = await Promise.all([start('replica-a'), start('replica-b')]);
+    const service = await FakeVoiceService.connect(b.wsUrl);
+    cleanups.push(() => service.close());
+    service.start();
+    await service.nextOfType('speak');
+    const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
+    await db.connect();
+    cleanups.push(() => db.end());
+    // The call's row names its replica from session_start on: a's operator finds it there.
+    while (((await db.query('SELECT 1 FROM calls WHERE session_id = $1', [service.sessionId])).rowCount ?? 0) === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
+    const hangUp = await fetch(`${a.url}/api/calls/${service.sessionId}/hangup`, { method: 'POST', headers: { authorization: 'Bearer admin-secret-1' } });
+    expect([hangUp.status, await hangUp.json()]).toEqual([202, { status: 'ending' }]);
+    await service.nextOfType('speak');
+    service.finishSpeech();
+    await service.nextOfType('hangup');
+    // Nobody else's: a call no replica holds is a 404 as on one Hotline.
+    const none = await fetch(`${a.url}/api/calls/no-such-call/hangup`, { method: 'POST', headers: { authorization: 'Bearer admin-secret-1' } });
+    expect(none.status).toBe(404);
+    const forged = await fetch(`${b.url}/internal/calls/${service.sessionId}/hangup`, { method: 'POST', headers: { 'x-hotline-cluster-secret': 'guess' } });
+    expect(forged.status).toBe(401);
+  }, CHILD_TEST_TIMEOUT_MS * 2);
+});
+
 describe.skipIf(!(await postgresReachable()))('wrong secrets across replicas', () => {
   test('a guesser spread over two replicas gets the budget once, not once per replica', async () => {
     // The table comes with the store's migrations.

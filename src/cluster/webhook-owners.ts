@@ -9,7 +9,8 @@ import { sql } from 'kysely';
 import type { Logger } from '../logger.js';
 import { databaseNowMs } from '../store/database-clock.js';
 import type { Store } from '../store/store.js';
-import { CLUSTER_SECRET_HEADER, INTERNAL_WEBHOOK_PATH, type Relayed } from '../transport/webhook.js';
+import { CLUSTER_SECRET_HEADER } from '../transport/internal-api.js';
+import { INTERNAL_WEBHOOK_PATH, type Relayed } from '../transport/webhook.js';
 import type { ReplicaRegistry } from './replica-registry.js';
 
 /** A forwarded event waits at most this long for the owner's answer (the service gives up after about 5 s). */

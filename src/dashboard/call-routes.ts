@@ -55,13 +55,13 @@ export function callRoutes(router: Router, deps: CallDeps): void {
   router.post('/dashboard/calls/:sessionId/transfer', formBody, async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
     const target = typeof req.body?.target === 'string' && req.body.target !== '' ? (req.body.target as string) : undefined;
-    const outcome = deps.control.transfer(sessionId, target);
+    const outcome = await deps.control.transfer(sessionId, target);
     deps.logger.info({ sessionId, target, outcome }, 'operator transfer requested on the dashboard');
     await answerControl(res, sessionId, outcome, deps);
   });
   router.post('/dashboard/calls/:sessionId/hangup', async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
-    const outcome = deps.control.hangUp(sessionId);
+    const outcome = await deps.control.hangUp(sessionId);
     deps.logger.info({ sessionId, outcome }, 'operator hangup requested on the dashboard');
     await answerControl(res, sessionId, outcome, deps);
   });

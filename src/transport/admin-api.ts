@@ -61,18 +61,18 @@ export function adminApiRouter(options: AdminApiOptions): Router {
   const { logger } = options;
   const json = express.json({ limit: '16kb' });
 
-  router.post('/api/calls/:sessionId/transfer', requireAdminToken(options.token, options.gate), requireJson, json, (req, res) => {
+  router.post('/api/calls/:sessionId/transfer', requireAdminToken(options.token, options.gate), requireJson, json, async (req, res) => {
     const parsed = TransferBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
     const sessionId = String(req.params.sessionId);
-    const outcome = options.control.transfer(sessionId, parsed.data.target);
+    const outcome = await options.control.transfer(sessionId, parsed.data.target);
     logger.info({ sessionId, target: parsed.data.target, outcome }, 'operator transfer requested over the admin API');
     answerControl(res, outcome, 'transferring');
   });
 
-  router.post('/api/calls/:sessionId/hangup', requireAdminToken(options.token, options.gate), (req, res) => {
+  router.post('/api/calls/:sessionId/hangup', requireAdminToken(options.token, options.gate), async (req, res) => {
     const sessionId = String(req.params.sessionId);
-    const outcome = options.control.hangUp(sessionId);
+    const outcome = await options.control.hangUp(sessionId);
     logger.info({ sessionId, outcome }, 'operator hangup requested over the admin API');
     answerControl(res, outcome, 'ending');
   });

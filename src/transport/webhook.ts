@@ -8,6 +8,7 @@ import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust } from
 import { HttpError } from './http-error.js';
 import type { AccessLimits } from './rate-limit.js';
 import type { WebhookCalls } from './webhook-calls.js';
+import { requireClusterSecret } from './internal-api.js';
 
 export interface WebhookOptions {
   registry: CallRegistry;
@@ -36,7 +37,6 @@ export interface Relayed {
 
 /** Where a replica takes the events another one forwards to it. */
 export const INTERNAL_WEBHOOK_PATH = '/internal/webhook';
-export const CLUSTER_SECRET_HEADER = 'x-hotline-cluster-secret';
 
 /**
  * POST /webhook: one event per request, answered 200 with one action or 204.
@@ -78,11 +78,7 @@ export function webhookRouter(options: WebhookOptions): Router {
     // Another replica forwards an event of a call this one owns: the cluster's secret, and no forwarding on.
     router.post(
       INTERNAL_WEBHOOK_PATH,
-      function authenticatePeer(req, _res, next) {
-        const presented = req.get(CLUSTER_SECRET_HEADER);
-        if (!secretMatches(presented, peers.secret)) throw new HttpError(401, 'missing or wrong cluster secret');
-        next();
-      },
+      requireClusterSecret(peers.secret),
       express.raw({ type: () => true, limit: options.maxBytes }),
       (req: Request, res: Response) => handleWebhookEvent(req, res, false),
     );

@@ -18,8 +18,8 @@ export type ControlOutcome =
 export interface CallControl {
   /** Where a call can be handed over: the default target (`undefined` when TRANSFER_TARGET is unset) and the named ones. */
   transferTargets(): { readonly default: boolean; readonly named: readonly string[] };
-  /** Hands the call to a colleague: the default target, or a named one. */
-  transfer(sessionId: string, target?: string): ControlOutcome;
+  /** Hands the call to a colleague: the default target, or a named one. Asynchronous when the call is another replica's. */
+  transfer(sessionId: string, target?: string): ControlOutcome | Promise<ControlOutcome>;
   /** Ends the call with a short goodbye. */
-  hangUp(sessionId: string): ControlOutcome;
+  hangUp(sessionId: string): ControlOutcome | Promise<ControlOutcome>;
 }
