@@ -40,6 +40,8 @@ import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
 import { WebhookOwners } from './cluster/webhook-owners.js';
 import { sharedFailureCount } from './cluster/shared-failures.js';
 import { ClusterControl } from './cluster/cluster-control.js';
+import { LiveRelay } from './cluster/live-relay.js';
+import type { CallActivityObserver } from './call/ports/call-activity.js';
 import { internalApiRouter } from './transport/internal-api.js';
 import { postgresPool } from './store/postgres/postgres-dialect.js';
 import type { CallSummary } from './call/ports/call-summary.js';
@@ -237,6 +239,21 @@ export async function startHotline(
       ? { ...config.transfer, defaultTarget: 'demo-operator' }
       : config.transfer;
   const live = new LiveCalls();
+  // Replicas on one PostgreSQL show each other's live calls: this one's go out, theirs come in beside its own.
+  const liveRelay = config.databaseUrl ? new LiveRelay(config.databaseUrl, replica, live, logger) : undefined;
+  await liveRelay?.start();
+  const activity: CallActivityObserver = liveRelay
+    ? {
+        changed: (call) => {
+          live.changed(call);
+          liveRelay.changed(call);
+        },
+        ended: (sessionId) => {
+          live.ended(sessionId);
+          liveRelay.ended(sessionId);
+        },
+      }
+    : live;
   // The store's queries off the event loop through the store; the prompts folder and transcripts parsed on a thread.
   const dashboardReads = new StoreReads(store, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
@@ -275,7 +292,7 @@ export async function startHotline(
       ],
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
-    activity: live,
+    activity,
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -440,6 +457,7 @@ export async function startHotline(
     registry.stopAccepting();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');
+    await liveRelay?.close();
     // Closing the WebSocketServer stops its ping timer; its sockets do not close by themselves.
     wss?.close();
     for (const client of wss?.clients ?? []) client.terminate();

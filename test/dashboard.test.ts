@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { seedCalls } from '../src/bench/dashboard-load.js';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
+import { eventsOf } from './helpers/sse-events.js';
 import { timeAxis } from '../src/dashboard/pages/story.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -536,38 +537,6 @@ interface Update {
   ended: string[];
 }
 const updateOf = (value: unknown): Update => value as Update;
-
-/** Server-sent events as they arrive, by name. */
-function eventsOf(body: ReadableStream<Uint8Array>) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  const queue: { event: string; data: unknown }[] = [];
-  async function pull(): Promise<void> {
-    const { value, done } = await reader.read();
-    if (done) throw new Error('the stream ended');
-    buffer += value;
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event && data) queue.push({ event, data: JSON.parse(data) as unknown });
-    }
-  }
-  return {
-    async nextWith(name: string, predicate: (data: unknown) => boolean): Promise<unknown> {
-      for (;;) {
-        const at = queue.findIndex((e) => e.event === name && predicate(e.data));
-        if (at >= 0) return queue.splice(0, at + 1).at(-1)!.data;
-        await pull();
-      }
-    },
-    next(name: string): Promise<unknown> {
-      return this.nextWith(name, () => true);
-    },
-  };
-}
 
 describe('the waterfall\'s time axis', () => {
   test('round steps of 1, 2 or 5 × 10ⁿ ms from 0, four or five of them, ending on the first tick at or past the longest turn', () => {

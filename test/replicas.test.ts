@@ -18,6 +18,7 @@ import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
 import { startReportReceiver } from './helpers/report-receiver.js';
+import { eventsOf } from './helpers/sse-events.js';
 import { freshStore, freshStoreLocation, postgresReachable, storeKinds } from './helpers/stores.js';
 
 const logger = pino({ level: 'silent' });
@@ -217,7 +218,7 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
 });
 
 describe.skipIf(!(await postgresReachable()))('an operator on any replica', () => {
-  test('a hangup asked of one replica ends the call another replica holds; a wrong cluster secret opens nothing', async () => {
+  test('the dashboard of one replica shows a live call of another, and its hangup ends that call; a wrong cluster secret opens nothing', async () => {
     const place = await freshStoreLocation('postgres');
     cleanups.push(() => place.remove());
     const start = async (id: string): Promise<{ url: string; wsUrl: string }> => {
@@ -231,10 +232,26 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
       return { url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
     };
     const [a, b] = await Promise.all([start('replica-a'), start('replica-b')]);
+    // a's dashboard, watching live calls.
+    const login = await fetch(`${a.url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'admin-secret-1' }).toString(),
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const watching = new AbortController();
+    cleanups.push(() => watching.abort());
+    const stream = await fetch(`${a.url}/dashboard/live`, { headers: { cookie, accept: 'text/event-stream' }, signal: watching.signal });
+    const events = eventsOf(stream.body!);
+    expect(await events.next('snapshot')).toEqual([]);
+
     const service = await FakeVoiceService.connect(b.wsUrl);
     cleanups.push(() => service.close());
     service.start();
     await service.nextOfType('speak');
+    type Update = { calls: { sessionId: string }[]; ended: string[] };
+    await events.nextWith('update', (u) => (u as Update).calls.some((c) => c.sessionId === service.sessionId));
     const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
     await db.connect();
     cleanups.push(() => db.end());
@@ -248,6 +265,8 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
     await service.nextOfType('speak');
     service.finishSpeech();
     await service.nextOfType('hangup');
+    service.end('hangup');
+    await events.nextWith('update', (u) => (u as Update).ended.includes(service.sessionId));
     // Nobody else's: a call no replica holds is a 404 as on one Hotline.
     const none = await fetch(`${a.url}/api/calls/no-such-call/hangup`, { method: 'POST', headers: { authorization: 'Bearer admin-secret-1' } });
     expect(none.status).toBe(404);
