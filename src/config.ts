@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
@@ -168,6 +168,9 @@ const EnvSchema = z.object({
     .optional(),
   INTERNAL_URL: url('INTERNAL_URL', 'http://10.0.0.12:3000'),
   CLUSTER_SECRET: text.optional(),
+  WORKERS: text
+    .regex(/^(auto|[1-9]\d?)$/, 'WORKERS must be auto (one process per core) or a number of processes, 1–99')
+    .default('1'),
   REPORT_WEBHOOK_URL: url('REPORT_WEBHOOK_URL', 'https://crm.example.com/hotline-reports'),
   REPORT_WEBHOOK_SECRET: text.optional(),
   REPORT_WEBHOOK_GIVE_UP_MS: int('REPORT_WEBHOOK_GIVE_UP_MS', 1, 24 * 60 * 60 * 1000, ' of milliseconds'),
@@ -291,6 +294,8 @@ export interface Config {
     /** What replicas present to each other (a webhook event forwarded to its call's replica); unset, none is forwarded. */
     clusterSecret: string | undefined;
   };
+  /** Processes on this machine behind one port (WORKERS), each a replica of its own. */
+  workers: number;
   reports: {
     /** Where each call's report is POSTed, signed with `webhookSecret`; unset keeps reports in the database only. */
     webhookUrl: string | undefined;
@@ -425,8 +430,16 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       );
     }
   }
+  const workers = e.WORKERS === 'auto' ? availableParallelism() : Number(e.WORKERS);
+  if (workers > 1 && !e.DATABASE_URL) {
+    throw new ConfigError(
+      `WORKERS=${e.WORKERS} runs ${workers} processes, and they must share one store: set DATABASE_URL (PostgreSQL). ` +
+        'The SQLite file is one process\'s; without DATABASE_URL run one (WORKERS=1).',
+    );
+  }
   const config: Config = {
     env: e.NODE_ENV,
+    workers,
     port: e.PORT,
     host: e.HOST,
     publicUrl: e.PUBLIC_URL,

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { config as loadDotenv } from 'dotenv';
 import { command, commandLineOrExit } from './command-line.js';
 import { loadConfig, type Config } from './config.js';
@@ -8,6 +9,7 @@ import { announceStartup } from './startup/announce.js';
 import { logSecrets } from './startup/log-secrets.js';
 import { onStopSignals } from './startup/signals.js';
 import { startupErrorText } from './startup/startup-error.js';
+import { runWorkers } from './startup/workers.js';
 
 const START = command({
   name: 'start',
@@ -47,21 +49,36 @@ try {
 
 const logger = createLogger({ level: config.logLevel, env: config.env, secrets: logSecrets(config) });
 
-// Last line of defence: log, never crash a process that carries live calls.
-process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
-
-let hotline: RunningHotline;
-try {
-  hotline = await startHotline(config, logger);
-} catch (error) {
-  exitOnStartupError(error, config);
+// WORKERS=N: this process only starts and watches N Hotline processes on its port (startup/workers.ts).
+if (cluster.isPrimary && config.workers > 1) {
+  runWorkers(config, logger);
+} else {
+  await run(config);
 }
 
-announceStartup(logger, config, hotline);
-if (config.llm.mode === 'remote' && config.llm.checkAtStart) void checkLlmAtStartup(config, logger, hotline.llmEndpoint);
+async function run(config: Config): Promise<void> {
+  // Last line of defence: log, never crash a process that carries live calls.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-onStopSignals(logger, async (signal) => {
-  const seconds = config.limits.shutdownGraceMs / 1000;
-  logger.info({ signal }, `shutting down: calls in progress may finish within ${seconds} s (SHUTDOWN_GRACE_MS); a second Ctrl-C (SIGINT or SIGTERM) stops at once`);
-  await hotline.shutdown(config.limits.shutdownGraceMs);
-});
+  let hotline: RunningHotline;
+  try {
+    // A worker of WORKERS is reached by the others on a loopback port of its own: the shared one reaches any worker.
+    hotline = await startHotline(config, logger, { internalListener: cluster.isWorker });
+  } catch (error) {
+    exitOnStartupError(error, config);
+  }
+
+  announceStartup(logger, config, hotline);
+  if (config.llm.mode === 'remote' && config.llm.checkAtStart) void checkLlmAtStartup(config, logger, hotline.llmEndpoint);
+
+  onStopSignals(
+    logger,
+    async (signal) => {
+      const seconds = config.limits.shutdownGraceMs / 1000;
+      logger.info({ signal }, `shutting down: calls in progress may finish within ${seconds} s (SHUTDOWN_GRACE_MS); a second Ctrl-C (SIGINT or SIGTERM) stops at once`);
+      await hotline.shutdown(config.limits.shutdownGraceMs);
+    },
+    undefined,
+    cluster.isWorker ? ['SIGTERM'] : ['SIGTERM', 'SIGINT'],
+  );
+}

@@ -113,6 +113,11 @@ export async function startHotline(
     extraTools?: ToolBox;
     /** The campaigns' clock (calling hours, retries, answer timeouts); default the system's. */
     campaignClock?: Clock;
+    /**
+     * Also listen on a loopback port of this process's own, where the other replicas reach it: a
+     * worker of WORKERS, whose shared port reaches whichever worker the primary picks.
+     */
+    internalListener?: boolean;
   } = {},
 ): Promise<RunningHotline> {
   const watch = options.watchPrompts ?? true;
@@ -432,7 +437,15 @@ export async function startHotline(
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
-  if (!config.replica.internalUrl) {
+  // Not shared with the other workers (exclusive): this port reaches this process and no other.
+  const internal = options.internalListener ? createServer(app) : undefined;
+  if (internal) {
+    await new Promise<void>((resolve, reject) => {
+      internal.once('error', reject);
+      internal.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => resolve());
+    });
+    await replica.setInternalUrl(`http://127.0.0.1:${(internal.address() as AddressInfo).port}`);
+  } else if (!config.replica.internalUrl) {
     // On one address, that is where the others reach it; on all, by the host name (set INTERNAL_URL where that does not resolve).
     const internalHost = config.host === '0.0.0.0' || config.host === '::' ? hostname() : config.host;
     await replica.setInternalUrl(`http://${internalHost.includes(':') ? `[${internalHost}]` : internalHost}:${port}`);
@@ -458,6 +471,9 @@ export async function startHotline(
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');
     await liveRelay?.close();
+    // The others forwarded this replica's calls' events here until its last call ended.
+    internal?.close();
+    internal?.closeAllConnections();
     // Closing the WebSocketServer stops its ping timer; its sockets do not close by themselves.
     wss?.close();
     for (const client of wss?.clients ?? []) client.terminate();

@@ -5,14 +5,14 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
-import { CHILD_TEST_TIMEOUT_MS, spawnHotline } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
 import { scriptByUserText } from './helpers/scripts.js';
 import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
 
@@ -22,6 +22,7 @@ afterEach(async () => {
 });
 
 const SECRET = 'cluster-secret-of-the-test-1';
+const withPostgres = await postgresReachable();
 const twoSentences = 'We open at nine. We close at six.';
 
 interface Answer {
@@ -83,7 +84,7 @@ async function playCall(post: Post, id: string): Promise<Answer[]> {
   return JSON.parse(JSON.stringify(answers).replaceAll(id, '<session>')) as Answer[];
 }
 
-describe.skipIf(!(await postgresReachable()))('webhook calls across three replicas behind a round-robin balancer', () => {
+describe.skipIf(!withPostgres)('webhook calls across three replicas behind a round-robin balancer', () => {
   test(
     'the events of one call land on all three replicas in turn and are answered exactly as one Hotline answers them; the call is recorded once, by the replica that saw its start',
     async () => {
@@ -147,6 +148,85 @@ describe.skipIf(!(await postgresReachable()))('webhook calls across three replic
         body: JSON.stringify({ type: 'session_end', session: { id: 'x' } }),
       });
       expect(forged.status).toBe(401);
+    },
+    CHILD_TEST_TIMEOUT_MS * 2,
+  );
+});
+
+/** Each event on a connection of its own, as the service's requests may come: node:cluster hands each to the next worker. */
+const freshConnectionPoster =
+  (url: string): Post =>
+  (event) =>
+    new Promise((resolve, reject) => {
+      const req = request(`${url}/webhook`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined });
+        });
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(event));
+    });
+
+describe('WORKERS', () => {
+  test('WORKERS=2 without DATABASE_URL does not start, and says it needs PostgreSQL', async () => {
+    const child = spawnHotline({ WORKERS: '2' });
+    expect(await child.exited).toBe(1);
+    expect(child.stderr()).toMatch(/WORKERS=2 runs 2 processes, and they must share one store: set DATABASE_URL \(PostgreSQL\)/);
+  }, CHILD_TEST_TIMEOUT_MS);
+
+  test.skipIf(!withPostgres)(
+    'WORKERS=2: two processes on one port, each a replica; a webhook call whose events reach both is answered as one Hotline answers it; SIGTERM stops both',
+    async () => {
+      const place = await freshStoreLocation('postgres');
+      cleanups.push(() => place.remove());
+      const llm = await startScriptedLlmServer({
+        script: scriptByUserText({ 'When are you open?': { content: twoSentences } }),
+        host: '127.0.0.1',
+        ttftMs: 1,
+        tokenDelayMs: 0,
+      });
+      cleanups.push(() => llm.close());
+      const transcripts = mkdtempSync(path.join(tmpdir(), 'hotline-workers-'));
+      cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
+      const child: HotlineProcess = spawnHotline({
+        ...place.env,
+        WORKERS: '2',
+        REPLICA_ID: 'box',
+        TRANSCRIPTS_DIR: transcripts,
+        OPENAI_API_KEY: 'test-key',
+        OPENAI_BASE_URL: llm.baseURL,
+        LLM_MODEL: 'test-model',
+        REPORT_FIELDS: 'false',
+        WEBHOOK_REPLY: 'whole',
+      });
+      cleanups.push(() => {
+        if (child.child.exitCode === null) child.child.kill('SIGKILL');
+      });
+      const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+      const url = wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, '');
+      const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
+      await db.connect();
+      cleanups.push(() => db.end());
+      const replicas = async () => (await db.query<{ id: string }>('SELECT id FROM replicas ORDER BY id')).rows.map((r) => r.id);
+      // Both workers are up once both are registered (each logs its own start, on the same port).
+      while ((await replicas()).length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await replicas()).toEqual(['box-1', 'box-2']);
+
+      const answers = await playCall(freshConnectionPoster(url), 'call-on-workers');
+      expect(answers.map((a) => a.status)).toEqual([200, 204, 200, 204, 204, 204]);
+      expect(answers[2]).toMatchObject({ body: { type: 'speak', text: twoSentences } });
+      expect(llm.requests).toHaveLength(1);
+      // One call, held by one worker: the other forwarded what reached it (one adopting the call would make a second row).
+      const rows = async () => (await db.query<{ owner: string; end_reason: string | null }>("SELECT owner, end_reason FROM calls WHERE session_id = 'call-on-workers'")).rows;
+      while ((await rows())[0]?.end_reason == null) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await rows()).toEqual([{ owner: expect.stringMatching(/^box-[12]$/), end_reason: 'caller_hung_up' }]);
+
+      child.child.kill('SIGTERM');
+      expect(await child.exited).toBe(0);
+      expect(await replicas()).toEqual([]);
     },
     CHILD_TEST_TIMEOUT_MS * 2,
   );

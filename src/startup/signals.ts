@@ -11,6 +11,8 @@ export function onStopSignals(
   logger: Logger,
   shutdown: (signal: StopSignal) => Promise<void>,
   exit: (code: number) => never = (code) => process.exit(code),
+  /** A worker of WORKERS listens for SIGTERM only: the terminal's Ctrl-C reaches it through its primary, once. */
+  signals: readonly StopSignal[] = ['SIGTERM', 'SIGINT'],
 ): void {
   let stopping = false;
   const handle = (signal: StopSignal): void => {
@@ -33,6 +35,7 @@ export function onStopSignals(
       },
     );
   };
-  process.on('SIGTERM', () => handle('SIGTERM'));
-  process.on('SIGINT', () => handle('SIGINT'));
+  for (const signal of signals) process.on(signal, () => handle(signal));
+  // A worker must not die of the terminal's SIGINT, which reaches the whole process group.
+  if (!signals.includes('SIGINT')) process.on('SIGINT', () => undefined);
 }
