@@ -201,12 +201,8 @@ export async function startHotline(
     logger.warn('webhook calls stay with one replica: with several replicas sharing DATABASE_URL, set CLUSTER_SECRET (and INTERNAL_URL) on each');
   }
   // Requests for outbound calls: in memory, and in the store for whichever replica the call reaches.
-  const pendingCalls = new OutboundRequests(
-    new PendingCalls(outbound.ttlMs),
-    new OutboundRequestRepository(store.db, replica.id, store.dialect),
-    outbound.ttlMs,
-    logger,
-  );
+  const outboundRequestRows = new OutboundRequestRepository(store.db, replica.id, store.dialect);
+  const pendingCalls = new OutboundRequests(new PendingCalls(outbound.ttlMs), outboundRequestRows, outbound.ttlMs, replica.deadAfterMs, logger);
   // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
   const outboundCalls = new OutboundCalls({
     client,
@@ -453,6 +449,8 @@ export async function startHotline(
   // Listening first: a campaign's calls ring back into this server. Awaited, as the synchronous start was: what a
   // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
   // Database remains, would wait on a transaction of the store's that needs this thread to finish).
+  // What this replica's earlier start requested is void: the campaigns settle those calls as unanswered now.
+  await outboundRequestRows.removeLeftBehind();
   await campaigns.start();
   const leftBehind = sweepLeftBehind(
     replica,
@@ -487,7 +485,8 @@ export async function startHotline(
     await reports.close();
     // The campaigns' last writes (the calls ended above) before the store goes.
     await campaigns.settled();
-    await failurePool?.end();
+    // close() may come twice (a shutdown, then a test's close): the pool ends once.
+    if (failurePool && !failurePool.ended && !failurePool.ending) await failurePool.end();
     await replica.leave().catch((error: unknown) => logger.warn({ err: error }, 'this replica could not leave the store; the others will find it stopped beating'));
     await store.close();
     toolFiles.close();

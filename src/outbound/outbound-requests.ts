@@ -15,6 +15,8 @@ export class OutboundRequests implements OutboundRequestSource {
     private readonly local: PendingCalls,
     private readonly shared: OutboundRequestRepository | undefined,
     private readonly ttlMs: number,
+    /** A requesting replica silent this long is dead: its requests give way. */
+    private readonly deadAfterMs: number,
     private readonly log: Logger,
   ) {}
 
@@ -29,7 +31,7 @@ export class OutboundRequests implements OutboundRequestSource {
     if (!this.shared) return pending;
     let added: boolean;
     try {
-      added = await this.shared.add(pending, this.ttlMs);
+      added = await this.shared.add(pending, this.ttlMs, this.deadAfterMs);
     } catch (error) {
       this.log.warn({ err: error, to: pending.toPhoneNumber }, 'the outbound request could not be stored; only this replica can greet the call as asked');
       return pending;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { PendingCall } from '../call/ports/outbound-request.js';
 import { databaseNowMs } from './database-clock.js';
@@ -30,9 +31,27 @@ export class OutboundRequestRepository {
    * Records the request before the dial; false when the number is being rung already (by any
    * replica). A request whose time ran out is no request: it gives way.
    */
-  async add(request: PendingCall, ttlMs: number): Promise<boolean> {
+  async add(request: PendingCall, ttlMs: number, deadAfterMs: number): Promise<boolean> {
     const now = databaseNowMs({ dialect: this.dialect });
-    await this.db.deleteFrom('outbound_requests').where('to_number', '=', request.toPhoneNumber).where('expires_at', '<=', now).execute();
+    // A request whose replica died gives way too: its call, if it ever comes, is greeted as any call.
+    await this.db
+      .deleteFrom('outbound_requests')
+      .where('to_number', '=', request.toPhoneNumber)
+      .where((eb) =>
+        eb.or([
+          eb('expires_at', '<=', now),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('replicas')
+                .select('replicas.id')
+                .whereRef('replicas.id', '=', 'outbound_requests.replica')
+                .where('replicas.heartbeat_at', '>', sql<number>`${now} - ${deadAfterMs}`),
+            ),
+          ),
+        ]),
+      )
+      .execute();
     const inserted = await this.db
       .insertInto('outbound_requests')
       .values({
@@ -64,6 +83,15 @@ export class OutboundRequestRepository {
       ...(parsed.tags ? { tags: parsed.tags } : {}),
       requestedAt: parsed.requested_at,
     };
+  }
+
+  /**
+   * At this replica's start: the requests its earlier start left are void — the campaigns settle
+   * their calls as unanswered and may dial again at once.
+   */
+  async removeLeftBehind(): Promise<number> {
+    const result = await this.db.deleteFrom('outbound_requests').where('replica', '=', this.replica).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** This request is over (taken here, refused, or given up): its row goes, and only its own. */
