@@ -54,6 +54,8 @@ export class ReplicaRegistry {
   /** When the heartbeats began to succeed without a gap: only a replica that has been in touch for a whole dead window judges others dead. */
   private inTouchSince: number | undefined;
   private readonly beatListeners = new Set<() => void>();
+  /** It left the store (a close): a second close does nothing. */
+  private left = false;
   private readonly log: Logger;
 
   private constructor(
@@ -188,11 +190,14 @@ export class ReplicaRegistry {
 
   /** Told to stop: the others see it, and it takes no new work. */
   async stopping(): Promise<void> {
+    if (this.left) return;
     await this.store.db.updateTable('replicas').set({ stopping: 1 }).where('id', '=', this.id).where('instance', '=', this.instance).execute();
   }
 
   /** Leaves cleanly: its row goes (a replica that left is not dead; it left nothing in flight). */
   async leave(): Promise<void> {
+    if (this.left) return;
+    this.left = true;
     clearInterval(this.timer);
     await this.beating;
     this.beatListeners.clear();
