@@ -1,9 +1,9 @@
-import { sql, type Insertable } from 'kysely';
+import type { Insertable } from 'kysely';
 import { z } from 'zod';
 import { ToolRunSchema, TurnSchema } from './call-progress-schema.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
 import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
-import { databaseNowMs } from './database-clock.js';
+import { replicaDead } from './database-clock.js';
 import type { CallsTable, Db, Dialect } from './schema.js';
 
 /**
@@ -245,17 +245,7 @@ export class CallRepository {
       .select('owner')
       .where('owner', 'is not', null)
       .where('owner', '!=', writer.owner)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('replicas')
-              .select('replicas.id')
-              .whereRef('replicas.id', '=', 'calls.owner')
-              .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(writer)} - ${deadAfterMs}`),
-          ),
-        ),
-      )
+      .where(replicaDead(writer, 'calls.owner', deadAfterMs))
       .limit(limit)
       .execute();
     return rows.map((row) => ({ ...ProgressRow.parse(row), owner: row.owner! }));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from './schema.js';
-import { databaseNowMs } from './database-clock.js';
+import { replicaDead } from './database-clock.js';
 import type { Store } from './store.js';
 import { CAMPAIGN_STATES, CONTACT_STATUSES, countTally, OUTCOMES, type CampaignState, type ContactStatus, type ContactTally, type Outcome } from './campaign-rows.js';
 
@@ -353,17 +353,7 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
       .where('status', 'in', ['calling', 'reached'])
       .where('replica', 'is not', null)
       .where((eb) => (this.replica === null ? eb.lit(true) : eb('replica', '!=', this.replica)))
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('replicas')
-              .select('replicas.id')
-              .whereRef('replicas.id', '=', 'campaign_contacts.replica')
-              .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(this.store)} - ${deadAfterMs}`),
-          ),
-        ),
-      )
+      .where(replicaDead(this.store, 'campaign_contacts.replica', deadAfterMs))
       .orderBy('campaign_id')
       .orderBy('idx')
       .limit(limit)

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { sql } from 'kysely';
-import { databaseNowMs, REPLICA_DEAD_AFTER_MS } from './database-clock.js';
+import { REPLICA_DEAD_AFTER_MS, replicaDead } from './database-clock.js';
 import type { Db, Dialect } from './schema.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -144,15 +143,7 @@ export class DeliveryRepository {
           : eb.or([
               eb('claimed_by', 'is', null),
               eb('claimed_by', '=', sender.replica),
-              eb.not(
-                eb.exists(
-                  eb
-                    .selectFrom('replicas')
-                    .select('replicas.id')
-                    .whereRef('replicas.id', '=', 'deliveries.claimed_by')
-                    .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(sender)} - ${REPLICA_DEAD_AFTER_MS}`),
-                ),
-              ),
+              replicaDead(sender, 'deliveries.claimed_by', REPLICA_DEAD_AFTER_MS),
             ]),
       )
       .execute();

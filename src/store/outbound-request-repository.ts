@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { PendingCall } from '../call/ports/outbound-request.js';
-import { databaseNowMs } from './database-clock.js';
+import { databaseNowMs, replicaDead } from './database-clock.js';
 import type { Db, Dialect } from './schema.js';
 
 const Strings = z.record(z.string(), z.string());
@@ -40,15 +39,7 @@ export class OutboundRequestRepository {
       .where((eb) =>
         eb.or([
           eb('expires_at', '<=', now),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('replicas')
-                .select('replicas.id')
-                .whereRef('replicas.id', '=', 'outbound_requests.replica')
-                .where('replicas.heartbeat_at', '>', sql<number>`${now} - ${deadAfterMs}`),
-            ),
-          ),
+          replicaDead({ dialect: this.dialect }, 'outbound_requests.replica', deadAfterMs),
         ]),
       )
       .execute();
