@@ -11,6 +11,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ReplicaRegistry } from '../src/cluster/replica-registry.js';
 import { sharedFailureCount } from '../src/cluster/shared-failures.js';
+import { LiveRelay } from '../src/cluster/live-relay.js';
+import type { CallActivity } from '../src/call/ports/call-activity.js';
 import { postgresPool } from '../src/store/postgres/postgres-dialect.js';
 import { FailureBudget } from '../src/transport/rate-limit.js';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
@@ -294,5 +296,40 @@ describe.skipIf(!(await postgresReachable()))('wrong secrets across replicas', (
     expect(await a!.exhausted('203.0.113.9')).toBeGreaterThan(0);
     // Another address has its own budget.
     expect(await a!.exhausted('203.0.113.10')).toBe(0);
+  });
+});
+
+describe.skipIf(!(await postgresReachable()))('live calls relayed between replicas', () => {
+  test('a hundred calls with long words changing at once all reach the other replica, in notifications PostgreSQL accepts; their end too', async () => {
+    const store = await freshStore('postgres');
+    cleanups.push(() => store.close());
+    const url = store.location.env.DATABASE_URL!;
+    const [one, two] = await Promise.all([
+      ReplicaRegistry.join(store, { id: 'one', ...FAST }, logger),
+      ReplicaRegistry.join(store, { id: 'two', ...FAST }, logger),
+    ]);
+    cleanups.push(() => Promise.all([one!.leave(), two!.leave()]));
+    const shown = new Map<string, CallActivity>();
+    let ended = 0;
+    const seen: { resolve: () => void; until: () => boolean }[] = [];
+    const check = () => seen.filter((w) => w.until()).forEach((w) => w.resolve());
+    const view = {
+      changed: (call: CallActivity) => (shown.set(call.sessionId, call), check()),
+      ended: (id: string) => (shown.delete(id), (ended += 1), check()),
+    };
+    const until = (holds: () => boolean) => new Promise<void>((resolve) => (holds() ? resolve() : seen.push({ resolve, until: holds })));
+    const sender = new LiveRelay(url, one!, { changed: () => undefined, ended: () => undefined }, logger);
+    const receiver = new LiveRelay(url, two!, view, logger);
+    await Promise.all([sender.start(), receiver.start()]);
+    cleanups.push(() => Promise.all([sender.close(), receiver.close()]));
+    const words = 'Grüße aus München — '.repeat(30);
+    for (let i = 0; i < 100; i++) {
+      sender.changed({ sessionId: `call-${i}`, direction: 'inbound', from: '4915112345678', to: '4930123456', startedAt: new Date().toISOString(), phase: 'speaking', callerSaid: words, agentSaid: words });
+    }
+    await until(() => shown.size === 100);
+    expect(shown.get('call-42')?.callerSaid?.length).toBeLessThanOrEqual(200);
+    for (let i = 0; i < 100; i++) sender.ended(`call-${i}`);
+    await until(() => ended === 100);
+    expect(shown.size).toBe(0);
   });
 });

@@ -13,8 +13,8 @@ import type { ReplicaRegistry } from './replica-registry.js';
 const CHANNEL = 'hotline_live';
 /** Changes are sent at most this often: a call's burst of sentences becomes one message. */
 const FLUSH_MS = 250;
-/** Calls per message: PostgreSQL takes a notification of at most 8,000 bytes. */
-const PER_MESSAGE = 15;
+/** PostgreSQL takes a notification of less than 8,000 bytes: each message stays under this. */
+const MESSAGE_MAX_BYTES = 7_500;
 /** What a relayed call's latest words keep: enough for the live list, and the message stays small. */
 const WORDS_MAX = 200;
 const RECONNECT_MS = 1_000;
@@ -108,11 +108,24 @@ export class LiveRelay implements CallActivityObserver {
     this.publish(calls, ended);
   }
 
+  /** In messages that fit PostgreSQL's limit on a notification, measured in bytes as it counts them. */
   private publish(calls: readonly CallActivity[], ended: readonly string[]): void {
-    for (let i = 0; i < Math.max(calls.length, ended.length); i += PER_MESSAGE) {
-      const slice = calls.slice(i, i + PER_MESSAGE).map((call) => ({ ...call, callerSaid: shorten(call.callerSaid), agentSaid: shorten(call.agentSaid) }));
-      this.notify({ replica: this.registry.id, calls: slice, ended: ended.slice(i, i + PER_MESSAGE) });
-    }
+    let message = { replica: this.registry.id, calls: [] as CallActivity[], ended: [] as string[] };
+    let bytes = Buffer.byteLength(JSON.stringify(message));
+    const add = (item: CallActivity | string): void => {
+      const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+      if (bytes + size > MESSAGE_MAX_BYTES && message.calls.length + message.ended.length > 0) {
+        this.notify(message);
+        message = { replica: this.registry.id, calls: [], ended: [] };
+        bytes = Buffer.byteLength(JSON.stringify(message));
+      }
+      if (typeof item === 'string') message.ended.push(item);
+      else message.calls.push(item);
+      bytes += size;
+    };
+    for (const call of calls) add({ ...call, callerSaid: shorten(call.callerSaid), agentSaid: shorten(call.agentSaid) });
+    for (const id of ended) add(id);
+    if (message.calls.length + message.ended.length > 0) this.notify(message);
   }
 
   private notify(message: z.infer<typeof Message>): void {
