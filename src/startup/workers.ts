@@ -24,7 +24,7 @@ export function runWorkers(config: Config, logger: Logger): void {
 
   const start = (index: number, wait: number): void => {
     const startedAt = Date.now();
-    const worker = cluster.fork({ HOTLINE_WORKER: String(index), REPLICA_ID: `${config.replica.id}-${index}`, CLUSTER_SECRET: secret, WORKERS: '1' });
+    const worker = cluster.fork({ REPLICA_ID: `${config.replica.id}-${index}`, CLUSTER_SECRET: secret, WORKERS: '1' });
     workers.set(index, worker);
     worker.on('exit', (code, signal) => {
       workers.delete(index);
