@@ -314,9 +314,9 @@ async function runWriter(place: StorePlace, mode: WriterRun['mode'], calls: numb
   const repository = new CallRepository(store.db);
   const writer = new CallWriter({
     rows: {
-      save: (call) => {
-        writes += 1;
-        return repository.save(call);
+      saveAll: (calls) => {
+        writes += calls.length;
+        return repository.saveAll(calls);
       },
     },
     journal: new WriteJournal(journalDir, logger),

@@ -167,9 +167,15 @@ export class CallRepository {
    * the upsert's own WHERE, so it holds across awaits and processes without a transaction.
    */
   async save(call: CallProgress): Promise<void> {
+    await this.saveAll([call]);
+  }
+
+  /** Several calls' snapshots in one statement (each call once): as `save`, one round trip. */
+  async saveAll(calls: readonly CallProgress[]): Promise<void> {
+    if (calls.length === 0) return;
     await this.db
       .insertInto('calls')
-      .values({ ...callRowOf(call), owner: this.writer?.owner ?? null })
+      .values(calls.map((call) => ({ ...callRowOf(call), owner: this.writer?.owner ?? null })))
       .onConflict((conflict) =>
         conflict
           .column('call_id')

@@ -18,8 +18,12 @@ import type { JournalEntry, WriteJournal } from './write-journal.js';
 
 /** Where the records go: the calls table (CallRepository). */
 export interface CallRows {
-  save(call: CallProgress): Promise<void>;
+  /** Stores these snapshots (distinct calls) at once; each keeps the newer of its own and the row's. */
+  saveAll(calls: readonly CallProgress[]): Promise<void>;
 }
+
+/** Records written in one statement: one round trip to the store for many calls' changes. */
+const BATCH = 50;
 
 /** How far behind the database the writer is: for /readyz, metrics and `npm run db -- status`. */
 export interface WriteBacklog {
@@ -193,38 +197,59 @@ export class CallWriter {
 
   private async writeAll(): Promise<void> {
     while (this.waiting.size > 0 && !this.closed) {
-      const [callId, waiting] = this.waiting.entries().next().value as [string, Waiting];
+      const batch: [string, Waiting][] = [];
+      for (const entry of this.waiting) {
+        batch.push(entry);
+        if (batch.length === BATCH) break;
+      }
       try {
-        await this.options.rows.save(waiting.entry.call);
+        await this.options.rows.saveAll(batch.map(([, waiting]) => waiting.entry.call));
       } catch (error) {
-        this.options.failed?.();
-        const message = error instanceof Error ? error.message : String(error);
-        const code = (error as { code?: unknown } | null)?.code;
-        if (isPassing(error)) {
-          if (this.failing === undefined) this.options.logger.warn({ err: error, pending: this.waiting.size }, 'the database refused a write; calls are kept and written when it is back');
-          // The code only (SQLITE_BUSY, ECONNREFUSED…): /readyz is public, the message is in the log.
-          this.failing = typeof code === 'string' ? code : 'error';
-          this.retryLater();
-          return;
+        if (!this.refused(error)) return;
+        // Refused for good: one record is bad. Written one at a time, the good ones go in and the bad one is set aside.
+        for (const [callId, waiting] of batch) {
+          try {
+            await this.options.rows.saveAll([waiting.entry.call]);
+          } catch (single) {
+            if (!this.refused(single)) return;
+            this.options.logger.error({ err: single, callId }, 'the database refused a call record for good; it is kept in the journal (rejected.jsonl)');
+            this.options.journal.reject(waiting.entry, single instanceof Error ? single.message : String(single));
+            this.forget(callId, waiting);
+            if (waiting.entry.final) this.settleFinal(callId);
+            continue;
+          }
+          this.written(callId, waiting);
         }
-        this.options.logger.error({ err: error, callId }, 'the database refused a call record for good; it is kept in the journal (rejected.jsonl)');
-        this.options.journal.reject(waiting.entry, message);
-        this.forget(callId, waiting);
-        if (waiting.entry.final) this.settleFinal(callId);
         continue;
       }
-      if (this.failing !== undefined) this.options.logger.info({ pending: this.waiting.size - 1 }, 'the database takes writes again');
-      this.failing = undefined;
-      this.backoff = undefined;
-      this.forget(callId, waiting);
-      if (waiting.entry.final && waiting.tell) this.tellStored(waiting.entry.call);
-      if (waiting.entry.final) this.settleFinal(callId);
+      for (const [callId, waiting] of batch) this.written(callId, waiting);
     }
     if (this.waiting.size === 0) {
       // Everything journalled is in the database.
       this.options.journal.rotate();
       for (const done of this.idle) done();
     }
+  }
+
+  /** A write failed: true when the database refused it for good; false when it is to be tried again later (retry scheduled). */
+  private refused(error: unknown): boolean {
+    this.options.failed?.();
+    if (!isPassing(error)) return true;
+    if (this.failing === undefined) this.options.logger.warn({ err: error, pending: this.waiting.size }, 'the database refused a write; calls are kept and written when it is back');
+    // The code only (SQLITE_BUSY, ECONNREFUSED…): /readyz is public, the message is in the log.
+    const code = (error as { code?: unknown } | null)?.code;
+    this.failing = typeof code === 'string' ? code : 'error';
+    this.retryLater();
+    return false;
+  }
+
+  private written(callId: string, waiting: Waiting): void {
+    if (this.failing !== undefined) this.options.logger.info({ pending: this.waiting.size - 1 }, 'the database takes writes again');
+    this.failing = undefined;
+    this.backoff = undefined;
+    this.forget(callId, waiting);
+    if (waiting.entry.final && waiting.tell) this.tellStored(waiting.entry.call);
+    if (waiting.entry.final) this.settleFinal(callId);
   }
 
   /** Done with this entry, unless a newer one of the call came while it was written. */
