@@ -104,11 +104,13 @@ test('a record the database refuses for good is kept in rejected.jsonl and logge
   await records.replay();
   // A direction the schema does not know: a bug's record, which no retry would make right.
   const broken = { ...callSummary({ callId: 'bad-1', sessionId: 'bad-1' }), direction: 'sideways' } as unknown as CallSummary;
+  // The first write is under way while the next two wait: those two go in one statement, which the bad one spoils.
+  records.callEnded(callSummary({ callId: 'good-0', sessionId: 'good-0' }));
   const refused = records.callEnded(broken);
   records.callEnded(callSummary({ callId: 'good-1', sessionId: 'good-1' }));
   await refused;
   expect(await records.settled(10_000)).toBe(true);
-  expect((await new CallRepository(store.db).listRecent(10)).map((c) => c.callId)).toEqual(['good-1']);
+  expect((await new CallRepository(store.db).listRecent(10)).map((c) => c.callId).sort()).toEqual(['good-0', 'good-1']);
   await records.close(1_000);
   const kept = (await readFile(path.join(dir, REJECTED_FILE), 'utf8')).trim().split('\n');
   expect(kept).toHaveLength(1);
