@@ -3,16 +3,13 @@
  * with no stickiness (the service names the session only in the body): each event lands on
  * another replica, and is answered by the one that saw the call's session_start.
  */
-import { mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
-import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, spawnHotline } from './helpers/child-process.js';
+import { startReplica } from './helpers/replica.js';
 import { scriptByUserText } from './helpers/scripts.js';
 import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
 
@@ -99,24 +96,20 @@ describe.skipIf(!withPostgres)('webhook calls across three replicas behind a rou
       cleanups.push(() => llm.close());
       const urls = await Promise.all(
         ['r1', 'r2', 'r3'].map(async (id) => {
-          const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
-          cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
-          const child = spawnHotline({
-            ...place.env,
-            REPLICA_ID: id,
-            CLUSTER_SECRET: SECRET,
-            TRANSCRIPTS_DIR: transcripts,
-            OPENAI_API_KEY: 'test-key',
-            OPENAI_BASE_URL: llm.baseURL,
-            LLM_MODEL: 'test-model',
-            REPORT_FIELDS: 'false',
-            WEBHOOK_REPLY: 'whole',
-          });
-          cleanups.push(() => {
-            if (child.child.exitCode === null) child.child.kill('SIGKILL');
-          });
-          const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
-          return wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, '');
+          const replica = await startReplica(
+            {
+              ...place.env,
+              REPLICA_ID: id,
+              CLUSTER_SECRET: SECRET,
+              OPENAI_API_KEY: 'test-key',
+              OPENAI_BASE_URL: llm.baseURL,
+              LLM_MODEL: 'test-model',
+              REPORT_FIELDS: 'false',
+              WEBHOOK_REPLY: 'whole',
+            },
+            cleanups,
+          );
+          return replica.url;
         }),
       );
       const balancer = await roundRobin(urls);
@@ -189,24 +182,19 @@ describe('WORKERS', () => {
         tokenDelayMs: 0,
       });
       cleanups.push(() => llm.close());
-      const transcripts = mkdtempSync(path.join(tmpdir(), 'hotline-workers-'));
-      cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
-      const child: HotlineProcess = spawnHotline({
-        ...place.env,
-        WORKERS: '2',
-        REPLICA_ID: 'box',
-        TRANSCRIPTS_DIR: transcripts,
-        OPENAI_API_KEY: 'test-key',
-        OPENAI_BASE_URL: llm.baseURL,
-        LLM_MODEL: 'test-model',
-        REPORT_FIELDS: 'false',
-        WEBHOOK_REPLY: 'whole',
-      });
-      cleanups.push(() => {
-        if (child.child.exitCode === null) child.child.kill('SIGKILL');
-      });
-      const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
-      const url = wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, '');
+      const { child, url } = await startReplica(
+        {
+          ...place.env,
+          WORKERS: '2',
+          REPLICA_ID: 'box',
+          OPENAI_API_KEY: 'test-key',
+          OPENAI_BASE_URL: llm.baseURL,
+          LLM_MODEL: 'test-model',
+          REPORT_FIELDS: 'false',
+          WEBHOOK_REPLY: 'whole',
+        },
+        cleanups,
+      );
       const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
       await db.connect();
       cleanups.push(() => db.end());

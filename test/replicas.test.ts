@@ -2,10 +2,7 @@
  * Several Hotlines on one store: they know each other by their heartbeats, a start settles only
  * what its own earlier start left, and what a dead replica left is settled by a live one, once.
  */
-import { mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
-import path from 'node:path';
+import { hostname } from 'node:os';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -18,7 +15,8 @@ import { FailureBudget } from '../src/transport/rate-limit.js';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
+import { startReplica } from './helpers/replica.js';
 import { startReportReceiver } from './helpers/report-receiver.js';
 import { eventsOf } from './helpers/sse-events.js';
 import { freshStore, freshStoreLocation, postgresReachable, storeKinds } from './helpers/stores.js';
@@ -94,27 +92,21 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
       cleanups.push(() => llm.close());
       const receiver = await startReportReceiver('report-secret-1');
       cleanups.push(() => receiver.close());
-      const start = async (id: string): Promise<{ child: HotlineProcess; wsUrl: string }> => {
-        // Each replica has its own disk for transcripts and journal, as each pod would.
-        const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
-        cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
-        const child = spawnHotline({
-          ...place.env,
-          REPLICA_ID: id,
-          TRANSCRIPTS_DIR: transcripts,
-          OPENAI_API_KEY: 'test-key',
-          OPENAI_BASE_URL: llm.baseURL,
-          LLM_MODEL: 'test-model',
-          REPORT_FIELDS: 'false',
-          REPORT_WEBHOOK_URL: receiver.url,
-          REPORT_WEBHOOK_SECRET: 'report-secret-1',
-        });
-        cleanups.push(() => {
-          if (child.child.exitCode === null) child.child.kill('SIGKILL');
-        });
-        const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
-        return { child, wsUrl: wsUrl! };
-      };
+      // Each replica has its own disk for transcripts and journal, as each pod would.
+      const start = (id: string) =>
+        startReplica(
+          {
+            ...place.env,
+            REPLICA_ID: id,
+            OPENAI_API_KEY: 'test-key',
+            OPENAI_BASE_URL: llm.baseURL,
+            LLM_MODEL: 'test-model',
+            REPORT_FIELDS: 'false',
+            REPORT_WEBHOOK_URL: receiver.url,
+            REPORT_WEBHOOK_SECRET: 'report-secret-1',
+          },
+          cleanups,
+        );
       const talk = async (wsUrl: string, sessionId: string): Promise<FakeVoiceService> => {
         const client = await FakeVoiceService.connect(wsUrl, { sessionId });
         cleanups.push(() => client.close());
@@ -176,25 +168,19 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
     cleanups.push(() => place.remove());
     const api = await startFakeAiFlowApi({ token: 'platform-token', flows: { 'flow-1': { phoneNumber: true } } });
     cleanups.push(() => api.close());
-    const start = async (id: string): Promise<{ url: string; wsUrl: string }> => {
-      const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
-      cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
-      const child = spawnHotline({
-        ...place.env,
-        REPLICA_ID: id,
-        TRANSCRIPTS_DIR: transcripts,
-        ADMIN_TOKEN: 'admin-secret-1',
-        AIFLOW_API_URL: api.url,
-        AIFLOW_ACCESS_TOKEN: 'platform-token',
-        AIFLOW_ID: 'flow-1',
-        AIFLOW_BILLING_DEVICE: 'dev-1',
-      });
-      cleanups.push(() => {
-        if (child.child.exitCode === null) child.child.kill('SIGKILL');
-      });
-      const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
-      return { url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
-    };
+    const start = (id: string) =>
+      startReplica(
+        {
+          ...place.env,
+          REPLICA_ID: id,
+          ADMIN_TOKEN: 'admin-secret-1',
+          AIFLOW_API_URL: api.url,
+          AIFLOW_ACCESS_TOKEN: 'platform-token',
+          AIFLOW_ID: 'flow-1',
+          AIFLOW_BILLING_DEVICE: 'dev-1',
+        },
+        cleanups,
+      );
     const call = (on: { url: string }, variables: Record<string, string>) =>
       fetch(`${on.url}/api/calls`, {
         method: 'POST',
@@ -223,16 +209,8 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
   test('the dashboard of one replica shows a live call of another, and its hangup ends that call; a wrong cluster secret opens nothing', async () => {
     const place = await freshStoreLocation('postgres');
     cleanups.push(() => place.remove());
-    const start = async (id: string): Promise<{ url: string; wsUrl: string }> => {
-      const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${id}-`));
-      cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
-      const child = spawnHotline({ ...place.env, REPLICA_ID: id, TRANSCRIPTS_DIR: transcripts, ADMIN_TOKEN: 'admin-secret-1', CLUSTER_SECRET: 'cluster-secret-of-the-test-1' });
-      cleanups.push(() => {
-        if (child.child.exitCode === null) child.child.kill('SIGKILL');
-      });
-      const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
-      return { url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
-    };
+    const start = (id: string) =>
+      startReplica({ ...place.env, REPLICA_ID: id, ADMIN_TOKEN: 'admin-secret-1', CLUSTER_SECRET: 'cluster-secret-of-the-test-1' }, cleanups);
     const [a, b] = await Promise.all([start('replica-a'), start('replica-b')]);
     // a's dashboard, watching live calls.
     const login = await fetch(`${a.url}/dashboard/login`, {

@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
 import type { Logger } from '../logger.js';
-import { databaseNowMs } from '../store/database-clock.js';
+import { beatingSince } from '../store/database-clock.js';
 import type { Store } from '../store/store.js';
 import { CLUSTER_SECRET_HEADER } from '../transport/internal-api.js';
 import type { ReplicaRegistry } from './replica-registry.js';
@@ -46,7 +45,7 @@ export class ClusterControl implements CallControl {
       .where('calls.session_id', '=', sessionId)
       .where('calls.ended_at', 'is', null)
       .where('calls.owner', '!=', this.registry.id)
-      .where('replicas.heartbeat_at', '>', sql<number>`${databaseNowMs(this.store)} - ${this.registry.deadAfterMs}`)
+      .where('replicas.heartbeat_at', '>', beatingSince(this.store, this.registry.deadAfterMs))
       .executeTakeFirst();
     if (!owner?.url) return 'not_found';
     try {

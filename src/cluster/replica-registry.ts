@@ -12,11 +12,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { databaseNowMs, REPLICA_DEAD_AFTER_MS } from '../store/database-clock.js';
+import { beatingSince, databaseNowMs, REPLICA_DEAD_AFTER_MS } from '../store/database-clock.js';
 import type { Store } from '../store/store.js';
 
 export const HEARTBEAT_MS = 2_000;
-export const DEAD_AFTER_MS = REPLICA_DEAD_AFTER_MS;
 
 export interface ReplicaSettings {
   /** Stable across restarts of this replica: what it left in flight is its own again. */
@@ -65,7 +64,7 @@ export class ReplicaRegistry {
   ) {
     this.id = settings.id;
     this.heartbeatMs = settings.heartbeatMs ?? HEARTBEAT_MS;
-    this.deadAfterMs = settings.deadAfterMs ?? DEAD_AFTER_MS;
+    this.deadAfterMs = settings.deadAfterMs ?? REPLICA_DEAD_AFTER_MS;
     this.log = logger.child({ component: 'replicas', replica: this.id });
   }
 
@@ -177,7 +176,7 @@ export class ReplicaRegistry {
     const rows = await this.store.db
       .selectFrom('replicas')
       .select(['id', 'internal_url', 'started_at', 'stopping'])
-      .where('heartbeat_at', '>', sql<number>`${databaseNowMs(this.store)} - ${this.deadAfterMs}`)
+      .where('heartbeat_at', '>', beatingSince(this.store, this.deadAfterMs))
       .orderBy('id')
       .execute();
     return rows.map((r) => ({ id: r.id, internalUrl: r.internal_url, startedAt: r.started_at, stopping: Number(r.stopping) === 1 }));

@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Logger } from '../logger.js';
-import { databaseNowMs } from '../store/database-clock.js';
+import { beatingSince } from '../store/database-clock.js';
 import type { Store } from '../store/store.js';
 import { CLUSTER_SECRET_HEADER } from '../transport/internal-api.js';
 import { INTERNAL_WEBHOOK_PATH, type Relayed } from '../transport/webhook.js';
@@ -77,7 +77,7 @@ export class WebhookOwners {
       .select([
         'webhook_sessions.replica as owner',
         'replicas.internal_url as url',
-        sql<number>`CASE WHEN replicas.heartbeat_at > ${databaseNowMs(this.store)} - ${this.registry.deadAfterMs} THEN 1 ELSE 0 END`.as('alive'),
+        sql<number>`CASE WHEN replicas.heartbeat_at > ${beatingSince(this.store, this.registry.deadAfterMs)} THEN 1 ELSE 0 END`.as('alive'),
       ])
       .where('webhook_sessions.session_id', '=', sessionId)
       .executeTakeFirst();

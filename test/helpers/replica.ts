@@ -1,0 +1,27 @@
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnHotline, type HotlineProcess } from './child-process.js';
+
+export interface StartedReplica {
+  readonly child: HotlineProcess;
+  /** http://127.0.0.1:port */
+  readonly url: string;
+  readonly wsUrl: string;
+}
+
+/**
+ * A Hotline process as one replica (`env` names its REPLICA_ID and store): a transcripts folder of
+ * its own, as each pod has its own disk, both removed and the process killed by `cleanups`.
+ */
+export async function startReplica(env: Record<string, string>, cleanups: (() => Promise<unknown> | unknown)[]): Promise<StartedReplica> {
+  const transcripts = mkdtempSync(path.join(tmpdir(), `hotline-${env.REPLICA_ID ?? 'replica'}-`));
+  cleanups.push(() => rm(transcripts, { recursive: true, force: true }));
+  const child = spawnHotline({ ...env, TRANSCRIPTS_DIR: transcripts });
+  cleanups.push(() => {
+    if (child.child.exitCode === null) child.child.kill('SIGKILL');
+  });
+  const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+  return { child, url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
+}
