@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { createServer, type Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CampaignRunner } from './campaigns/campaign-runner.js';
 import { campaignsRouter } from './campaigns/campaigns-router.js';
 import { systemClock, type Clock } from './campaigns/clock.js';
@@ -37,6 +38,7 @@ import { CallWriter } from './store/call-writer.js';
 import { cutOffCallsInProgress, cutOffOrphanedCalls } from './store/cut-off-calls.js';
 import { ReplicaRegistry } from './cluster/replica-registry.js';
 import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
+import { WebhookHandover } from './cluster/webhook-handover.js';
 import { WebhookOwners } from './cluster/webhook-owners.js';
 import { sharedFailureCount } from './cluster/shared-failures.js';
 import { ClusterControl } from './cluster/cluster-control.js';
@@ -52,6 +54,7 @@ import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
 import { createVoicemailDetector } from './voicemail/detector.js';
 import { VoicemailPhrasesStore } from './voicemail/phrases-store.js';
+import { priorCallOf } from './transcripts/prior-call.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { CsvExports } from './transport/csv-export.js';
 import { createHttpApp } from './transport/http-app.js';
@@ -64,6 +67,10 @@ import { attachWebSocketTransport } from './transport/ws-server.js';
 
 /** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
 const RECORDS_CLOSE_MS = 5_000;
+/** A stop waits at most this long for the HTTP requests under way (a forwarded event waits for its answer at most 4.5 s). */
+const IN_FLIGHT_WAIT_MS = 5_000;
+/** A stopping replica among others closes once no request came for this long: the balancer has taken it out. */
+const BALANCER_QUIET_MS = 1_000;
 /** Connections for counting wrong secrets across replicas: only failures use them. */
 const FAILURE_POOL_MAX = 2;
 
@@ -241,6 +248,15 @@ export async function startHotline(
       : config.transfer;
   const live = new LiveCalls();
   // Replicas on one PostgreSQL show each other's live calls: this one's go out, theirs come in beside its own.
+  // How many replicas share the request budgets (RateLimit): counted at each heartbeat, never per request.
+  let aliveCount = 1;
+  const replicasAlive = (): number => aliveCount;
+  replica.onBeat(() => {
+    replica.alive().then(
+      (alive) => (aliveCount = Math.max(1, alive.length)),
+      () => undefined,
+    );
+  });
   const liveRelay = config.databaseUrl ? new LiveRelay(config.databaseUrl, replica, live, logger) : undefined;
   await liveRelay?.start();
   const activity: CallActivityObserver = liveRelay
@@ -294,6 +310,13 @@ export async function startHotline(
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
     activity,
+    earlierLife: async (sessionId) => {
+      // Handed over by a stopping replica: its record as it was let go. Else the store's (its replica killed, or an earlier start).
+      const handed = await webhookOwners?.takeHandover(sessionId);
+      if (handed) return priorCallOf(handed, false);
+      const stored = await callRows.latestOfSession(sessionId);
+      return stored && priorCallOf(stored.record, stored.ended);
+    },
     settings: {
       llmTimeoutMs: config.llm.timeoutMs,
       llmThinkingTimeoutMs: config.llm.thinkingTimeoutMs,
@@ -329,22 +352,25 @@ export async function startHotline(
   const gate = { failures: authFailures, proxyTrust };
   // An operator's transfer or hangup reaches the call wherever it runs: here, or at the replica that holds it.
   const operatorControl = webhookOwners && clusterSecret ? new ClusterControl(registry, store, replica, clusterSecret, logger) : registry;
+  const webhookCalls = new WebhookCalls(
+    registry,
+    { pacing: config.webhookReply, holdMs: config.webhookHoldMs, arrays: config.actionArrays.has('webhook') },
+    logger,
+  );
+  // Stopping, this replica hands its webhook calls to the others between turns (a rolling deploy).
+  const handover = webhookOwners && new WebhookHandover(webhookOwners, registry, webhookCalls, (callId, to) => callRows.passTo(callId, to), logger);
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
   const webhook = config.transports.has('webhook')
     ? webhookRouter({
         registry,
         metrics,
-        calls: new WebhookCalls(
-          registry,
-          { pacing: config.webhookReply, holdMs: config.webhookHoldMs, arrays: config.actionArrays.has('webhook') },
-          logger,
-        ),
+        calls: webhookCalls,
         logger,
         secret: config.auth.webhookSecret,
         maxBytes: config.maxEventBytes,
-        limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute), authFailures),
+        limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute, replicasAlive), authFailures),
         proxyTrust,
-        peers: webhookOwners,
+        peers: handover,
       })
     : undefined;
   // One limit for every CSV export, the dashboard's and the campaigns'.
@@ -382,6 +408,15 @@ export async function startHotline(
         reads: dashboardReads,
         // A call in progress writes to the file placed for it: the session id may have had calls before.
         transcriptFileOf: (sessionId) => registry.get(sessionId)?.transcriptFile ?? transcripts.fileOf(sessionId),
+        // Another replica's call: its transcript is on that one's disk, its conversation so far in its record.
+        ...(liveRelay && {
+          remoteConversation: async (sessionId: string) => {
+            if (registry.get(sessionId)) return undefined;
+            const stored = await callRows.latestOfSession(sessionId);
+            if (!stored || stored.ended) return undefined;
+            return (stored.record.conversation ?? []).map((line) => ({ role: line.role, text: line.text }));
+          },
+        }),
         control: operatorControl,
         callEnded: (sessionId) => registry.hasEnded(sessionId),
         prompts: () => prompts.current,
@@ -412,6 +447,8 @@ export async function startHotline(
     gate,
   });
   const server = createServer(app);
+  const inFlight = trackRequests();
+  inFlight.watch(server);
   // Without an upgrade listener Node hands an upgrade request to the app, which answers 404.
   const wss = config.transports.has('websocket')
     ? attachWebSocketTransport(server, {
@@ -420,7 +457,7 @@ export async function startHotline(
         path: '/ws',
         maxPayload: config.maxEventBytes,
         token: config.auth.wsToken,
-        limits: new AccessLimits(new RateLimit(config.rateLimit.wsUpgradesPerMinute), authFailures),
+        limits: new AccessLimits(new RateLimit(config.rateLimit.wsUpgradesPerMinute, replicasAlive), authFailures),
         proxyTrust,
         startTimeoutMs: config.websocket.startTimeoutMs,
         pingIntervalMs: config.websocket.pingIntervalMs,
@@ -435,6 +472,7 @@ export async function startHotline(
   const url = `http://${host}:${port}`;
   // Not shared with the other workers (exclusive): this port reaches this process and no other.
   const internal = options.internalListener ? createServer(app) : undefined;
+  if (internal) inFlight.watch(internal);
   if (internal) {
     await new Promise<void>((resolve, reject) => {
       internal.once('error', reject);
@@ -469,6 +507,9 @@ export async function startHotline(
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await registry.endAll('shutdown');
     await liveRelay?.close();
+    // Requests under way finish first (an event forwarded to the replica that has its call now):
+    // cut, the service would see its event fail, and a balancer might send it again.
+    await inFlight.settled(IN_FLIGHT_WAIT_MS);
     // The others forwarded this replica's calls' events here until its last call ended.
     internal?.close();
     internal?.closeAllConnections();
@@ -482,6 +523,7 @@ export async function startHotline(
     // Every ended call is handed to the writer: what the database takes in time is written, the rest waits in the journal.
     await registry.whenRecorded();
     await records.close(RECORDS_CLOSE_MS);
+    await handover?.finish();
     await reports.close();
     // The campaigns' last writes (the calls ended above) before the store goes.
     await campaigns.settled();
@@ -514,6 +556,10 @@ export async function startHotline(
     campaigns,
     async shutdown(graceMs: number) {
       registry.stopAccepting();
+      // The others see it stopping at once: no call is handed to it, and its webhook calls go to them.
+      void replica.stopping().catch((error: unknown) => logger.warn({ err: error }, 'the other replicas could not be told this one stops'));
+      handover?.begin();
+      inFlight.stopping();
       // Nothing new is dialled: a person picking up now would reach a Hotline on its way out. Campaigns
       // stay running in the store and go on after the restart.
       outboundCalls.stopDialling();
@@ -526,9 +572,64 @@ export async function startHotline(
         const told = registry.retireAll('shutdown');
         await Promise.race([told, untilEmptyOr(registry, deadline - performance.now())]);
       }
+      // Among replicas, the balancer still sends this one events (of calls it handed over) until it sees
+      // /readyz fail: it listens, passing them on, until they stop coming, then closes.
+      if (handover) await inFlight.quiet(BALANCER_QUIET_MS, deadline - performance.now());
       await close();
     },
     close,
+  };
+}
+
+/**
+ * HTTP requests being answered, for a stop that lets them finish. Once stopping, each answer closes
+ * its connection: a balancer's pooled connection is never cut under a request it is sending.
+ */
+function trackRequests(): {
+  watch(server: Server): void;
+  stopping(): void;
+  settled(ms: number): Promise<void>;
+  quiet(quietMs: number, maxMs: number): Promise<void>;
+} {
+  let active = 0;
+  let lastAt = 0;
+  let stopping = false;
+  let waiters: (() => void)[] = [];
+  return {
+    watch(server) {
+      // Before the app's own listener, which may answer at once.
+      server.prependListener('request', (_req, res) => {
+        active += 1;
+        lastAt = performance.now();
+        if (stopping && !res.headersSent) res.setHeader('connection', 'close');
+        res.once('close', () => {
+          active -= 1;
+          if (active > 0) return;
+          const done = waiters;
+          waiters = [];
+          for (const resolve of done) resolve();
+        });
+      });
+    },
+    stopping() {
+      stopping = true;
+    },
+    async settled(ms) {
+      if (active === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
+    },
+    async quiet(quietMs, maxMs) {
+      const giveUpAt = performance.now() + maxMs;
+      for (;;) {
+        const now = performance.now();
+        const wait = Math.min(lastAt + quietMs - now, giveUpAt - now);
+        if (active === 0 && now - lastAt >= quietMs) return;
+        if (wait <= 0) return;
+        await sleep(Math.max(wait, 10));
+      }
+    },
   };
 }
 

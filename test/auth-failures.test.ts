@@ -14,6 +14,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { scriptByUserText } from './helpers/scripts.js';
 import { upgradeStatus } from './helpers/upgrade-status.js';
+import { RateLimit } from '../src/transport/rate-limit.js';
 
 const SECRETS = {
   WEBHOOK_SECRET: 'webhook-secret-for-the-tests',
@@ -162,5 +163,22 @@ describe('one failure budget per address, looked at before anything is compared'
     const api = EDGES[3]!;
     expect(await statuses(10, (i) => api.send('127.0.0.6', `guess-${i}`))).toEqual(Array(10).fill(401));
     expect(await api.send('127.0.0.6', api.right)).toBe(api.ok);
+  });
+});
+
+describe('the request budget among replicas', () => {
+  test('each of three replicas allows an address a third of the minute\'s requests, so together they allow them once; alone, one allows all', async () => {
+    let replicas = 3;
+    const limit = new RateLimit(9, () => replicas);
+    const answers: boolean[] = [];
+    for (let i = 0; i < 5; i++) answers.push(await limit.allow('10.0.0.1'));
+    expect(answers).toEqual([true, true, true, false, false]);
+    // Another address has its own count.
+    expect(await limit.allow('10.0.0.2')).toBe(true);
+    // The others gone: this one's share is the whole minute's budget again (9, of which 5 are spent).
+    replicas = 1;
+    const alone: boolean[] = [];
+    for (let i = 0; i < 5; i++) alone.push(await limit.allow('10.0.0.1'));
+    expect(alone).toEqual([true, true, true, true, false]);
   });
 });

@@ -240,6 +240,15 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
 
+    // Its page on a shows the conversation so far, from the call's record (the transcript is on b's disk).
+    const page = async () => (await fetch(`${a.url}/dashboard/calls/${service.sessionId}`, { headers: { cookie } })).text();
+    let shown = await page();
+    while (!shown.includes('How can I help you today?')) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      shown = await page();
+    }
+    expect(shown).not.toContain('The transcript file is gone');
+
     const hangUp = await fetch(`${a.url}/api/calls/${service.sessionId}/hangup`, { method: 'POST', headers: { authorization: 'Bearer admin-secret-1' } });
     expect([hangUp.status, await hangUp.json()]).toEqual([202, { status: 'ending' }]);
     await service.nextOfType('speak');

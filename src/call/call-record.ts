@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallEndReason, CallSoFar, CallSummary, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
+import type { CallEndReason, CallSoFar, CallSummary, HeardLine, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
 import type { ToolRunRecord } from './turn/tool-loop.js';
 
@@ -25,7 +25,7 @@ type TimelineMark = (typeof TIMELINE)[number];
 
 /** What a call's summary is made of, collected as the call goes. */
 export class CallRecord {
-  private readonly startedAt = new Date();
+  private startedAt = new Date();
   private session: { direction: 'inbound' | 'outbound'; from: string | undefined; to: string | undefined } = {
     direction: 'inbound',
     from: undefined,
@@ -33,6 +33,8 @@ export class CallRecord {
   };
   private request: { variables: Readonly<Record<string, string>>; tags: Readonly<Record<string, string>> | undefined } | undefined;
   private readonly turns: TurnStats[] = [];
+  /** The turns of the call's earlier life at another replica (or before a restart), as that one recorded them. */
+  private earlierTurns: readonly TurnSummary[] = [];
   private bargeIns = 0;
   private readonly toolRuns: ToolRunSummary[] = [];
   /** The last call-ending action Hotline sent, and why. */
@@ -46,6 +48,8 @@ export class CallRecord {
     private readonly transcript: { readonly file: string },
     /** Told when the record changes in a way worth writing down at once (see CallObserver.callProgress). */
     private readonly changed: () => void = () => {},
+    /** The conversation as heard so far, read when the record is. */
+    private readonly heard: () => readonly HeardLine[] = () => [],
   ) {}
 
   get callId(): string {
@@ -55,6 +59,22 @@ export class CallRecord {
   /** The call goes on from before a restart (adopted): it keeps the id it had, so its record is the same. */
   continueAs(callId: string): void {
     this.id = callId;
+  }
+
+  /**
+   * The call goes on from its record at another replica (or before a restart): the same id, start,
+   * turns, tool runs and barge-ins, so the one record of the call loses nothing of its earlier life.
+   */
+  continueFrom(earlier: CallSoFar): void {
+    this.id = earlier.callId;
+    const startedAt = new Date(earlier.startedAt);
+    if (!Number.isNaN(startedAt.getTime())) this.startedAt = startedAt;
+    this.earlierTurns = earlier.turns;
+    this.toolRuns.unshift(...earlier.toolRuns);
+    this.bargeIns += earlier.bargeIns;
+    if (earlier.variables || earlier.tags) {
+      this.request = { variables: this.request?.variables ?? earlier.variables ?? {}, tags: this.request?.tags ?? earlier.tags };
+    }
   }
 
   /**
@@ -95,6 +115,8 @@ export class CallRecord {
     // Playback belongs to the reply only once the reply has sent speech.
     if ((mark === 'playbackStartedMs' && stats.firstSpeakMs === undefined) || (mark === 'playbackEndedMs' && stats.playbackStartedMs === undefined)) return;
     stats[mark] = performance.now() - stats.wordsAt;
+    // The reply is heard in full now: the conversation on record has it.
+    if (mark === 'playbackEndedMs') this.changed();
   }
 
   bargedIn(): void {
@@ -139,19 +161,20 @@ export class CallRecord {
       to: this.session.to,
       startedAt: this.startedAt.toISOString(),
       serviceReason: undefined,
-      turns: this.turns.map((stats): TurnSummary => {
+      turns: [...this.earlierTurns, ...this.turns.map((stats): TurnSummary => {
         const timeline: { -readonly [K in TimelineMark]?: number } = {};
         for (const mark of TIMELINE) {
           const ms = stats[mark];
           if (ms !== undefined) timeline[mark] = Math.round(ms * 10) / 10;
         }
         return { at: stats.at, ...timeline, interrupted: stats.reply.interrupted, failed: stats.failed };
-      }),
+      })],
       bargeIns: this.bargeIns,
       toolRuns: [...this.toolRuns],
       variables: this.request?.variables,
       tags: this.request?.tags,
       transcriptFile: this.transcript.file,
+      conversation: this.heard(),
     };
   }
 

@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
+import { withRecord, type PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
@@ -42,6 +43,12 @@ export interface CallRegistryOptions {
   activity?: CallActivityObserver | undefined;
   /** Tells an outbound call's first words from a mailbox; without it every call is taken for a person. */
   voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
+  /**
+   * A call this process never saw start: its record elsewhere — handed over by a stopping replica,
+   * or in the store (a replica killed, an earlier start) — so it goes on as the caller heard it,
+   * as the same record. Without it only the transcript on this disk is read.
+   */
+  earlierLife?: ((sessionId: string) => Promise<PriorCall | undefined>) | undefined;
   /** New calls beyond this many are refused. */
   maxCalls: number;
   /** Calls with no event for this long are ended; 0 never. */
@@ -185,7 +192,9 @@ export class CallRegistry implements CallControl {
     let call = this.calls.get(id);
     if (!call) {
       if (event.type === 'session_end') {
-        if (!this.ended.has(id)) this.notConnected(event.session, event.reason ?? 'session_end');
+        if (this.ended.has(id)) return undefined;
+        if (this.options.earlierLife) void this.endTakenUp(event, sink, options);
+        else this.notConnected(event.session, event.reason ?? 'session_end');
         return undefined;
       }
       const starting = event.type === 'session_start';
@@ -342,6 +351,26 @@ export class CallRegistry implements CallControl {
     this.forget(sessionId);
   }
 
+  /**
+   * Lets go of a call between turns for another replica to take up (this one is stopping): its
+   * record as it stands, once its transcript is closed; undefined when the call is not between
+   * turns now (or not here). Nobody is told the call ended: it goes on.
+   */
+  letGo(sessionId: string): CallSoFar | undefined {
+    const call = this.calls.get(sessionId);
+    if (!call || this.retiring.has(sessionId)) return undefined;
+    const record = call.quietRecord();
+    if (!record) return undefined;
+    this.calls.delete(sessionId);
+    this.lastEventAt.delete(sessionId);
+    const closed = this.options.transcripts.track(call.letGo(), sessionId);
+    // Its transcript is closed before the process exits, as an ended call's is.
+    this.recording.add(closed);
+    void closed.finally(() => this.recording.delete(closed));
+    this.forget(sessionId);
+    return record;
+  }
+
   /** Ends every call (shutdown) and waits until every transcript is on disk. */
   async endAll(reason: string): Promise<void> {
     clearInterval(this.reaper);
@@ -434,7 +463,36 @@ export class CallRegistry implements CallControl {
     return setup;
   }
 
-  private create(id: string, sink: ActionSink, { pacing, canStopPlayback }: DispatchOptions, session: VoiceEvent['session'], starting: boolean): Call {
+  /**
+   * A session_end of a call this process never had, whose record is elsewhere (handed over by a
+   * stopping replica, or left by a killed one) and in progress: the call is taken up only to end,
+   * so its one record ends as the caller ended it. Any other is a call that never connected.
+   */
+  private async endTakenUp(event: Extract<VoiceEvent, { type: 'session_end' }>, sink: ActionSink, options: DispatchOptions): Promise<void> {
+    const id = event.session.id;
+    const reason = event.reason ?? 'session_end';
+    const prior = await this.options.earlierLife?.(id).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, sessionId: id }, 'the record of an ended call could not be read from the store');
+      return undefined;
+    });
+    if (!prior || prior.ended || this.calls.has(id) || this.ended.has(id)) {
+      if (!this.calls.has(id) && !this.ended.has(id)) this.notConnected(event.session, reason);
+      return;
+    }
+    const call = this.create(id, sink, options, event.session, false, prior);
+    await call.whenReady();
+    if (this.calls.get(id) === call) await this.end(id, reason, 'service');
+  }
+
+  private create(
+    id: string,
+    sink: ActionSink,
+    { pacing, canStopPlayback }: DispatchOptions,
+    session: VoiceEvent['session'],
+    starting: boolean,
+    /** Its record elsewhere, when already read. */
+    known?: PriorCall,
+  ): Call {
     const logger = this.options.logger.child({ sessionId: id });
     const { transcripts } = this.options;
     // Which file is this call's is known a moment later; its first lines wait in memory meanwhile.
@@ -477,10 +535,15 @@ export class CallRegistry implements CallControl {
     if (starting) {
       this.ended.delete(id);
     } else {
+      const elsewhere = (known ? Promise.resolve(known) : this.options.earlierLife?.(id))?.catch((error: unknown) => {
+        logger.warn({ err: error }, 'the record of this call could not be read from the store; going on from the transcript here');
+        return undefined;
+      });
       call.adopt(
         session,
-        placement.then((placed) => {
-          if (!placed.prior?.ended) return placed.prior;
+        Promise.all([placement, elsewhere]).then(([placed, stored]) => {
+          const prior = withRecord(placed.prior, stored);
+          if (!prior?.ended) return prior;
           this.discard(id, call);
           return 'ended' as const;
         }),

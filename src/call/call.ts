@@ -18,7 +18,7 @@ import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-dep
 import { CallEnding } from './ending/call-ending.js';
 import { CallActivityTracker } from './ports/call-activity.js';
 import { CallRecord } from './call-record.js';
-import type { CallSummary, VoicemailDetector } from './ports/call-summary.js';
+import type { CallSoFar, CallSummary, VoicemailDetector } from './ports/call-summary.js';
 import { CallPrompts } from './call-prompts.js';
 import { CallTools } from './turn/call-tools.js';
 import { lookUpCaller } from './input/caller-context.js';
@@ -90,7 +90,7 @@ export class Call {
     this.log = deps.logger;
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
-    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged());
+    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard());
     // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
     // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
     this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
@@ -232,8 +232,9 @@ export class Call {
       if (line.role === 'user') this.history.addUser(line.text);
       else this.history.addReply(Reply.heard(line.text));
     }
-    // The same call as before the restart: the same record.
-    if (past?.callId) this.record.continueAs(past.callId);
+    // The same call as before the restart (or at the replica that had it): the same record.
+    if (past?.record) this.record.continueFrom(past.record);
+    else if (past?.callId) this.record.continueAs(past.callId);
     const restored = past?.lines.length ?? 0;
     this.log.info({ restored, transcript: past !== undefined }, 'call adopted: an event for a session this process did not know');
     this.deps.transcript.append({ role: 'event', text: 'session_adopted', restored, call_id: this.record.callId });
@@ -266,6 +267,39 @@ export class Call {
       ...(open ? { open: true } : {}),
     });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
+    return this.deps.transcript.close();
+  }
+
+  /** Resolves once an adopted call's past is in (at once for any other call). */
+  whenReady(): Promise<void> {
+    return this.gate.ready();
+  }
+
+  /**
+   * Between turns — nothing generating, playing, held or about to end the call — the call's record
+   * as it stands: what another replica needs to take the call up where it is.
+   */
+  quietRecord(): CallSoFar | undefined {
+    if (!this.started || this.ended || this.turn || this.gate.closed) return undefined;
+    if (this.voice.holding || this.voice.playback.pending || this.ending.waiting || this.ending.closing) return undefined;
+    if ((this.voicemail?.judging ?? false) || this.input.typing || this.input.holdingBack) return undefined;
+    return this.record.soFar();
+  }
+
+  /**
+   * Another replica takes the call up from `quietRecord()` (this one is stopping): this one lets go
+   * of it without a word to the caller, and its record stays the call's, in progress.
+   */
+  letGo(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.ended = true;
+    this.gate.clear();
+    this.input.dispose();
+    this.ending.dispose();
+    this.replies.settle();
+    this.activity.ended();
+    this.deps.transcript.append({ role: 'event', text: 'session_end', reason: 'handed_over', origin: 'hotline', open: true });
+    this.log.info({ turns: this.turnCount }, 'call handed over to another replica');
     return this.deps.transcript.close();
   }
 

@@ -21,6 +21,11 @@ export class EventGate<Event> {
     return this.preparing !== undefined;
   }
 
+  /** Resolves once the call is ready (at once when it is). */
+  ready(): Promise<void> {
+    return this.preparing ?? Promise.resolve();
+  }
+
   /** Keeps the event for later if the call is getting ready; false: handle it now. */
   hold(event: Event): boolean {
     if (!this.preparing) return false;

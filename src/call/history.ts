@@ -1,5 +1,6 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
+import type { HeardLine } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
 
 type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
@@ -23,6 +24,16 @@ export class History {
 
   addReply(reply: Reply): void {
     this.entries.push({ role: 'assistant', reply });
+  }
+
+  /** The conversation as the caller heard it, for the call's record. */
+  heard(): HeardLine[] {
+    const lines: HeardLine[] = [];
+    for (const entry of this.entries) {
+      const text = entry.role === 'user' ? entry.text : entry.reply.heardText();
+      if (text.trim() !== '') lines.push({ role: entry.role, text });
+    }
+    return lines;
   }
 
   /**

@@ -10,7 +10,7 @@ import { liveCallPage, type OperatorLines } from './pages/live-call.js';
 import { storyPage } from './pages/story.js';
 import { formBody, sendPage } from './respond.js';
 
-type CallDeps = Pick<DashboardDeps, 'live' | 'reads' | 'transcriptFileOf' | 'control' | 'callEnded' | 'prompts' | 'timeZone' | 'redeliver' | 'logger'>;
+type CallDeps = Pick<DashboardDeps, 'live' | 'reads' | 'transcriptFileOf' | 'remoteConversation' | 'control' | 'callEnded' | 'prompts' | 'timeZone' | 'redeliver' | 'logger'>;
 
 /** A call's page (in progress, or its story), the operator's handover and hangup, and its report sent again. */
 export function callRoutes(router: Router, deps: CallDeps): void {
@@ -22,7 +22,8 @@ export function callRoutes(router: Router, deps: CallDeps): void {
     const found = await deps.reads.call(sessionId);
     // In progress: the conversation so far — unless the link names a stored call by its own id.
     if (inProgress && found?.matchedBy !== 'callId') {
-      const transcript = await deps.reads.transcript(deps.transcriptFileOf(sessionId));
+      const remote = await deps.remoteConversation?.(sessionId);
+      const transcript = remote ? { lines: remote, problem: undefined } : await deps.reads.transcript(deps.transcriptFileOf(sessionId));
       return sendPage(
         res,
         liveCallPage({

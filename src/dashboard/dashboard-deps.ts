@@ -12,6 +12,8 @@ type MaybePromise<T> = T | Promise<T>;
 
 /** What the dashboard reads; `server.ts` hands in the store's and the call core's parts. */
 /** What pausing or resuming a campaign came to. */
+import type { TranscriptLine } from './transcript-lines.js';
+
 export type CampaignAction = 'done' | 'not_found' | { notDone: string };
 
 export interface DashboardDeps {
@@ -22,6 +24,11 @@ export interface DashboardDeps {
   reads: DashboardReads;
   /** Where a call's transcript is being written: a call in progress is shown from it. */
   transcriptFileOf(sessionId: string): string;
+  /**
+   * The conversation so far of a call in progress at another replica (its transcript is on that
+   * one's disk), from its record in the store; undefined for a call held here.
+   */
+  remoteConversation?(sessionId: string): Promise<TranscriptLine[] | undefined>;
   /** Hands a call in progress over, or ends it, for the person watching. */
   control: CallControl;
   /** Whether the call ended in this process (its story may not be stored yet). */

@@ -23,6 +23,9 @@ export const ToolRunSchema = z.object({
   reused: z.boolean(),
 });
 
+/** A line of the conversation as heard (a call row's `conversation`, the journal). */
+export const HeardLineSchema = z.object({ role: z.enum(['user', 'assistant']), text: z.string() });
+
 const Strings = z.record(z.string(), z.string());
 
 /** A call's record as the call writer journals it: in progress, or ended (with its end). */
@@ -43,5 +46,6 @@ export const CallProgressSchema = z.object({
   variables: Strings.optional(),
   tags: Strings.optional(),
   transcriptFile: z.string(),
+  conversation: z.array(HeardLineSchema).optional(),
   revision: z.number(),
 });

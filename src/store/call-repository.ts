@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import { z } from 'zod';
-import { ToolRunSchema, TurnSchema } from './call-progress-schema.js';
+import { HeardLineSchema, ToolRunSchema, TurnSchema } from './call-progress-schema.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
 import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
 import { replicaDead } from './database-clock.js';
@@ -49,6 +49,7 @@ const CALL_ROW_RECORD = {
   variables: json(Strings).nullable(),
   tags: json(Strings).nullable(),
   transcript_file: z.string(),
+  conversation: json(z.array(HeardLineSchema)).nullable(),
 };
 
 const CallRow = z
@@ -71,6 +72,7 @@ const CallRow = z
       variables: row.variables ?? undefined,
       tags: row.tags ?? undefined,
       transcriptFile: row.transcript_file,
+      ...(row.conversation ? { conversation: row.conversation } : {}),
     }),
   );
 
@@ -98,6 +100,7 @@ const ProgressRow = z
       variables: row.variables ?? undefined,
       tags: row.tags ?? undefined,
       transcriptFile: row.transcript_file,
+      ...(row.conversation ? { conversation: row.conversation } : {}),
       revision: row.revision,
     }),
   );
@@ -119,6 +122,7 @@ const COLUMNS = [
   'variables',
   'tags',
   'transcript_file',
+  'conversation',
 ] as const;
 
 /** The columns a later snapshot of the same call replaces: all but its id. */
@@ -143,6 +147,7 @@ export function callRowOf(call: CallProgress): Insertable<CallsTable> {
     variables: call.variables ? JSON.stringify(call.variables) : null,
     tags: call.tags ? JSON.stringify(call.tags) : null,
     transcript_file: call.transcriptFile,
+    conversation: call.conversation ? JSON.stringify(call.conversation) : null,
     revision: call.revision,
   };
 }
@@ -225,6 +230,25 @@ export class CallRepository {
     return rows.map((row) => CallRow.parse(row));
   }
 
+  /**
+   * The latest call with this session id, ended or not, for a replica taking the call up; `ended`
+   * unless it is in progress or was only cut off (its replica stopped while the service had it).
+   */
+  async latestOfSession(sessionId: string): Promise<{ record: CallProgress; ended: boolean } | undefined> {
+    const row = await this.db
+      .selectFrom('calls')
+      .select([...COLUMNS, 'revision'])
+      .where('session_id', '=', sessionId)
+      .orderBy('started_at', 'desc')
+      .orderBy('revision', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { ended_at: endedAt, end_reason: endReason, duration_ms: _duration, ...rest } = row;
+    const record = ProgressRow.parse({ ...rest, ended_at: null, duration_ms: null, end_reason: null });
+    return { record, ended: endedAt !== null && endReason !== 'cut_off' };
+  }
+
   /** Calls whose row has no end yet, the oldest first: in progress, or cut off by a stop of Hotline. */
   async inProgress(limit: number): Promise<CallProgress[]> {
     const rows = await this.inProgressRows().limit(limit).execute();
@@ -267,6 +291,20 @@ export class CallRepository {
       .where('ended_at', 'is', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * This replica handed its call in progress to `to` (stopping): the row names the new holder, so
+   * this replica's next start leaves it alone. A row `to` has written already names it.
+   */
+  async passTo(callId: string, to: string): Promise<void> {
+    await this.db
+      .updateTable('calls')
+      .set({ owner: to })
+      .where('call_id', '=', callId)
+      .where('owner', '=', this.writerOf('passTo').owner)
+      .where('ended_at', 'is', null)
+      .execute();
   }
 
   private inProgressRows() {

@@ -41,6 +41,8 @@ export interface CallsTable {
   revision: Generated<number>;
   /** The replica holding the call while it is in progress; the others settle it only once that one is dead. */
   owner: Generated<string | null>;
+  /** The conversation as the caller heard it (JSON lines of role and text): where another replica takes the call up. */
+  conversation: string | null;
 }
 
 export interface ReportsTable {
@@ -148,6 +150,8 @@ export interface WebhookSessionsTable {
   /** The replica that saw the call's session_start over the webhook: its events belong there. */
   replica: string;
   started_at: string;
+  /** A call handed over by a stopping replica: its record (JSON) at the moment it was let go, for the replica taking it. */
+  handover: Generated<string | null>;
 }
 
 /** The store's query builder: the same queries run on either database. */

@@ -1,19 +1,30 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
-/** Requests per minute per remote address; `perMinute` 0 turns the limit off. */
+/**
+ * Requests per minute per remote address; `perMinute` 0 turns the limit off.
+ *
+ * Among replicas (`replicas`: how many are alive) each one allows its share of the minute's budget:
+ * a balancer spreads an address's requests over them, so together they allow the budget once, and
+ * an address held on one replica gets less, never more. Counted in memory: no request waits for
+ * the store to be counted.
+ */
 export class RateLimit {
   private readonly limiter: RateLimiterMemory | undefined;
 
-  constructor(perMinute: number) {
+  constructor(
+    private readonly perMinute: number,
+    private readonly replicas: () => number = () => 1,
+  ) {
     this.limiter = perMinute > 0 ? new RateLimiterMemory({ points: perMinute, duration: 60 }) : undefined;
   }
 
   /** Resolves true if the address may go on; false when it is over its limit. */
   async allow(address: string): Promise<boolean> {
     if (!this.limiter) return true;
+    const share = Math.max(1, Math.ceil(this.perMinute / Math.max(1, this.replicas())));
     try {
-      await this.limiter.consume(address);
-      return true;
+      const used = await this.limiter.consume(address);
+      return used.consumedPoints <= share;
     } catch (error) {
       if (error instanceof RateLimiterRes) return false;
       throw error;

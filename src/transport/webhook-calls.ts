@@ -91,6 +91,10 @@ class WebhookOutbox implements ActionSink {
     return this.waiter !== undefined;
   }
 
+  get empty(): boolean {
+    return this.queue.length === 0;
+  }
+
   /** The request waiting (if any) gets what is ready, or "no action". */
   release(): void {
     if (this.batching) return;
@@ -216,7 +220,11 @@ export class WebhookCalls {
 
   private answerFresh(event: VoiceEvent, key: string | undefined): SharedAnswer {
     const id = event.session.id;
-    if (event.type === 'session_end' && !this.outboxes.has(id)) return settled(undefined);
+    if (event.type === 'session_end' && !this.outboxes.has(id)) {
+      // A call this process never had: the registry ends its record if it is elsewhere (handed over, or its replica killed).
+      this.registry.dispatch(event, new WebhookOutbox(this.options.arrays), { pacing: this.options.pacing, canStopPlayback: this.options.arrays });
+      return settled(undefined);
+    }
     const box = this.outboxes.get(id) ?? new WebhookOutbox(this.options.arrays);
     const known = this.outboxes.has(id);
     this.outboxes.set(id, box);
@@ -295,6 +303,17 @@ export class WebhookCalls {
     };
     // The first line of a turn after holdMs; once the caller has heard one, the next only near the time limit.
     setTimeout(check, call.holdsInTurn === 0 ? holdMs : limitMs).unref();
+  }
+
+  /** The webhook calls in progress here, by session id. */
+  sessions(): string[] {
+    return [...this.outboxes.keys()];
+  }
+
+  /** True when nothing of the call waits to be answered: no action queued, no request waiting, no answer unwritten. */
+  idle(id: string): boolean {
+    const box = this.outboxes.get(id);
+    return box !== undefined && box.empty && !box.waiting && !this.latest.has(id);
   }
 
   private forget(id: string): void {

@@ -25,7 +25,22 @@ export interface WebhookOptions {
    * Replicas sharing the store: an event of a call another replica owns goes there, and its answer
    * comes back (cluster/webhook-owners.ts). `secret` is what they present to each other.
    */
-  peers?: { readonly secret: string; route(sessionId: string, starting: boolean, raw: Buffer): Promise<Relayed | undefined> } | undefined;
+  peers?: WebhookPeers | undefined;
+}
+
+/** The other replicas, as the webhook edge sees them (cluster/webhook-handover.ts). */
+export interface WebhookPeers {
+  readonly secret: string;
+  /** Where an event of a call this replica does not hold goes: another replica's answer, or undefined to answer here. */
+  route(sessionId: string, starting: boolean, raw: Buffer): Promise<Relayed | undefined>;
+  /** A hand-over of this call to another replica under way here: its events wait for it. */
+  settled(sessionId: string): Promise<void> | undefined;
+  /** This replica handed the call over: its events go on to the replica that has it, even those forwarded here. */
+  handedOver(sessionId: string): boolean;
+  /** An event of a call here was answered: a stopping replica may hand the call over now. */
+  answered(sessionId: string): void;
+  /** A call this replica cannot take, stopping: another replica's answer, or undefined when none can take it. */
+  passOn(sessionId: string, raw: Buffer): Promise<Relayed | undefined>;
 }
 
 /** Another replica's answer to an event forwarded to it. */
@@ -99,7 +114,8 @@ export function webhookRouter(options: WebhookOptions): Router {
     }
     const { event } = parsed;
     const id = event.session.id;
-    if (peers && mayForward && !options.registry.get(id)) {
+    await peers?.settled(id);
+    if (peers && (mayForward || peers.handedOver(id)) && !options.registry.get(id)) {
       let relayed: Relayed | undefined;
       try {
         relayed = await peers.route(id, event.type === 'session_start', raw);
@@ -107,15 +123,14 @@ export function webhookRouter(options: WebhookOptions): Router {
         // The store could not say who owns the call: this replica answers, as a single Hotline would.
         logger.warn({ err: error, sessionId: id }, 'the owner of this webhook call could not be looked up; answering here');
       }
-      if (relayed) {
-        if (relayed.contentType) res.type(relayed.contentType);
-        res.status(relayed.status).send(relayed.body);
-        return;
-      }
+      if (relayed) return relay(res, relayed);
     }
     // A call this process does not know yet: a start, or one to adopt (a restart, another instance).
     const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.isLate(event);
     if (newCall && !options.registry.canAccept) {
+      // Stopping: the others take the call (its session_start came in as this replica began to stop).
+      const passed = peers && !options.registry.isAccepting ? await peers.passOn(id, raw).catch(() => undefined) : undefined;
+      if (passed) return relay(res, passed);
       throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
     }
     let pending;
@@ -132,6 +147,7 @@ export function webhookRouter(options: WebhookOptions): Router {
     if (!action) {
       pending.done(true);
       res.status(204).end();
+      peers?.answered(id);
       return;
     }
     const checked = AnswerSchema.safeParse(action);
@@ -139,10 +155,17 @@ export function webhookRouter(options: WebhookOptions): Router {
       pending.done(true);
       logger.error({ sessionId: event.session.id, problem: describeIssues(checked.error) }, 'invalid action not sent');
       res.status(204).end();
+      peers?.answered(id);
       return;
     }
     res.status(200).json(checked.data);
     pending.done(true);
+    peers?.answered(id);
+  }
+
+  function relay(res: Response, relayed: Relayed): void {
+    if (relayed.contentType) res.type(relayed.contentType);
+    res.status(relayed.status).send(relayed.body);
   }
 
   router.all('/webhook', function webhookMethodNotAllowed(_req, res) {

@@ -66,6 +66,12 @@ export interface ToolRunSummary {
   readonly reused: boolean;
 }
 
+/** A line of the conversation as the caller heard it: their words, or what of a reply was played to them. */
+export interface HeardLine {
+  readonly role: 'user' | 'assistant';
+  readonly text: string;
+}
+
 export interface CallSummary {
   /** The call's own id, made by Hotline: a session id the service uses again is a new call with a new call id. */
   readonly callId: string;
@@ -90,6 +96,11 @@ export interface CallSummary {
   readonly tags: Readonly<Record<string, string>> | undefined;
   /** The call's JSONL transcript, complete on disk when the summary is given. */
   readonly transcriptFile: string;
+  /**
+   * The conversation as heard (no tool calls): with it another replica takes the call up where it
+   * was (its owner killed, or stopping). Absent from records written before it was kept.
+   */
+  readonly conversation?: readonly HeardLine[];
 }
 
 /**

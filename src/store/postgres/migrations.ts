@@ -171,4 +171,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     replica       TEXT NOT NULL
   );
   `,
+  // 3: the conversation as heard in a call's record, and a handed-over call's record in its webhook row (SQLite's step 9).
+  `
+  ALTER TABLE calls ADD COLUMN conversation TEXT;
+  ALTER TABLE webhook_sessions ADD COLUMN handover TEXT;
+  `,
 ];

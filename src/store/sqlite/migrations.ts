@@ -271,4 +271,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     replica       TEXT NOT NULL
   ) STRICT;
   `,
+  // 9: a call goes on at another replica (its owner killed, or handing it over as it stops) with what
+  // the caller heard: the conversation as heard is part of the call's record, and a call handed over
+  // carries its record in its webhook row, exact at the moment it was let go.
+  `
+  ALTER TABLE calls ADD COLUMN conversation TEXT;
+  ALTER TABLE webhook_sessions ADD COLUMN handover TEXT;
+  `,
 ];
