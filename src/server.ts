@@ -358,7 +358,10 @@ export async function startHotline(
     logger,
   );
   // Stopping, this replica hands its webhook calls to the others between turns (a rolling deploy).
-  const handover = webhookOwners && new WebhookHandover(webhookOwners, registry, webhookCalls, (callId, to) => callRows.passTo(callId, to), logger);
+  const passHandedOver = async (call: { callId: string; sessionId: string }, to: string): Promise<void> => {
+    await Promise.all([callRows.passTo(call.callId, to), campaignStore.passAttempt(call.sessionId, to)]);
+  };
+  const handover = webhookOwners && new WebhookHandover(webhookOwners, registry, webhookCalls, passHandedOver, logger);
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
   const webhook = config.transports.has('webhook')
     ? webhookRouter({
@@ -487,8 +490,8 @@ export async function startHotline(
   // Listening first: a campaign's calls ring back into this server. Awaited, as the synchronous start was: what a
   // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
   // Database remains, would wait on a transaction of the store's that needs this thread to finish).
-  // What this replica's earlier start requested is void: the campaigns settle those calls as unanswered now.
-  await outboundRequestRows.removeLeftBehind();
+  // What this replica's earlier start requested stays in the store: a call still ringing then is greeted as asked,
+  // and the campaigns count it unanswered only once its answer timeout has passed.
   await campaigns.start();
   const leftBehind = sweepLeftBehind(
     replica,

@@ -72,12 +72,16 @@ describe.each(kinds)('CampaignRunner on %s', (kind) => {
     const second = recordingDialer();
     const after = runner(second);
     await after.start();
-    // The old process's call counts as unanswered; the next call is 50 s away, not now.
+    // The next call is 50 s away, not now; the old process's call may still be ringing (it is not dialled again).
     expect(second.dialed).toHaveLength(0);
-    expect(await repository.contact(id, 0)).toMatchObject({ status: 'done', outcome: 'no_answer' });
+    await after.settleOrphaned(6_000);
+    expect(await repository.contact(id, 0)).toMatchObject({ status: 'calling' });
     clock.advance(50_000);
     await after.tick();
     expect(second.dialed.map((d) => d.to)).toEqual(['4915100000001']);
+    // Unanswered once its answer timeout (60 s) has passed since it was dialled.
+    await after.settleOrphaned(6_000);
+    expect(await repository.contact(id, 0)).toMatchObject({ status: 'done', outcome: 'no_answer' });
   });
 
   test('a number that joins the global stop list while waiting for a retry is refused at the next look, never called', async () => {

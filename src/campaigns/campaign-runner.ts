@@ -71,6 +71,8 @@ const WRITE_BATCH = 2_000;
 export class CampaignRunner implements CallObserver {
   private readonly repository: CampaignStore;
   private readonly inFlight = new Map<string, InFlight>();
+  /** Attempts this replica's earlier start left ringing, until their answer timeout (see start). */
+  private readonly ringingBeforeStart = new Map<string, { campaignId: string; index: number; dueAt: number }>();
   private readonly changeListeners = new Set<() => void>();
   /** Per campaign, the time zones its contacts are called in (fixed at creation). */
   private readonly zones = new Map<string, readonly string[]>();
@@ -119,10 +121,31 @@ export class CampaignRunner implements CallObserver {
         );
       }
       for (const contact of await this.repository.leftBehindIn(campaign.id, 'calling')) {
+        // Still ringing, perhaps: its request is kept in the store, and the person picking up now is greeted as
+        // asked. Unanswered only once its answer timeout has passed — dialled again sooner, they could be called twice.
+        const dueAt = contact.changedAt + campaign.settings.answer_timeout_seconds * 1000;
+        if (this.options.clock.now() < dueAt) {
+          this.ringingBeforeStart.set(keyOf(campaign.id, String(contact.index))!, { campaignId: campaign.id, index: contact.index, dueAt });
+          continue;
+        }
         await this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered', ['calling']);
       }
     }
     await this.tick();
+  }
+
+  /** This replica's attempts from before its start whose answer timeout has passed: unanswered, unless the call came. */
+  private async settleRingingBeforeStart(): Promise<number> {
+    let settled = 0;
+    for (const [key, { campaignId, index, dueAt }] of this.ringingBeforeStart) {
+      if (this.options.clock.now() < dueAt) continue;
+      this.ringingBeforeStart.delete(key);
+      const [campaign, contact] = await Promise.all([this.repository.campaign(campaignId), this.repository.contact(campaignId, index)]);
+      if (!campaign || contact?.status !== 'calling') continue;
+      await this.finish(campaign, contact, 'no_answer', 'Hotline stopped before the call was answered', ['calling']);
+      settled += 1;
+    }
+    return settled;
   }
 
   /**
@@ -132,7 +155,7 @@ export class CampaignRunner implements CallObserver {
    * replica, until then). Conditional on the status read, so of several replicas settling, one does.
    */
   async settleOrphaned(deadAfterMs: number): Promise<number> {
-    let settled = 0;
+    let settled = await this.settleRingingBeforeStart();
     for (const { campaignId, contact, changedAt } of await this.repository.orphanedAttempts(deadAfterMs, ORPHANS_PER_LOOK)) {
       const campaign = await this.repository.campaign(campaignId);
       if (!campaign) continue;
@@ -274,8 +297,9 @@ export class CampaignRunner implements CallObserver {
     if (campaignId === undefined || !Number.isInteger(index)) return Promise.resolve();
     // The call came: its answer timeout must not fire while the transition is written.
     this.inFlight.get(keyOf(campaignId, String(index))!)?.cancelAnswerTimer();
+    // The replica holding the call takes the attempt over: it may not be the one that placed it (see markReached).
     const written = this.repository
-      .updateContact(campaignId, index, { status: 'reached', lastSessionId: info.sessionId }, this.date(), ['calling'])
+      .markReached(campaignId, index, info.sessionId, this.date())
       .then((changed) => {
         if (changed) this.changed();
       });
@@ -518,7 +542,11 @@ export class CampaignRunner implements CallObserver {
   }
 
   private async answerTimedOut(campaignId: string, index: number): Promise<void> {
-    const flight = this.inFlight.get(keyOf(campaignId, String(index))!);
+    const key = keyOf(campaignId, String(index))!;
+    const flight = this.inFlight.get(key);
+    // Its timer has fired: nothing is left to cancel. Forgotten here, as a call answered at another replica
+    // (which cancels no timer here) never comes to `finish` in this one and would stay in the map for good.
+    this.inFlight.delete(key);
     if (flight?.pending) this.options.dialer.forget(flight.pending);
     const contact = await this.repository.contact(campaignId, index);
     if (!contact || contact.status !== 'calling') return;

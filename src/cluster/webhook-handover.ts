@@ -39,8 +39,8 @@ export class WebhookHandover implements WebhookPeers {
     private readonly owners: WebhookOwners,
     private readonly host: HandoverHost,
     private readonly calls: WebhookCallsView,
-    /** Names the new holder in the call's stored record (CallRepository.passTo). */
-    private readonly passRecord: (callId: string, to: string) => Promise<void>,
+    /** Names the new holder in the call's stored record and its campaign attempt, if any (CallRepository.passTo, passAttempt). */
+    private readonly passRecord: (call: { callId: string; sessionId: string }, to: string) => Promise<void>,
     logger: Logger,
   ) {
     this.secret = owners.secret;
@@ -85,8 +85,8 @@ export class WebhookHandover implements WebhookPeers {
     clearInterval(this.timer);
     await Promise.allSettled([...this.handing.values()]);
     await Promise.all(
-      [...this.handed.values()].map(({ to, callId }) =>
-        this.passRecord(callId, to).catch((error: unknown) => this.log.warn({ err: error, callId, to }, 'a handed-over call\'s record still names this replica')),
+      [...this.handed].map(([sessionId, { to, callId }]) =>
+        this.passRecord({ callId, sessionId }, to).catch((error: unknown) => this.log.warn({ err: error, callId, to }, 'a handed-over call\'s record still names this replica')),
       ),
     );
   }

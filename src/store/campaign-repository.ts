@@ -330,16 +330,16 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
    * The contacts in one status that this replica's earlier start left in flight (or that no replica
    * claimed: written before replicas had names). Another live replica's attempts are its own.
    */
-  async leftBehindIn(campaignId: string, status: ContactStatus): Promise<StoredContact[]> {
+  async leftBehindIn(campaignId: string, status: ContactStatus): Promise<(StoredContact & { changedAt: number })[]> {
     const rows = await this.db
       .selectFrom('campaign_contacts')
-      .select(CONTACT_COLUMNS)
+      .select([...CONTACT_COLUMNS, 'updated_at'])
       .where('campaign_id', '=', campaignId)
       .where('status', '=', status)
       .where((eb) => (this.replica === null ? eb.lit(true) : eb.or([eb('replica', '=', this.replica), eb('replica', 'is', null)])))
       .orderBy('idx')
       .execute();
-    return rows.map((row) => ContactRow.parse(row));
+    return rows.map((row) => ({ ...ContactRow.parse(row), changedAt: Date.parse(row.updated_at) }));
   }
 
   /**
@@ -542,6 +542,43 @@ export class CampaignRepository<Settings extends CampaignSettingsShape> {
       const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     });
+  }
+
+  /**
+   * The attempt's call was answered at this replica: `reached`, only from `calling` (of session_start
+   * and the answer timeout racing, one wins), and the attempt is this replica's from now on. The
+   * service sends an answered call to whichever replica its balancer picks, not necessarily the one
+   * that placed it, and the attempt must name the one holding the call: that replica's death is what
+   * leaves it to the others (`orphanedAttempts`), its restart is what settles it (`leftBehindIn`).
+   * Left naming the placer, a placer's death or restart settled a call still going on elsewhere (its
+   * place in the concurrency given away), and a call cut off by its holder's death stayed `reached`
+   * for as long as the placer lived (its place never given back). True when the row changed.
+   */
+  async markReached(campaignId: string, index: number, sessionId: string, now: Date): Promise<boolean> {
+    return retrying(async () => {
+      const result = await this.db
+        .updateTable('campaign_contacts')
+        .set({ status: 'reached', last_session_id: sessionId, updated_at: now.toISOString(), replica: this.replica })
+        .where('campaign_id', '=', campaignId)
+        .where('idx', '=', index)
+        .where('status', '=', 'calling')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    });
+  }
+
+  /**
+   * This replica handed the call of a reached attempt to `to` (a webhook call, as it stops): the
+   * attempt is that one's now, so only that one's death or restart settles it.
+   */
+  async passAttempt(sessionId: string, to: string): Promise<void> {
+    await this.db
+      .updateTable('campaign_contacts')
+      .set({ replica: to })
+      .where('last_session_id', '=', sessionId)
+      .where('status', '=', 'reached')
+      .where('replica', '=', this.replica)
+      .execute();
   }
 
   async isStopped(number: string): Promise<boolean> {

@@ -24,6 +24,8 @@ export class OutboundRequestRepository {
     private readonly db: Db,
     private readonly replica: string,
     private readonly dialect: Dialect,
+    /** Epoch ms this process started: a request of this replica's earlier start gives way to a new one. */
+    private readonly startedAt: number = Date.now(),
   ) {}
 
   /**
@@ -40,6 +42,8 @@ export class OutboundRequestRepository {
         eb.or([
           eb('expires_at', '<=', now),
           replicaDead({ dialect: this.dialect }, 'outbound_requests.replica', deadAfterMs),
+          // Left by this replica's earlier start: kept for its call, should it still come, until dialled again.
+          eb.and([eb('replica', '=', this.replica), eb('requested_at', '<', this.startedAt)]),
         ]),
       )
       .execute();
@@ -74,15 +78,6 @@ export class OutboundRequestRepository {
       ...(parsed.tags ? { tags: parsed.tags } : {}),
       requestedAt: parsed.requested_at,
     };
-  }
-
-  /**
-   * At this replica's start: the requests its earlier start left are void — the campaigns settle
-   * their calls as unanswered and may dial again at once.
-   */
-  async removeLeftBehind(): Promise<number> {
-    const result = await this.db.deleteFrom('outbound_requests').where('replica', '=', this.replica).executeTakeFirst();
-    return Number(result.numDeletedRows);
   }
 
   /** This request is over (taken here, refused, or given up): its row goes, and only its own. */

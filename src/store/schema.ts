@@ -100,7 +100,10 @@ export interface CampaignContactsTable {
   last_session_id: string | null;
   last_error: string | null;
   updated_at: string;
-  /** The replica that placed the attempt in flight (`calling`, `reached`): only it, or a replica after its death, settles it. */
+  /**
+   * The replica holding the attempt in flight: the one that placed it while `calling`, the one that
+   * has the call once `reached`. Only it, or a replica after its death, settles it.
+   */
   replica: Generated<string | null>;
 }
 
