@@ -114,7 +114,8 @@ export function webhookRouter(options: WebhookOptions): Router {
     }
     const { event } = parsed;
     const id = event.session.id;
-    await peers?.settled(id);
+    const handingOver = peers?.settled(id);
+    if (handingOver) await handingOver;
     if (peers && (mayForward || peers.handedOver(id)) && !options.registry.get(id)) {
       let relayed: Relayed | undefined;
       try {
@@ -129,7 +130,13 @@ export function webhookRouter(options: WebhookOptions): Router {
     const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.isLate(event);
     if (newCall && !options.registry.canAccept) {
       // Stopping: the others take the call (its session_start came in as this replica began to stop).
-      const passed = peers && !options.registry.isAccepting ? await peers.passOn(id, raw).catch(() => undefined) : undefined;
+      const passed =
+        peers && !options.registry.isAccepting
+          ? await peers.passOn(id, raw).catch((error: unknown) => {
+              logger.warn({ err: error, sessionId: id }, 'a new call could not be passed to another replica; refused');
+              return undefined;
+            })
+          : undefined;
       if (passed) return relay(res, passed);
       throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
     }
