@@ -601,9 +601,10 @@ function trackRequests(): {
   return {
     watch(server) {
       // Before the app's own listener, which may answer at once.
-      server.prependListener('request', (_req, res) => {
+      server.prependListener('request', (req, res) => {
         active += 1;
-        lastAt = performance.now();
+        // A balancer's health checks go on until the end: they are not traffic it still sends here.
+        if (req.url !== '/readyz' && req.url !== '/healthz') lastAt = performance.now();
         if (stopping && !res.headersSent) res.setHeader('connection', 'close');
         res.once('close', () => {
           active -= 1;
