@@ -310,6 +310,8 @@ export async function startHotline(
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
     activity,
+    // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
+    recordEachReply: webhookOwners !== undefined,
     earlierLife: async (sessionId) => {
       // Handed over by a stopping replica: its record as it was let go. Else the store's (its replica killed, or an earlier start).
       const handed = await webhookOwners?.takeHandover(sessionId);

@@ -105,4 +105,9 @@ export interface CallDeps {
   activity?: CallActivityObserver | undefined;
   /** Told of the call's record as it goes (see CallObserver.callProgress). */
   progress?: ((call: CallSoFar) => void) | undefined;
+  /**
+   * Each reply is written to the record as soon as it has played, not only with the next turn: where
+   * another replica may take the call up from its record (replicas on one store). One write more per turn.
+   */
+  recordEachReply?: boolean | undefined;
 }

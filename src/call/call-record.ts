@@ -50,6 +50,8 @@ export class CallRecord {
     private readonly changed: () => void = () => {},
     /** The conversation as heard so far, read when the record is. */
     private readonly heard: () => readonly HeardLine[] = () => [],
+    /** A reply heard in full is a change worth writing at once (see CallDeps.recordEachReply). */
+    private readonly recordEachReply = false,
   ) {}
 
   get callId(): string {
@@ -115,8 +117,8 @@ export class CallRecord {
     // Playback belongs to the reply only once the reply has sent speech.
     if ((mark === 'playbackStartedMs' && stats.firstSpeakMs === undefined) || (mark === 'playbackEndedMs' && stats.playbackStartedMs === undefined)) return;
     stats[mark] = performance.now() - stats.wordsAt;
-    // The reply is heard in full now: the conversation on record has it.
-    if (mark === 'playbackEndedMs') this.changed();
+    // The reply is heard in full now: the conversation on record has it, for a replica taking the call up.
+    if (mark === 'playbackEndedMs' && this.recordEachReply) this.changed();
   }
 
   bargedIn(): void {

@@ -49,6 +49,8 @@ export interface CallRegistryOptions {
    * as the same record. Without it only the transcript on this disk is read.
    */
   earlierLife?: ((sessionId: string) => Promise<PriorCall | undefined>) | undefined;
+  /** Another replica may take a call up from its record: each reply is recorded as soon as it has played (CallDeps). */
+  recordEachReply?: boolean | undefined;
   /** New calls beyond this many are refused. */
   maxCalls: number;
   /** Calls with no event for this long are ended; 0 never. */
@@ -530,6 +532,7 @@ export class CallRegistry implements CallControl {
       metrics: this.options.metrics,
       activity: this.options.activity,
       progress: this.options.observer?.callProgress && ((soFar) => this.tellProgress(soFar)),
+      recordEachReply: this.options.recordEachReply,
     });
     this.calls.set(id, call);
     if (starting) {

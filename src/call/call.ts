@@ -90,7 +90,7 @@ export class Call {
     this.log = deps.logger;
     this.history = new History(deps.settings.historyMaxChars, deps.logger);
     this.replies = new ReplyLog(deps.transcript);
-    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard());
+    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard(), deps.recordEachReply ?? false);
     // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
     // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
     this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
