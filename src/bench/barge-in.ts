@@ -6,7 +6,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { now, sleep } from './clock.js';
-import type { LoopFigures } from './hotline-worker.js';
+import type { LoopFigures } from './hotline-probes.js';
 import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, STREAM_GAPS, tagOf } from './replies.js';
 import { seededRandom, summarize, type Summary } from './stats.js';

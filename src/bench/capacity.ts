@@ -6,9 +6,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { now, sleep } from './clock.js';
+import { cpuMark, cpuSince, type CpuFigures } from './cpu.js';
 import { measureLevel, type FirstSpeakLevel, type TalkOptions } from './first-speak.js';
 import { forcedGc, settleHeap } from './gc.js';
-import type { HeapFigures } from './hotline-worker.js';
+import type { HeapFigures } from './hotline-probes.js';
 import type { BenchFixture } from './llm-fixture.js';
 import { openCallers } from './ws-callers.js';
 
@@ -70,17 +71,34 @@ export interface MemoryResult {
   openSeconds: number;
 }
 
-export interface CapacityOptions {
-  idleCalls: number;
+/** The ladder of talking calls: how it climbs, and what passes. */
+export interface LadderOptions {
   openPerSecond: number;
   talk: Omit<TalkOptions, 'calls' | 'idPrefix'>;
+  ladderStart: number;
+  ladderLimitMs: number;
+  ladderBudgetS: number;
+  /**
+   * Steps that halve the gap between the largest passing and the smallest failing count once the
+   * doubling has found both (default 0): a doubling alone tells 400 from 800, not from 600.
+   */
+  ladderRefine?: number;
+  /**
+   * A step during which other programs kept more than this many cores busy (CpuFigures.otherCores)
+   * is marked disturbed and measured again, up to DISTURBED_RETRIES times (default: never).
+   */
+  ladderDisturbedOverCores?: number;
+}
+
+/** Measurements of one count that the ladder lets other programs' work spoil before it takes the last one. */
+export const DISTURBED_RETRIES = 2;
+
+export interface CapacityOptions extends LadderOptions {
+  idleCalls: number;
   /** Talking calls among the idle ones for the target case. */
   targetTalking: number;
   /** Talking calls while the event-loop delay is measured. */
   eventLoopCalls: number;
-  ladderStart: number;
-  ladderLimitMs: number;
-  ladderBudgetS: number;
 }
 
 /**
@@ -124,9 +142,19 @@ export interface LadderStep {
   p99Ms: number;
   p50Ms: number;
   eventLoopP99Ms: number;
+  /** Event-loop utilisation of Hotline's thread (the mean of its processes' with WORKERS), 0–1. */
+  busy: number;
+  /** Hotline's longest garbage-collection pause (of any of its processes). */
+  gcPauseMaxMs?: number | undefined;
+  /** Between two tokens the LLM server wrote: a mean above the nominal gap says the load offered fell short of the nominal one. */
+  llmTokenGapMs: { mean: number; p99: number };
+  /** How busy the whole machine was, and the bench's own CPU (see cpu.ts). */
+  cpu: CpuFigures;
   timedOut: number;
   pass: boolean;
   durationS: number;
+  /** Other programs competed for the cores during the step (see ladderDisturbedOverCores): measured again, not counted. */
+  disturbed?: boolean;
 }
 
 export interface CapacityResult {
@@ -159,53 +187,125 @@ export async function measureEventLoop(fixture: BenchFixture, options: CapacityO
 }
 
 /**
- * Doubles the talking calls until the p99 passes the limit or the time budget
- * would be exceeded; if the first step already fails, halves instead until one passes.
+ * Which count of talking calls the ladder tries next: doubles from the start until a step fails
+ * (or, if the first already fails, halves until one passes); then, `refine` times, halves the gap
+ * between the largest count that passed and the smallest that failed. Apart from the measuring,
+ * so that the climb can be checked without a Hotline.
+ */
+export class LadderSearch {
+  maxPassing = 0;
+  minFailing = Number.POSITIVE_INFINITY;
+  private direction: 'up' | 'down' | undefined;
+  private refining = false;
+  private refined = 0;
+  private calls: number | undefined;
+  private reason: string | undefined;
+
+  constructor(
+    start: number,
+    private readonly limitMs: number,
+    private readonly refine = 0,
+  ) {
+    this.calls = start;
+  }
+
+  /** The next count to try; undefined once the search is over. */
+  get next(): number | undefined {
+    return this.calls;
+  }
+
+  /** Why the search stopped, or why it would stop now (`budget`: the time ran out before `next`). */
+  stop(budget?: string): string {
+    if (this.reason === undefined) return budget ?? 'not run';
+    const refined = this.refined > 0 ? `; refined in ${this.refined} steps: ${this.maxPassing} passed, ${this.minFailing} did not` : '';
+    const cut = budget !== undefined && this.calls !== undefined ? '; the time budget ended the refining' : '';
+    return `${this.reason}${refined}${cut}`;
+  }
+
+  record(calls: number, pass: boolean): void {
+    if (pass) this.maxPassing = Math.max(this.maxPassing, calls);
+    else this.minFailing = Math.min(this.minFailing, calls);
+    if (this.refining) {
+      this.refined++;
+      this.calls = this.middle();
+      return;
+    }
+    this.direction ??= pass ? 'up' : 'down';
+    if (this.direction === 'up' && !pass) this.reason = `p99 ≥ ${this.limitMs} ms at ${calls} calls`;
+    else if (this.direction === 'down' && pass) this.reason = `passed at ${calls} calls after failing at ${calls * 2}`;
+    else if (this.direction === 'down' && calls <= 10) {
+      this.reason = `p99 ≥ ${this.limitMs} ms even at ${calls} calls`;
+      this.calls = undefined;
+      return;
+    }
+    if (this.reason === undefined) {
+      this.calls = this.direction === 'up' ? calls * 2 : Math.max(1, Math.floor(calls / 2));
+      return;
+    }
+    this.refining = true;
+    this.calls = this.middle();
+  }
+
+  private middle(): number | undefined {
+    if (this.refined >= this.refine || this.maxPassing === 0 || !Number.isFinite(this.minFailing)) return undefined;
+    // Round numbers read better and tell no less: the p99 of one step varies more than 10 calls make.
+    const middle = Math.round((this.maxPassing + this.minFailing) / 20) * 10;
+    return middle > this.maxPassing && middle < this.minFailing ? middle : undefined;
+  }
+}
+
+/**
+ * Climbs the ladder (LadderSearch) until the search is over or the time budget would be exceeded.
  */
 export async function climbLadder(
   fixture: BenchFixture,
-  options: CapacityOptions,
+  options: LadderOptions,
 ): Promise<{ ladder: LadderStep[]; maxTalkingUnderLimit: number; ladderStop: string }> {
   const ladder: LadderStep[] = [];
   const started = now();
-  let calls = options.ladderStart;
-  let maxPassing = 0;
-  let direction: 'up' | 'down' | undefined;
-  let stop = `time budget of ${options.ladderBudgetS} s`;
-  for (;;) {
+  const search = new LadderSearch(options.ladderStart, options.ladderLimitMs, options.ladderRefine);
+  const fits = (calls: number): boolean => {
     const elapsedS = (now() - started) / 1000;
     const last = ladder.at(-1);
     // A step with twice the calls takes at least as long as the last one and opens twice as many calls.
     const turnS = (2 * options.talk.thinkMs) / 1000 + 2;
     const estimateS = calls / options.openPerSecond + (last ? last.durationS * 1.5 : options.talk.turns * turnS);
-    if (elapsedS + estimateS > options.ladderBudgetS) break;
+    return elapsedS + estimateS <= options.ladderBudgetS;
+  };
+  let budget: string | undefined;
+  let retries = 0;
+  for (let calls = search.next; calls !== undefined; calls = search.next) {
+    if (!fits(calls)) {
+      budget = `time budget of ${options.ladderBudgetS} s`;
+      break;
+    }
     const stepStarted = now();
+    const cpu = cpuMark(fixture.hotline.pids);
     const level = await measureLevel(fixture, { ...options.talk, calls, idPrefix: `ladder${calls}` });
     const pass = level.overheadMs.p99 < options.ladderLimitMs && level.timedOut === 0;
+    const figures = cpuSince(cpu);
+    const disturbed =
+      options.ladderDisturbedOverCores !== undefined && (figures.otherCores ?? 0) > options.ladderDisturbedOverCores && retries < DISTURBED_RETRIES;
     ladder.push({
       calls,
       p99Ms: level.overheadMs.p99,
       p50Ms: level.overheadMs.p50,
       eventLoopP99Ms: level.eventLoop.p99Ms,
+      busy: level.eventLoop.utilization,
+      gcPauseMaxMs: level.eventLoop.gcPauseMaxMs,
+      llmTokenGapMs: { mean: level.llmTokenGapMs.mean, p99: level.llmTokenGapMs.p99 },
+      cpu: figures,
       timedOut: level.timedOut,
       pass,
       durationS: (now() - stepStarted) / 1000,
+      ...(disturbed ? { disturbed } : {}),
     });
-    direction ??= pass ? 'up' : 'down';
-    if (pass) maxPassing = Math.max(maxPassing, calls);
-    if (direction === 'up' && !pass) {
-      stop = `p99 ≥ ${options.ladderLimitMs} ms at ${calls} calls`;
-      break;
+    if (disturbed) {
+      retries++;
+      continue;
     }
-    if (direction === 'down' && pass) {
-      stop = `passed at ${calls} calls after failing at ${calls * 2}`;
-      break;
-    }
-    if (direction === 'down' && calls <= 10) {
-      stop = `p99 ≥ ${options.ladderLimitMs} ms even at ${calls} calls`;
-      break;
-    }
-    calls = direction === 'up' ? calls * 2 : Math.max(1, Math.floor(calls / 2));
+    retries = 0;
+    search.record(calls, pass);
   }
-  return { ladder, maxTalkingUnderLimit: maxPassing, ladderStop: stop };
+  return { ladder, maxTalkingUnderLimit: search.maxPassing, ladderStop: search.stop(budget) };
 }

@@ -5,7 +5,7 @@
  */
 import { completingTokenIndices, nextSentenceReleases, wholeReplyRelease } from './baselines.js';
 import { now, sleep } from './clock.js';
-import type { LoopFigures } from './hotline-worker.js';
+import type { LoopFigures } from './hotline-probes.js';
 import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, tagOf } from './replies.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
@@ -108,6 +108,11 @@ export interface ReplyAnalysis {
   lateSpeaks: number;
   /** Replies left out: incomplete, or a different number of speaks than the chunker predicts. */
   skipped: number;
+  /**
+   * Between two tokens of a reply as the LLM server wrote them (nominally --tokens-per-second
+   * apart): longer when the server's thread could not keep up, which lightens the load offered.
+   */
+  llmTokenGapMs: Summary;
   /** All from the moment the user_speak was sent. */
   timeToFirstSpeak: {
     hotlineMs: Summary;
@@ -133,6 +138,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
   const llmFirstSentence: number[] = [];
   const llmFirstToken: number[] = [];
   const lastSpeak: number[] = [];
+  const gaps: number[] = [];
   let late = 0;
   let skipped = 0;
   let used = 0;
@@ -148,6 +154,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
       continue;
     }
     used++;
+    for (let i = 1; i < tokens.length; i++) gaps.push((tokens[i]?.at ?? Number.NaN) - (tokens[i - 1]?.at ?? Number.NaN));
     completing.forEach((tokenIndex, k) => {
       const written = tokens[tokenIndex]?.at ?? Number.NaN;
       const left = reply.left[k] ?? Number.NaN;
@@ -171,6 +178,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
     endToEndMs: summarize(endToEnd),
     lateSpeaks: late,
     skipped,
+    llmTokenGapMs: summarize(gaps),
     timeToFirstSpeak: {
       hotlineMs: summarize(hotline),
       wholeReplyMs: summarize(whole),

@@ -5,23 +5,13 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { clockOffset } from './clock.js';
-import type {
-  HeapFigures,
-  HotlineCommand,
-  HotlineResults,
-  HotlineWorkerData,
-  HotlineWorkerMessage,
-  LoopFigures,
-  ProbeRecords,
-} from './hotline-worker.js';
+import { CommandChannel, shiftRecords, type HeapFigures, type HotlineUnderTest, type LoopFigures, type ProbeRecords } from './hotline-probes.js';
+import type { HotlineWorkerData, HotlineWorkerMessage } from './hotline-worker.js';
 import { spawnWorker } from './spawn-worker.js';
 
-type Pending = { resolve: (result: unknown) => void; reject: (error: Error) => void };
-
-export class HotlineThread {
-  private nextId = 0;
-  private readonly pending = new Map<number, Pending>();
-  private failure: Error | undefined;
+export class HotlineThread implements HotlineUnderTest {
+  readonly pids: readonly number[] = [];
+  private readonly commands: CommandChannel;
 
   private constructor(
     private readonly worker: Worker,
@@ -33,17 +23,13 @@ export class HotlineThread {
     /** The nice value Hotline's thread runs at (undefined where it cannot be read). */
     readonly nice: number | undefined,
   ) {
+    this.commands = new CommandChannel((message) => worker.postMessage(message), 'Hotline thread');
     worker.on('message', (message: HotlineWorkerMessage) => {
-      if (message.kind === 'ready') return;
-      const waiter = this.pending.get(message.id);
-      this.pending.delete(message.id);
-      if (message.kind === 'answer') waiter?.resolve(message.result);
-      else waiter?.reject(new Error(`Hotline thread: ${message.message}`));
+      if (message.kind !== 'ready') this.commands.settle(message);
     });
-    worker.on('error', (error) => this.fail(error));
-    worker.on('exit', (code) => this.fail(new Error(`Hotline thread exited with code ${code}`)));
+    worker.on('error', (error) => this.commands.fail(error));
+    worker.on('exit', (code) => this.commands.fail(new Error(`Hotline thread exited with code ${code}`)));
   }
-
   /** `nice`: the priority the thread takes back if it is born lower (see takeNice). */
   static async start(env: Record<string, string>, nice?: number): Promise<HotlineThread> {
     const data: HotlineWorkerData = { role: 'hotline-bench-hotline', env, nice };
@@ -65,56 +51,31 @@ export class HotlineThread {
 
   /** Starts recording speaks leaving Hotline and barge-ins entering it. */
   async startProbe(): Promise<void> {
-    await this.call({ kind: 'probe-start' });
+    await this.commands.call({ kind: 'probe-start' });
   }
 
   /** Stops recording and returns what was seen, in this thread's clock. */
   async stopProbe(): Promise<ProbeRecords> {
-    const records = await this.call<'probe-stop'>({ kind: 'probe-stop' });
-    const shift = this.shift;
-    return {
-      speaks: records.speaks.map((s) => ({ text: s.text, at: s.at + shift })),
-      bargeIns: records.bargeIns.map((b) => ({
-        session: b.session,
-        receivedAt: b.receivedAt === undefined ? undefined : b.receivedAt + shift,
-        enteredAt: b.enteredAt + shift,
-        socketDestroyedAt: b.socketDestroyedAt === undefined ? undefined : b.socketDestroyedAt + shift,
-      })),
-    };
+    return shiftRecords(await this.commands.call<'probe-stop'>({ kind: 'probe-stop' }), this.shift);
   }
 
   /** Starts measuring the event-loop delay and utilisation of Hotline's thread. */
   async startLoopMonitor(): Promise<void> {
-    await this.call({ kind: 'loop-start' });
+    await this.commands.call({ kind: 'loop-start' });
   }
 
   stopLoopMonitor(): Promise<LoopFigures> {
-    return this.call<'loop-stop'>({ kind: 'loop-stop' });
+    return this.commands.call<'loop-stop'>({ kind: 'loop-stop' });
   }
 
   /** Forces garbage collection on Hotline's thread; its heap figures afterwards (RSS is the whole process's). */
   settleHeap(): Promise<HeapFigures> {
-    return this.call<'settle-heap'>({ kind: 'settle-heap' });
+    return this.commands.call<'settle-heap'>({ kind: 'settle-heap' });
   }
 
   async close(): Promise<void> {
-    if (!this.failure) await this.call({ kind: 'close' }).catch(() => undefined);
-    this.failure ??= new Error('Hotline thread closed');
+    if (!this.commands.failed) await this.commands.call({ kind: 'close' }).catch(() => undefined);
+    this.commands.fail(new Error('Hotline thread closed'));
     await this.worker.terminate();
-  }
-
-  private call<K extends HotlineCommand['kind']>(command: Extract<HotlineCommand, { kind: K }>): Promise<HotlineResults[K]> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (result: unknown) => void, reject });
-      this.worker.postMessage({ id, command });
-    });
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    for (const waiter of this.pending.values()) waiter.reject(error);
-    this.pending.clear();
   }
 }

@@ -1,15 +1,16 @@
 /**
- * One Hotline (on its own thread, see hotline-worker.ts) and one scripted
- * OpenAI-compatible server, with traced replies (see replies.ts). The LLM
- * server runs on this thread with the callers by default; with `llmThread`
- * it gets a worker thread too. Times taken on other threads are moved onto
- * this thread's clock (clock.ts).
+ * One Hotline (on its own thread, see hotline-worker.ts, or as a process of
+ * its own, see hotline-process.ts) and one scripted OpenAI-compatible server,
+ * with traced replies (see replies.ts). The LLM server runs on this thread
+ * with the callers by default; with `llmThread` it gets a worker thread too.
+ * Times taken on other threads are moved onto this thread's clock (clock.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startScriptedLlmServer, type RecordedRequest, type RecordedToken, type RequestOutcome } from '../llm/scripted-server.js';
 import { clockOffset, now } from './clock.js';
+import type { HotlineUnderTest } from './hotline-probes.js';
 import { HotlineThread } from './hotline-thread.js';
 import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
@@ -48,11 +49,21 @@ export interface FixtureOptions {
   llmThread: boolean;
   /** The callers' and the LLM server's threads drop to the lowest CPU priority once Hotline runs (see priority.ts). */
   yieldCpu: boolean;
+  /**
+   * With `llmThread`, the LLM server's thread runs at this nice value instead: below Hotline's (a
+   * higher priority) keeps its tokens on time however busy Hotline is, as a remote provider's are.
+   */
+  llmNice?: number;
   /** Ended calls written to Hotline's database before it starts, and the dashboard turned on (0: neither). */
   storedCalls?: number;
   /** More of Hotline's environment, over the bench's own: DATABASE_FILE or DATABASE_URL, to run it on another store. */
   env?: Readonly<Record<string, string>>;
+  /** Starts Hotline (default: on a thread of its own, HotlineThread). */
+  launch?: HotlineLauncher;
 }
+
+/** Starts Hotline with `env`, running at the nice value `nice` (the bench's before its callers gave way; see takeNice). */
+export type HotlineLauncher = (env: Record<string, string>, nice: number | undefined) => Promise<HotlineUnderTest>;
 
 interface LlmSide {
   readonly baseURL: string;
@@ -67,10 +78,12 @@ export class BenchFixture {
   onFirstToken: ((reply: ReplyInfo) => void) | undefined;
   private nextId = 0;
   private llm: LlmSide | undefined;
-  private hotlineRef: HotlineThread | undefined;
+  private hotlineRef: HotlineUnderTest | undefined;
   private transcriptsDir = '';
   /** The nice value the callers' thread runs at, if it gave way to Hotline. */
   callersNice: number | undefined;
+  /** The nice value the LLM server's thread runs at, when it has a thread of its own and set one. */
+  llmNice: number | undefined;
 
   static async start(options: FixtureOptions): Promise<BenchFixture> {
     const fixture = new BenchFixture();
@@ -78,7 +91,8 @@ export class BenchFixture {
     fixture.transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-'));
     const storedCalls = options.storedCalls ?? 0;
     if (storedCalls > 0) await seedCalls(path.join(fixture.transcriptsDir, 'hotline.db'), storedCalls);
-    fixture.hotlineRef = await HotlineThread.start({
+    const launch = options.launch ?? ((env, nice) => HotlineThread.start(env, nice));
+    fixture.hotlineRef = await launch({
       ...(storedCalls > 0 ? { ADMIN_TOKEN: DASHBOARD_TOKEN } : {}),
       NODE_ENV: 'bench',
       HOST: '127.0.0.1',
@@ -106,7 +120,7 @@ export class BenchFixture {
     return fixture;
   }
 
-  get hotline(): HotlineThread {
+  get hotline(): HotlineUnderTest {
     if (!this.hotlineRef) throw new Error('fixture not started');
     return this.hotlineRef;
   }
@@ -212,7 +226,13 @@ export class BenchFixture {
   }
 
   private async startWorkerLlm(options: FixtureOptions): Promise<LlmSide> {
-    const data: LlmWorkerData = { role: 'hotline-bench-llm', ttftMs: options.ttftMs, tokenDelayMs: options.tokenDelayMs, yieldCpu: options.yieldCpu };
+    const data: LlmWorkerData = {
+      role: 'hotline-bench-llm',
+      ttftMs: options.ttftMs,
+      tokenDelayMs: options.tokenDelayMs,
+      yieldCpu: options.yieldCpu,
+      nice: options.llmNice,
+    };
     const worker = spawnWorker('llm-worker', data);
     const ready = await new Promise<Extract<LlmWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       worker.once('error', reject);
@@ -223,6 +243,7 @@ export class BenchFixture {
         resolve(message);
       });
     });
+    this.llmNice = ready.nice;
     // Worker times + shift = this thread's clock.
     const shift = clockOffset() - ready.clockOffset;
     worker.on('message', (message: LlmWorkerMessage) => {

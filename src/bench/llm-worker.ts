@@ -11,7 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { startScriptedLlmServer, type RecordedRequest } from '../llm/scripted-server.js';
 import { clockOffset, now } from './clock.js';
-import { yieldCpuToHotline } from './priority.js';
+import { takeNice, yieldCpuToHotline } from './priority.js';
 import { replyText, requestedTag, UNTRACED_REPLY } from './replies.js';
 
 export interface LlmWorkerData {
@@ -21,10 +21,12 @@ export interface LlmWorkerData {
   tokenDelayMs: number;
   /** Drop this thread to the lowest CPU priority (see priority.ts). */
   yieldCpu: boolean;
+  /** Instead, run at this nice value (see FixtureOptions.llmNice). */
+  nice?: number | undefined;
 }
 
 export type LlmWorkerMessage =
-  | { kind: 'ready'; baseURL: string; clockOffset: number }
+  | { kind: 'ready'; baseURL: string; clockOffset: number; nice: number | undefined }
   | { kind: 'request'; tag: string }
   | { kind: 'first'; tag: string; at: number }
   | { kind: 'closed'; tag: string; at: number }
@@ -34,7 +36,7 @@ export type LlmWorkerCommand = { kind: 'fast'; on: boolean } | { kind: 'reset' }
 
 
 async function main(port: NonNullable<typeof parentPort>, data: LlmWorkerData): Promise<void> {
-  if (data.yieldCpu) yieldCpuToHotline();
+  const nice = data.nice !== undefined ? takeNice(data.nice) : data.yieldCpu ? yieldCpuToHotline() : undefined;
   const post = (message: LlmWorkerMessage): void => port.postMessage(message);
   let fast = false;
   const tags = new WeakMap<RecordedRequest, string>();
@@ -69,7 +71,7 @@ async function main(port: NonNullable<typeof parentPort>, data: LlmWorkerData): 
     if (command.kind === 'fast') fast = command.on;
     else llm.requests.length = 0;
   });
-  post({ kind: 'ready', baseURL: llm.baseURL, clockOffset: clockOffset() });
+  post({ kind: 'ready', baseURL: llm.baseURL, clockOffset: clockOffset(), nice });
 }
 
 const data = workerData as Partial<LlmWorkerData> | undefined;

@@ -7,6 +7,7 @@ import { formatMs, type Summary } from './stats.js';
 import type { DashboardResult } from './dashboard-load.js';
 import type { StoreBenchResult, StoreFigures, StoreName } from './store-bench.js';
 import type { WebhookResult } from './webhook.js';
+import { BEHIND_GAP_FACTOR, fellBehind, WORKERS_DISTURBED_OVER_CORES, type WorkersResult, type WorkersRun } from './workers.js';
 
 export interface Machine {
   cpu: string;
@@ -32,6 +33,8 @@ export interface Target {
   value: number;
   unit: string;
   limit: number;
+  /** The figure passes at or above the limit (a ratio); otherwise at or below it. */
+  atLeast?: boolean;
   pass: boolean;
 }
 
@@ -63,6 +66,8 @@ export interface BenchResults {
   dashboard?: { idle: DashboardResult; underLoad: DashboardResult };
   /** The store phase: first-speak overhead and calls stored per second, on SQLite and PostgreSQL. */
   store?: StoreBenchResult;
+  /** The workers phase: talking calls held under the limit by Hotline as a process, WORKERS=1 and 2. */
+  workers?: WorkersResult;
   targets: Target[];
 }
 
@@ -117,11 +122,81 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): Target[
         judge(`first-speak overhead p99, 100 calls, Hotline on ${STORE_LABELS[figures.store]}`, onStore(100)?.overheadMs.p99, 5, 'ms'),
       ];
     }),
+    workersTarget(results.workers),
   ];
   return targets.filter((t): t is Target => t !== undefined);
 }
 
+/** Issue 23's aim: two workers hold at least 1.6 times the talking calls of one, on two cores. */
+function workersTarget(workers: WorkersResult | undefined): Target | undefined {
+  const one = workers?.runs.find((r) => r.workers === 1);
+  const two = workers?.runs.find((r) => r.workers === 2);
+  if (!one || !two || one.maxTalkingUnderLimit === 0) return undefined;
+  const value = two.maxTalkingUnderLimit / one.maxTalkingUnderLimit;
+  return {
+    name: `talking calls held at first-speak p99 < 10 ms, WORKERS=2 (${two.maxTalkingUnderLimit}) over WORKERS=1 (${one.maxTalkingUnderLimit})`,
+    value,
+    unit: '×',
+    limit: 1.6,
+    atLeast: true,
+    pass: value >= 1.6,
+  };
+}
+
 const STORE_LABELS: Record<StoreName, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+const disturbedSteps = (run: WorkersRun): number => run.ladder.filter((step) => step.disturbed).length;
+
+function renderWorkers(workers: WorkersResult, nominalGapMs: number): string[] {
+  const out: string[] = ['', '8. WORKERS: talking calls held at first-speak overhead p99 < 10 ms, Hotline as a process'];
+  out.push(`   ${workers.note}`, `   store: ${workers.store}`);
+  if (workers.skipped) return [...out, `   ${workers.skipped}`];
+  const percent = (share: number): string => (Number.isFinite(share) ? `${(share * 100).toFixed(0)} %` : '–');
+  const cores = (n: number | undefined): string => (n !== undefined && Number.isFinite(n) ? n.toFixed(2) : '–');
+  out.push(
+    ...table(
+      ['WORKERS', 'calls', 'p50', 'p99', 'loop p99', 'GC max', 'busy', 'token gap mean / p99', 'machine busy', 'Hotline', 'PostgreSQL', 'bench', 'other', 'timed out', 'pass', 'run s'],
+      workers.runs.flatMap((run) =>
+        run.ladder.map((s) => [
+          run.workers,
+          s.calls,
+          formatMs(s.p50Ms),
+          formatMs(s.p99Ms),
+          formatMs(s.eventLoopP99Ms),
+          formatMs(s.gcPauseMaxMs ?? Number.NaN),
+          percent(s.busy),
+          `${formatMs(s.llmTokenGapMs.mean)} / ${formatMs(s.llmTokenGapMs.p99)}${fellBehind(s, nominalGapMs) ? ' !' : ''}`,
+          percent(s.cpu.machineBusy),
+          cores(s.cpu.hotlineCores),
+          cores(s.cpu.postgresCores),
+          cores(s.cpu.benchCores),
+          cores(s.cpu.otherCores),
+          s.timedOut,
+          s.disturbed ? 'disturbed' : s.pass ? 'yes' : 'no',
+          s.durationS.toFixed(1),
+        ]),
+      ),
+    ),
+  );
+  for (const run of workers.runs) {
+    const ratio = run.ratio === undefined || run === workers.runs[0] ? '' : ` = ${run.ratio.toFixed(2)}× WORKERS=${workers.runs[0]?.workers}`;
+    out.push(
+      `   WORKERS=${run.workers}: largest passing ${run.maxTalkingUnderLimit} talking calls${ratio} (stopped: ${run.ladderStop}); ` +
+        `the machine was ${percent(run.machineBusyBefore)} busy before it started` +
+        (run.behindSteps > 0 ? `; the LLM server fell behind in ${run.behindSteps} steps (!)` : '') +
+        (disturbedSteps(run) > 0 ? `; ${disturbedSteps(run)} steps disturbed by other programs, measured again` : ''),
+    );
+  }
+  out.push(
+    "   loop p99 = the worst event-loop delay of Hotline's processes, GC max = their longest garbage-collection pause,",
+    '   busy = their mean event-loop utilisation; token gap = between two tokens the LLM server wrote (nominal',
+    `   ${formatMs(nominalGapMs)} ms; ! = a mean over ${BEHIND_GAP_FACTOR}× that: the server fell behind and offered less load than the calls say);`,
+    '   machine busy = all cores; Hotline, PostgreSQL (all its processes), bench (the callers\' and LLM server\'s process)',
+    "   and other (the kernel's own work and any other program) = CPU time in cores; disturbed = other programs kept",
+    `   over ${WORKERS_DISTURBED_OVER_CORES} cores busy: the step was measured again.`,
+  );
+  return out;
+}
 
 function renderStore(store: StoreBenchResult): string[] {
   const out: string[] = ['', '7. Store: Hotline writing its calls as they happen, on SQLite and PostgreSQL'];
@@ -386,12 +461,14 @@ export function render(results: BenchResults): string {
   }
 
   if (results.store) out.push(...renderStore(results.store));
+  if (results.workers) out.push(...renderWorkers(results.workers, Number(results.options.tokenDelayMs)));
 
   if (results.targets.length > 0) {
     out.push('', 'Targets');
     for (const t of results.targets) {
-      const value = t.unit === 'ms' ? formatMs(t.value) : t.unit === 'KB' ? t.value.toFixed(1) : String(t.value);
-      out.push(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${value}${t.unit ? ` ${t.unit}` : ''} (target ≤ ${t.limit}${t.unit ? ` ${t.unit}` : ''})`);
+      const value = t.unit === 'ms' ? formatMs(t.value) : t.unit === 'KB' ? t.value.toFixed(1) : t.unit === '×' ? t.value.toFixed(2) : String(t.value);
+      const unit = t.unit === '×' ? '×' : t.unit ? ` ${t.unit}` : '';
+      out.push(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${value}${unit} (target ${t.atLeast ? '≥' : '≤'} ${t.limit}${unit})`);
     }
   }
   return out.join('\n');

@@ -99,14 +99,14 @@ export const STORE_NOTE =
   'the event loop as fast as it goes, timed until everything is in the database.';
 
 /** Where a store lives for one run, and how to remove it. */
-interface StorePlace {
+export interface StorePlace {
   readonly location: StoreLocation;
   /** What Hotline's configuration takes: DATABASE_FILE or DATABASE_URL. */
   readonly env: Record<string, string>;
   remove(): Promise<void>;
 }
 
-type PlaceMaker = () => Promise<StorePlace>;
+export type PlaceMaker = () => Promise<StorePlace>;
 
 async function sqlitePlace(): Promise<StorePlace> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-store-'));
@@ -131,7 +131,7 @@ async function withAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promi
 }
 
 /** A maker of fresh PostgreSQL databases on the server, or why there is none. */
-async function postgresPlaces(adminUrl: string): Promise<PlaceMaker | { skipped: string }> {
+export async function postgresPlaces(adminUrl: string): Promise<PlaceMaker | { skipped: string }> {
   try {
     await withAdmin(adminUrl, (client) => client.query('SELECT 1'));
   } catch {
@@ -154,7 +154,7 @@ async function postgresPlaces(adminUrl: string): Promise<PlaceMaker | { skipped:
 }
 
 /** Runs `work` on a fresh place, removed after. */
-async function inPlace<T>(make: PlaceMaker, work: (place: StorePlace) => Promise<T>): Promise<T> {
+export async function inPlace<T>(make: PlaceMaker, work: (place: StorePlace) => Promise<T>): Promise<T> {
   const place = await make();
   try {
     return await work(place);

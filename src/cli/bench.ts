@@ -5,8 +5,10 @@
  * HTTP for the webhook) as the voice service drives them, on 127.0.0.1 only.
  * The callers and the LLM server stand in for other hosts, so their threads
  * give way to Hotline's at the lowest CPU priority (--same-priority keeps them
- * level, to see what sharing two cores with them costs). Prints a table and,
- * with --out, writes the same figures as JSON. Not part of `npm test`.
+ * level, to see what sharing two cores with them costs). The workers phase
+ * starts Hotline as production runs it instead, node dist/main.js with
+ * WORKERS=1 and WORKERS=2 (bench/workers.ts). Prints a table and, with --out,
+ * writes the same figures as JSON. Not part of `npm test`.
  *
  *   npm run bench -- [options]      (USAGE below, or --help, lists them with their defaults)
  */
@@ -19,6 +21,7 @@ import {
   measureTarget,
   type CapacityOptions,
   type CapacityResult,
+  type LadderOptions,
 } from '../bench/capacity.js';
 import { measureLevel, type FirstSpeakLevel } from '../bench/first-speak.js';
 import { now } from '../bench/clock.js';
@@ -30,24 +33,27 @@ import { warmUp } from '../bench/warm-up.js';
 import { describePostgresUrl } from '../store/postgres/postgres-dialect.js';
 import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
+import { measureWorkers, type WorkersResult } from '../bench/workers.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../command-line.js';
 
-const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store'] as const;
+const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers'] as const;
 type Phase = (typeof PHASES)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
 
 Benchmarks Hotline on a thread of its own against a scripted OpenAI-compatible LLM server, with
 callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1, and prints a
-table of first-speak overhead, barge-in latency, capacity, webhook throughput and the store's
-figures on SQLite and PostgreSQL. A full run takes about 6 minutes on 2 cores, --quick about 1½;
-the run gives up after 15 minutes (exit 3).
+table of first-speak overhead, barge-in latency, capacity, webhook throughput, the store's
+figures on SQLite and PostgreSQL, and the talking calls held with WORKERS=1 and WORKERS=2 (Hotline
+built and started as a process, node dist/main.js). A full run takes about 10 minutes on 2 cores,
+--quick about 3; the run gives up after 20 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
-  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store (default: all)
+  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers (default: all)
   --out <file>              also write the figures as JSON to this file
-  --llm-thread              run the LLM server on a thread of its own (default: the callers' thread)
+  --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
+                            phase always gives it one, ahead of Hotline's priority: see src/bench/workers.ts)
   --same-priority           the callers and the LLM server keep Hotline's CPU priority
                             (default: they drop to the lowest, standing in for other hosts)
   --seed <n>                seed of the random timings (default 1)
@@ -69,8 +75,10 @@ Phases:
   --ladder-budget-s <s>     capacity: time for the ladder of talking calls (default 90 [6])
   --webhook-seconds <s>     webhook: how long to drive it (default 5 [1])
   --store-calls <n>         store: calls handed to the call writer per run (default 2000 [300])
-  --postgres <admin url>    store: the PostgreSQL server to create a database on for each run, dropped after; a server
-                            that does not answer skips PostgreSQL (default ${DEFAULT_POSTGRES_ADMIN_URL})
+  --postgres <admin url>    store, workers: the PostgreSQL server to create a database on for each run, dropped after;
+                            a server that does not answer skips PostgreSQL (default ${DEFAULT_POSTGRES_ADMIN_URL})
+  --workers <n,n,...>       workers: the WORKERS values to run, the ratio taken to the first's (default 1,2)
+  --workers-budget-s <s>    workers: time for each WORKERS value's ladder of talking calls (default 100 [20])
   --dashboard-calls <n>     store this many ended calls first and keep the dashboard busy while the phases
                             run: its live view open, a history page every 250 ms (default 0: no dashboard)
 
@@ -103,6 +111,8 @@ const BENCH = command({
     'store-calls': { type: 'string' },
     postgres: { type: 'string' },
     'dashboard-calls': { type: 'string' },
+    workers: { type: 'string' },
+    'workers-budget-s': { type: 'string' },
     seed: { type: 'string' },
   },
 });
@@ -121,7 +131,7 @@ function benchSettings(values: BenchValues) {
   return {
     quick,
     phases: phasesFrom(values.only),
-    levels: levelsFrom(values.calls ?? (quick ? '1,50' : '1,100,1000')),
+    levels: levelsFrom('--calls', values.calls ?? (quick ? '1,50' : '1,100,1000')),
     // Few turns at high counts keep the run in budget; one call needs more turns for a stable median.
     turnsFor: (calls: number): number => turns ?? (quick ? (calls === 1 ? 2 : 1) : calls === 1 ? 12 : calls <= 200 ? 4 : 2),
     ttftMs: number('ttft-ms', 300),
@@ -140,6 +150,8 @@ function benchSettings(values: BenchValues) {
     storeCalls: count('store-calls', 2000, 300),
     postgresAdminUrl: postgresUrlFrom(values.postgres),
     dashboardCalls: count('dashboard-calls', 0),
+    workerCounts: levelsFrom('--workers', values.workers ?? '1,2'),
+    workersBudgetS: number('workers-budget-s', 100, 20),
     llmThread: values['llm-thread'],
     samePriority: values['same-priority'],
     out: values.out,
@@ -161,11 +173,11 @@ function postgresUrlFrom(value: string | undefined): string {
   return value;
 }
 
-function levelsFrom(calls: string): number[] {
+function levelsFrom(flag: string, counts: string): number[] {
   try {
-    return parseCounts(calls);
+    return parseCounts(counts);
   } catch (error) {
-    throw new UsageError(`--calls: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -191,6 +203,8 @@ const {
   storeCalls,
   postgresAdminUrl,
   dashboardCalls,
+  workerCounts,
+  workersBudgetS,
   llmThread,
   samePriority,
   out,
@@ -201,9 +215,9 @@ const turnTimeoutMs = 60_000;
 
 // However the machine behaves, the run ends.
 setTimeout(() => {
-  console.error('bench: still running after 15 minutes; giving up');
+  console.error('bench: still running after 20 minutes; giving up');
   process.exit(3);
-}, 15 * 60_000).unref();
+}, 20 * 60_000).unref();
 
 const progress = (message: string): void => {
   process.stderr.write(`[${((now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
@@ -212,6 +226,13 @@ const progress = (message: string): void => {
 const startedAt = now();
 const startedIso = new Date().toISOString();
 const talk = { openPerSecond, thinkMs, msPerChar, seed, turnTimeoutMs };
+/** The ladder of talking calls, as the capacity and workers phases climb it. */
+const ladder: Omit<LadderOptions, 'ladderBudgetS'> = {
+  openPerSecond: quick ? 1000 : 500,
+  talk: { ...talk, turns: quick ? 1 : 3 },
+  ladderStart: quick ? 50 : 100,
+  ladderLimitMs: 10,
+};
 const storeOptions: StoreBenchOptions = {
   postgresAdminUrl,
   writerCalls: storeCalls,
@@ -233,30 +254,35 @@ let dashboard: BenchResults['dashboard'];
 let viewer: DashboardViewer | undefined;
 let store: StoreBenchResult | undefined;
 let fixture: BenchFixture | undefined;
+let workers: WorkersResult | undefined;
 
 // First, while no Hotline thread runs and this thread has not given way to one: the writer's figures.
 const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
 
-if ([...phases].some((phase) => phase !== 'store') || dashboardCalls > 0) {
+if ([...phases].some((phase) => phase !== 'store' && phase !== 'workers') || dashboardCalls > 0) {
   if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
   fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority, storedCalls: dashboardCalls });
   await runMainPhases(fixture);
 }
 if (writerFigures) store = await measureFirstSpeakOnStores(storeOptions, writerFigures);
+// Last: it builds dist/ and starts Hotline as processes of its own, apart from every phase above.
+if (phases.has('workers')) {
+  workers = await measureWorkers({
+    workers: workerCounts,
+    postgresAdminUrl,
+    // Refined: the doubling alone would give a ratio of 1, 2 or 4.
+    ladder: { ...ladder, ladderBudgetS: workersBudgetS, ladderRefine: quick ? 1 : 3 },
+    warmUp: storeOptions.warmUp,
+    seed,
+    fixture: storeOptions.fixture,
+    progress,
+  });
+}
 
 /** The phases on the bench's main Hotline (all but the store's). */
 async function runMainPhases(fixture: BenchFixture): Promise<void> {
   try {
-    const capacityOptions: CapacityOptions = {
-      idleCalls,
-      openPerSecond: quick ? 1000 : 500,
-      talk: { ...talk, turns: quick ? 1 : 3 },
-      targetTalking,
-      eventLoopCalls,
-      ladderStart: quick ? 50 : 100,
-      ladderLimitMs: 10,
-      ladderBudgetS,
-    };
+    const capacityOptions: CapacityOptions = { ...ladder, idleCalls, targetTalking, eventLoopCalls, ladderBudgetS };
 
     if (phases.has('capacity')) {
       // Memory first, on a heap the other phases have not grown yet.
@@ -357,7 +383,7 @@ const partial: Omit<BenchResults, 'targets'> = {
     only: [...phases].join(','),
     llmThread,
     // The callers' (and LLM server's) CPU priority as a nice value: 19 when they gave way to Hotline.
-    callersNice: fixture?.callersNice ?? store?.callersNice ?? 'same',
+    callersNice: fixture?.callersNice ?? store?.callersNice ?? workers?.callersNice ?? 'same',
     ttftMs,
     tokensPerSecond,
     tokenDelayMs: Number(tokenDelayMs.toFixed(2)),
@@ -375,6 +401,8 @@ const partial: Omit<BenchResults, 'targets'> = {
     storeCalls,
     postgres: describePostgresUrl(postgresAdminUrl),
     dashboardCalls,
+    workers: workerCounts.join(','),
+    workersBudgetS,
   },
   startedAt: startedIso,
   durationS: (now() - startedAt) / 1000,
@@ -385,6 +413,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(webhook ? { webhook } : {}),
   ...(dashboard ? { dashboard } : {}),
   ...(store ? { store } : {}),
+  ...(workers ? { workers } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 // The file first: a reader that stops early (`| head`) ends the run as soon as the table is printed.
