@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import { createServer, type Server } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CampaignRunner } from './campaigns/campaign-runner.js';
 import { campaignsRouter } from './campaigns/campaigns-router.js';
 import { systemClock, type Clock } from './campaigns/clock.js';
@@ -63,6 +62,7 @@ import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
 import { webhookRouter } from './transport/webhook.js';
+import { RequestsInFlight } from './transport/requests-in-flight.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
 
 /** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
@@ -452,7 +452,7 @@ export async function startHotline(
     gate,
   });
   const server = createServer(app);
-  const inFlight = trackRequests();
+  const inFlight = new RequestsInFlight();
   inFlight.watch(server);
   // Without an upgrade listener Node hands an upgrade request to the app, which answers 404.
   const wss = config.transports.has('websocket')
@@ -564,7 +564,7 @@ export async function startHotline(
       // The others see it stopping at once: no call is handed to it, and its webhook calls go to them.
       void replica.stopping().catch((error: unknown) => logger.warn({ err: error }, 'the other replicas could not be told this one stops'));
       handover?.begin();
-      inFlight.stopping();
+      inFlight.stop();
       // Nothing new is dialled: a person picking up now would reach a Hotline on its way out. Campaigns
       // stay running in the store and go on after the restart.
       outboundCalls.stopDialling();
@@ -583,59 +583,6 @@ export async function startHotline(
       await close();
     },
     close,
-  };
-}
-
-/**
- * HTTP requests being answered, for a stop that lets them finish. Once stopping, each answer closes
- * its connection: a balancer's pooled connection is never cut under a request it is sending.
- */
-function trackRequests(): {
-  watch(server: Server): void;
-  stopping(): void;
-  settled(ms: number): Promise<void>;
-  quiet(quietMs: number, maxMs: number): Promise<void>;
-} {
-  let active = 0;
-  let lastAt = 0;
-  let stopping = false;
-  let waiters: (() => void)[] = [];
-  return {
-    watch(server) {
-      // Before the app's own listener, which may answer at once.
-      server.prependListener('request', (req, res) => {
-        active += 1;
-        // A balancer's health checks go on until the end: they are not traffic it still sends here.
-        if (req.url !== '/readyz' && req.url !== '/healthz') lastAt = performance.now();
-        if (stopping && !res.headersSent) res.setHeader('connection', 'close');
-        res.once('close', () => {
-          active -= 1;
-          if (active > 0) return;
-          const done = waiters;
-          waiters = [];
-          for (const resolve of done) resolve();
-        });
-      });
-    },
-    stopping() {
-      stopping = true;
-    },
-    async settled(ms) {
-      if (active === 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-      clearTimeout(timer);
-    },
-    async quiet(quietMs, maxMs) {
-      const giveUpAt = performance.now() + maxMs;
-      for (;;) {
-        const now = performance.now();
-        const wait = Math.min(lastAt + quietMs - now, giveUpAt - now);
-        if (active === 0 && now - lastAt >= quietMs) return;
-        if (wait <= 0) return;
-        await sleep(Math.max(wait, 10));
-      }
-    },
   };
 }
 

@@ -281,7 +281,7 @@ describe.skipIf(!withPostgres)('a webhook call goes on from another replica', ()
       const STEADY = 50;
       const callers: WebhookCaller[] = [];
       let restarting = true;
-      const pause = () => new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 100));
+      const pause = () => new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 300));
       // Each of the 50 places starts a new call as soon as its last one hung up, until the restart is over.
       // A failing test stops the callers too, so none posts on into a torn-down balancer.
       cleanups.push(() => (restarting = false));

@@ -18,6 +18,12 @@ import type { ReplicaRegistry } from './replica-registry.js';
 /** A handed-over call's record, as the stopping replica wrote it. */
 const HandoverSchema = CallProgressSchema.omit({ revision: true, endedAt: true, durationMs: true, endReason: true });
 
+/** Whether a forward failed because nothing listens at the owner's address any more (its process is gone). */
+function processGone(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code === 'ECONNREFUSED';
+}
+
 /** A forwarded event waits at most this long for the owner's answer (the service gives up after about 5 s). */
 const FORWARD_TIMEOUT_MS = 4_500;
 
@@ -48,8 +54,15 @@ export class WebhookOwners {
     try {
       return await this.forward(owner.url, raw);
     } catch (error) {
-      // Alive by its heartbeat but not answering: the caller must hear something, so the call is taken over here.
-      this.log.warn({ err: error, sessionId, owner }, 'the replica of this webhook call did not answer; the call is taken over here');
+      if (!processGone(error)) {
+        // Slow, not gone: it may have taken the event, and a second replica answering it too would say
+        // everything twice. "Nothing yet", as a request waiting too long gets: its answer goes out with
+        // the next event, and an owner that has died is dead to all within seconds, then taken over.
+        this.log.warn({ err: error, sessionId, owner }, 'the replica of this webhook call did not answer in time; answered with nothing for now');
+        return { status: 204, contentType: undefined, body: Buffer.alloc(0) };
+      }
+      // Its process is gone (the connection refused): the caller must hear something, so the call is taken over here.
+      this.log.warn({ err: error, sessionId, owner }, 'the replica of this webhook call is gone; the call is taken over here');
       const taker = await this.takeOver(sessionId, owner.id);
       return taker === undefined || taker.id === owner.id ? undefined : this.forward(taker.url, raw);
     }
