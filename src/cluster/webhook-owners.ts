@@ -203,7 +203,7 @@ export class WebhookOwners {
   }
 
   /**
-   * The owner is dead, or does not answer: the call is taken up here — or, this replica stopping,
+   * The owner is dead, or its process is gone: the call is taken up here — or, this replica stopping,
    * by another one. Only one replica takes it (the update names the owner it replaces); one that
    * lost that race forwards to the winner. Returns where to forward, undefined to answer here.
    */
