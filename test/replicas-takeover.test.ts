@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startScriptedLlmServer, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
-import { startReplica, type StartedReplica } from './helpers/replica.js';
+import { scriptedReplicaEnv, startReplica, type StartedReplica } from './helpers/replica.js';
 import { lastUserText, userTexts } from './helpers/scripts.js';
 import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
 
@@ -113,14 +113,8 @@ async function countingModel(): Promise<ScriptedLlmServer> {
 
 function replicaEnv(place: { env: Record<string, string> }, llm: ScriptedLlmServer, id: string): Record<string, string> {
   return {
-    ...place.env,
-    REPLICA_ID: id,
+    ...scriptedReplicaEnv(place, llm.baseURL, id),
     CLUSTER_SECRET: SECRET,
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_BASE_URL: llm.baseURL,
-    LLM_MODEL: 'test-model',
-    REPORT_FIELDS: 'false',
-    WEBHOOK_REPLY: 'whole',
     WEBHOOK_HOLD_MS: '0',
     // Every request comes from the balancer's one address, as a real service's come from its few: 50 calls
     // at test speed are more than the default budget of one client, which the replicas share.

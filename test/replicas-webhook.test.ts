@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline } from './helpers/child-process.js';
-import { startReplica } from './helpers/replica.js';
+import { scriptedReplicaEnv, startReplica } from './helpers/replica.js';
 import { scriptByUserText } from './helpers/scripts.js';
 import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
 
@@ -64,6 +64,18 @@ async function roundRobin(backends: readonly string[]): Promise<{ url: string; h
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
 }
 
+/** The model of these tests: it answers the one question they ask. */
+async function openingHoursModel() {
+  const llm = await startScriptedLlmServer({
+    script: scriptByUserText({ 'When are you open?': { content: twoSentences } }),
+    host: '127.0.0.1',
+    ttftMs: 1,
+    tokenDelayMs: 0,
+  });
+  cleanups.push(() => llm.close());
+  return llm;
+}
+
 /** One call as the service plays it over the webhook: the greeting, a question, the reply, the hangup. */
 async function playCall(post: Post, id: string): Promise<Answer[]> {
   const session = { id };
@@ -87,28 +99,10 @@ describe.skipIf(!withPostgres)('webhook calls across three replicas behind a rou
     async () => {
       const place = await freshStoreLocation('postgres');
       cleanups.push(() => place.remove());
-      const llm = await startScriptedLlmServer({
-        script: scriptByUserText({ 'When are you open?': { content: twoSentences } }),
-        host: '127.0.0.1',
-        ttftMs: 1,
-        tokenDelayMs: 0,
-      });
-      cleanups.push(() => llm.close());
+      const llm = await openingHoursModel();
       const urls = await Promise.all(
         ['r1', 'r2', 'r3'].map(async (id) => {
-          const replica = await startReplica(
-            {
-              ...place.env,
-              REPLICA_ID: id,
-              CLUSTER_SECRET: SECRET,
-              OPENAI_API_KEY: 'test-key',
-              OPENAI_BASE_URL: llm.baseURL,
-              LLM_MODEL: 'test-model',
-              REPORT_FIELDS: 'false',
-              WEBHOOK_REPLY: 'whole',
-            },
-            cleanups,
-          );
+          const replica = await startReplica({ ...scriptedReplicaEnv(place, llm.baseURL, id), CLUSTER_SECRET: SECRET }, cleanups);
           return replica.url;
         }),
       );
@@ -175,24 +169,9 @@ describe('WORKERS', () => {
     async () => {
       const place = await freshStoreLocation('postgres');
       cleanups.push(() => place.remove());
-      const llm = await startScriptedLlmServer({
-        script: scriptByUserText({ 'When are you open?': { content: twoSentences } }),
-        host: '127.0.0.1',
-        ttftMs: 1,
-        tokenDelayMs: 0,
-      });
-      cleanups.push(() => llm.close());
+      const llm = await openingHoursModel();
       const { child, url } = await startReplica(
-        {
-          ...place.env,
-          WORKERS: '2',
-          REPLICA_ID: 'box',
-          OPENAI_API_KEY: 'test-key',
-          OPENAI_BASE_URL: llm.baseURL,
-          LLM_MODEL: 'test-model',
-          REPORT_FIELDS: 'false',
-          WEBHOOK_REPLY: 'whole',
-        },
+        { ...scriptedReplicaEnv(place, llm.baseURL, 'box'), WORKERS: '2' },
         cleanups,
       );
       const db = new pg.Client({ connectionString: place.env.DATABASE_URL });

@@ -25,3 +25,19 @@ export async function startReplica(env: Record<string, string>, cleanups: (() =>
   const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
   return { child, url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
 }
+
+/**
+ * A replica's environment for webhook tests against a scripted model: its store (`place`), its id,
+ * the model at `llmUrl`, and each reply as one speak (WEBHOOK_REPLY=whole), no report fields asked for.
+ */
+export function scriptedReplicaEnv(place: { env: Record<string, string> }, llmUrl: string, id: string): Record<string, string> {
+  return {
+    ...place.env,
+    REPLICA_ID: id,
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: llmUrl,
+    LLM_MODEL: 'test-model',
+    REPORT_FIELDS: 'false',
+    WEBHOOK_REPLY: 'whole',
+  };
+}
