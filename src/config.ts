@@ -4,6 +4,8 @@ import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
+import { CACHE_MARKS, type CacheMarks } from './llm/cache-marks.js';
+import { STREAM_USAGE_MODES, type StreamUsageMode } from './llm/stream-usage.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
@@ -143,6 +145,8 @@ const EnvSchema = z.object({
     })
     .default('auto'),
   LLM_MAX_TOOL_ROUNDS: int('LLM_MAX_TOOL_ROUNDS', 1, 4),
+  LLM_CACHE_MARKS: z.enum(CACHE_MARKS, { error: 'LLM_CACHE_MARKS must be none or anthropic' }).default('none'),
+  LLM_STREAM_USAGE: z.enum(STREAM_USAGE_MODES, { error: 'LLM_STREAM_USAGE must be auto, true or false' }).default('auto'),
   TOOL_HOLD_MS: int('TOOL_HOLD_MS', 0, 500, ' of milliseconds'),
   TOOL_HOLD_REPEAT_MS: int('TOOL_HOLD_REPEAT_MS', 500, 5000, ' of milliseconds'),
   TOOL_TIMEOUT_MS: int('TOOL_TIMEOUT_MS', 100, 5000, ' of milliseconds'),
@@ -256,6 +260,10 @@ export interface Config {
     maxTokensParam: 'max_tokens' | 'max_completion_tokens';
     /** LLM requests one turn may make while the model calls tools. */
     maxToolRounds: number;
+    /** Anthropic-style cache marks after the static system prompt and the tools, for gateways that cache only where marked. */
+    cacheMarks: CacheMarks;
+    /** Whether each request asks for its token usage (`stream_options.include_usage`). */
+    streamUsage: StreamUsageMode;
     /** A cheap request at startup tells whether the LLM is reachable and the key accepted. */
     checkAtStart: boolean;
   };
@@ -459,6 +467,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       maxTokens: e.LLM_MAX_TOKENS > 0 ? e.LLM_MAX_TOKENS : undefined,
       maxTokensParam: e.LLM_MAX_TOKENS_PARAM === 'auto' ? maxTokensParamFor(e.OPENAI_BASE_URL) : e.LLM_MAX_TOKENS_PARAM,
       maxToolRounds: e.LLM_MAX_TOOL_ROUNDS,
+      cacheMarks: e.LLM_CACHE_MARKS,
+      streamUsage: e.LLM_STREAM_USAGE,
       checkAtStart: e.LLM_CHECK_AT_START,
     },
     replyMaxChars: e.REPLY_MAX_CHARS,

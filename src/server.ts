@@ -49,6 +49,7 @@ import type { CallSummary } from './call/ports/call-summary.js';
 import { storeJournalDir } from './store/store-journal-dir.js';
 import { WriteJournal } from './store/write-journal.js';
 import { combineToolBoxes } from './tools/combined-toolbox.js';
+import { businessConnections } from './tools/http-call.js';
 import { McpHub } from './tools/mcp-hub.js';
 import { ToolStore } from './tools/tool-store.js';
 import { createVoicemailDetector } from './voicemail/detector.js';
@@ -240,6 +241,10 @@ export async function startHotline(
     model: config.llm.model,
     temperature: config.llm.temperature,
     maxTokensParam: config.llm.maxTokensParam,
+    cacheMarks: config.llm.cacheMarks,
+    streamUsage: config.llm.streamUsage,
+    onStreamUsageRefused: () =>
+      logger.warn('the LLM refused stream_options; token usage is recorded only where the server sends it unasked (LLM_STREAM_USAGE=false spares the first request after each start this refusal)'),
   });
 
   const transfer =
@@ -296,6 +301,7 @@ export async function startHotline(
     transfer,
     toolBox: combineToolBoxes([toolFiles, mcp], logger, { builtins: [doNotCall], ...(options.extraTools ? { stubs: options.extraTools } : {}) }),
     callerContext: () => toolFiles.callerContext,
+    businessConnections,
     voicemail,
     observer: combineObservers(
       [

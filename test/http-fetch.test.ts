@@ -14,7 +14,7 @@ import OpenAI, {
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, test } from 'vitest';
 import { toolDefinitions } from '../src/call/turn/tools.js';
-import { createHttpFetch, type HttpFetch } from '../src/llm/http-fetch.js';
+import { createHttpFetch, type HttpFetch } from '../src/net/http-fetch.js';
 import { OpenAiLlm, type LlmRequest } from '../src/llm/llm.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { sseChunks } from '../src/llm/sse-chunks.js';
@@ -418,7 +418,7 @@ describe('createHttpFetch', () => {
     // Without unref'd idle sockets the child would wait for this to run out.
     server.keepAliveTimeout = 60_000;
     const script = `
-      import { createHttpFetch } from ${JSON.stringify(new URL('../src/llm/http-fetch.ts', import.meta.url).href)};
+      import { createHttpFetch } from ${JSON.stringify(new URL('../src/net/http-fetch.ts', import.meta.url).href)};
       const client = createHttpFetch();
       const answer = await client.fetch(${JSON.stringify(url)});
       const raw = client.rawBody(answer);

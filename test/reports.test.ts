@@ -134,18 +134,22 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
           failed: 1,
           llm_first_token_ms: { p50: 400, max: 900 },
           first_speak_ms: { p50: 700, max: 1200 },
+          // Both turns' counts summed; the cached and reasoning ones as far as a server said them.
+          tokens: { prompt: 8610, cached: 3072, completion: 71, reasoning: 0 },
         },
         barge_ins: 1,
         tool_calls: [{ name: 'order_status', arguments: '{"order_number":"4711"}', outcome: 'ok', duration_ms: 130, reused: false }],
         variables: { name: 'Ada' },
         tags: { campaign: 'c1' },
       });
+      expect(report.turns.each[1]!.tokens).toEqual({ prompt: 4410, cached: null, completion: 31, reasoning: null });
       expect(report.turns.each[2]).toEqual({
         at: '2026-11-22T03:04:40.000Z',
         llm_first_token_ms: null,
         first_speak_ms: null,
         interrupted: false,
         failed: true,
+        tokens: null,
       });
       expect(report.transcript).toHaveLength(ORDER_CALL.length);
       expect(report.transcript[3]).toMatchObject({ role: 'tool', text: 'shipped', tool: { name: 'order_status', outcome: 'ok' } });

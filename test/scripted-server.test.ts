@@ -160,6 +160,49 @@ describe('startScriptedLlmServer with the real openai SDK', () => {
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
   });
 
+  it('counts as cached the prefix an earlier request shared, tools first, from 1,024 tokens on in steps of 128', async () => {
+    const { client, server } = await start(() => ({ content: 'Sure.' }));
+    // About 5,000 bytes every request shares, then what each adds.
+    const system: ChatCompletionMessageParam = { role: 'system', content: 'Always be brief and kind. '.repeat(200) };
+    const usage = async (messages: ChatCompletionMessageParam[], marked = false) => {
+      const tools = [{ type: 'function' as const, function: { name: 'hangup', parameters: { type: 'object', properties: {} } }, ...(marked ? { cache_control: { type: 'ephemeral' } } : {}) }];
+      const chunks = await collect(await client.chat.completions.create({ model: 'm', messages, tools, stream: true, stream_options: { include_usage: true } }));
+      return chunks.at(-1)!.usage!;
+    };
+    const question: ChatCompletionMessageParam = { role: 'user', content: 'Tell me more about it. '.repeat(30) };
+    const first = await usage([system, question]);
+    expect(first.prompt_tokens_details?.cached_tokens).toBe(0);
+    const second = await usage([system, { role: 'user', content: 'Something else entirely.' }]);
+    const shared = second.prompt_tokens_details!.cached_tokens!;
+    expect(shared).toBeGreaterThanOrEqual(1024);
+    expect(shared % 128).toBe(0);
+    // Shared bytes / 4, rounded down to the step: the system prompt and the tools, not the user's words.
+    expect(shared).toBeLessThanOrEqual(second.prompt_tokens);
+    expect(second.prompt_tokens - shared).toBeLessThan(128 + 10);
+    // The first request again shares all of itself; a cache mark is no prompt text: marked, it is the same prompt.
+    const again = (await usage([system, question])).prompt_tokens_details!.cached_tokens!;
+    expect(again).toBeGreaterThan(shared);
+    expect((await usage([system, question], true)).prompt_tokens_details?.cached_tokens).toBe(again);
+    // The body is kept as sent, byte for byte.
+    expect(server.requests[0]!.rawText).toBe(JSON.stringify(server.requests[0]!.rawBody));
+  });
+
+  it('accepts cache marks on text parts and tools, and refuses one of another type', async () => {
+    const { client, server } = await start(() => ({ content: 'Sure.' }));
+    const marked = {
+      model: 'm',
+      messages: [
+        { role: 'system' as const, content: [{ type: 'text' as const, text: 'Static.', cache_control: { type: 'ephemeral' } }, { type: 'text' as const, text: 'Today.' }] },
+        ...hello,
+      ],
+      tools: [{ type: 'function' as const, function: { name: 'hangup' }, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    };
+    await expect(client.chat.completions.create(marked)).resolves.toMatchObject({ object: 'chat.completion' });
+    const wrong = { ...marked, tools: [{ ...marked.tools[0]!, cache_control: { type: 'forever' } }] };
+    await expect(client.chat.completions.create(wrong)).rejects.toMatchObject({ status: 400 });
+    expect(server.requests[1]!.validationError).toBe("Invalid value: 'forever'. Supported values are: 'ephemeral'.");
+  });
+
   it('answers non-streaming requests with a chat.completion object', async () => {
     const { client } = await start(() => ({ content: 'Plain answer.', toolCalls: [{ name: 'hangup', arguments: '{}' }] }));
     const completion = await client.chat.completions.create({ model: 'hotline-demo', messages: hello });

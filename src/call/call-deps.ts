@@ -11,7 +11,7 @@ import type { PromptSet } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
-import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
+import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallSoFar, VoicemailDetector } from './ports/call-summary.js';
 import type { TransferSetup } from './ending/transfer.js';
@@ -81,6 +81,8 @@ export interface CallDeps {
   toolBox?: ToolBox | undefined;
   /** Looks the caller up as the call starts; the greeting waits for it at most its timeout. */
   callerContext?: CallerContextSource | undefined;
+  /** Connections to the business systems, opened before a turn may need them. */
+  businessConnections?: BusinessConnections | undefined;
   /** Tells an outbound call's first words from a mailbox's greeting. */
   voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   transfer: TransferSetup;

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import { builtinVariables } from '../prompts/builtins.js';
 import type { AudioClip, AudioName, PromptName, PromptSet, SpeakStyle } from '../prompts/prompt-store.js';
+import type { SystemPrompt } from '../prompts/static-prefix.js';
 import type { Session } from '../protocol/events.js';
 
 /**
@@ -10,8 +11,8 @@ import type { Session } from '../protocol/events.js';
  */
 export class CallPrompts {
   private vars: Record<string, string | undefined> = {};
-  /** system.md rendered with the call's variables, once they are known. */
-  private systemText = '';
+  /** system.md rendered with the call's variables, once they are known: rendered once, so every request of the call sends the same text. */
+  private systemPrompt: SystemPrompt = { text: '', staticChars: 0 };
 
   constructor(
     /** The prompts as they were when the call began: an edit applies from the next call. */
@@ -29,12 +30,12 @@ export class CallPrompts {
   addContext(fields: Readonly<Record<string, string>>): void {
     if (Object.keys(fields).length === 0) return;
     this.vars = { ...fields, ...this.vars };
-    this.systemText = this.render('system');
+    this.systemPrompt = this.renderSystem();
   }
 
   /** The system prompt of this call. */
-  get system(): string {
-    return this.systemText;
+  get system(): SystemPrompt {
+    return this.systemPrompt;
   }
 
   get settings(): PromptSet['settings'] {
@@ -51,7 +52,7 @@ export class CallPrompts {
       ),
       ...variables,
     };
-    this.systemText = this.render('system');
+    this.systemPrompt = this.renderSystem();
   }
 
   /** How the line of `name` is spoken. */
@@ -66,6 +67,12 @@ export class CallPrompts {
   render(name: PromptName): string {
     return this.prompts.render(name, this.vars, (placeholder) =>
       this.log.warn({ prompt: name, placeholder }, 'prompt placeholder has no value; rendered empty'),
+    );
+  }
+
+  private renderSystem(): SystemPrompt {
+    return this.prompts.renderSystem(this.vars, (placeholder) =>
+      this.log.warn({ prompt: 'system', placeholder }, 'prompt placeholder has no value; rendered empty'),
     );
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { addUsage, type TokenUsage } from '../llm/usage.js';
 import type { CallEndReason, CallSoFar, CallSummary, HeardLine, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
 import type { ToolRunRecord } from './turn/tool-loop.js';
@@ -18,6 +19,7 @@ interface TurnStats {
   playbackStartedMs?: number;
   playbackEndedMs?: number;
   failed: boolean;
+  tokens?: TokenUsage;
 }
 
 const TIMELINE = ['llmRequestMs', 'llmFirstTokenMs', 'firstSpeakMs', 'playbackStartedMs', 'playbackEndedMs'] as const;
@@ -121,6 +123,15 @@ export class CallRecord {
     if (mark === 'playbackEndedMs' && this.recordEachReply) this.changed();
   }
 
+  /**
+   * One of the turn's LLM requests ended with the server's count of its tokens. No write of its
+   * own: the counts go with the record's next one (a turn, a tool run, the call's end).
+   */
+  tokensUsed(reply: Reply, usage: TokenUsage): void {
+    const stats = this.turns.findLast((turn) => turn.reply === reply);
+    if (stats) stats.tokens = addUsage(stats.tokens, usage);
+  }
+
   bargedIn(): void {
     this.bargeIns += 1;
     this.changed();
@@ -169,7 +180,13 @@ export class CallRecord {
           const ms = stats[mark];
           if (ms !== undefined) timeline[mark] = Math.round(ms * 10) / 10;
         }
-        return { at: stats.at, ...timeline, interrupted: stats.reply.interrupted, failed: stats.failed };
+        return {
+          at: stats.at,
+          ...timeline,
+          interrupted: stats.reply.interrupted,
+          failed: stats.failed,
+          ...(stats.tokens ? { tokens: stats.tokens } : {}),
+        };
       })],
       bargeIns: this.bargeIns,
       toolRuns: [...this.toolRuns],

@@ -7,7 +7,7 @@ import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
 import { withRecord, type PriorCall } from '../transcripts/prior-call.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
-import type { CallerContextSource, ToolBox } from './ports/business-tools.js';
+import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallControl, ControlOutcome } from './ports/call-control.js';
 import type { CallObserver, CallSoFar, CallStartedInfo, VoicemailDetector } from './ports/call-summary.js';
@@ -35,6 +35,8 @@ export interface CallRegistryOptions {
   settings: CallSettings;
   /** The business's own tools (HTTP tool files, MCP servers). */
   toolBox?: ToolBox | undefined;
+  /** Connections to the business systems, opened before a turn may need them. */
+  businessConnections?: BusinessConnections | undefined;
   /** The caller-context lookup as configured now; read once per call. */
   callerContext?: (() => CallerContextSource | undefined) | undefined;
   /** Told of every call once it has ended and its transcript is on disk (reports, campaigns). */
@@ -511,6 +513,7 @@ export class CallRegistry implements CallControl {
       tools,
       toolBox: this.options.toolBox,
       callerContext: this.options.callerContext?.(),
+      businessConnections: this.options.businessConnections,
       voicemail: this.options.voicemail,
       transfer,
       takeOutboundRequest: (to) => {

@@ -183,8 +183,11 @@ export class Call {
       case 'assistant_speak':
         return this.onAssistantSpeak(event);
       case 'assistant_speech_ended':
+        // Not while the reply still streams: its own connection is busy, and free again once it ends.
+        if (!this.turn) this.expectTurn();
         return this.onSpeechEnded();
       case 'user_speech_started':
+        this.expectTurn();
         return this.input.speechStarted();
       case 'dtmf_received':
         return this.input.key(event.digit);
@@ -249,6 +252,7 @@ export class Call {
     }
     this.voice.drop();
     this.settleTurn();
+    this.expectNothing();
     this.input.dispose();
     this.voicemail?.dispose();
     this.replies.settle();
@@ -294,6 +298,7 @@ export class Call {
     if (this.ended) return Promise.resolve();
     this.ended = true;
     this.gate.clear();
+    this.expectNothing();
     this.input.dispose();
     this.ending.dispose();
     this.replies.settle();
@@ -308,6 +313,7 @@ export class Call {
     if (this.ended) return;
     this.ended = true;
     this.gate.clear();
+    this.expectNothing();
     this.input.dispose();
     this.voicemail?.dispose();
     this.ending.dispose();
@@ -432,7 +438,7 @@ export class Call {
 
   /** The conversation as the next LLM request will see it. */
   private messages(): ChatCompletionMessageParam[] {
-    return this.history.messages(this.prompts.system);
+    return this.history.messages(this.prompts.system.text);
   }
 
   /** The call's variables and system prompt, once it is known who is on the line. */
@@ -463,6 +469,7 @@ export class Call {
       return;
     }
     this.started = true;
+    this.expectTurn();
     const outbound = session.direction === 'outbound';
     const taken = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
     if (!(taken instanceof Promise)) {
@@ -641,14 +648,34 @@ export class Call {
     for (const reply of this.voice.interrupt(bargedIn)) reply.interrupted = true;
   }
 
+  /**
+   * The caller may soon be answered (the call began, they started speaking, a line has played): the
+   * connections the turn will need — the model's, its business systems' — are opened now if none
+   * is idle, so no turn waits for a handshake.
+   */
+  private expectTurn(): void {
+    if (this.ended) return;
+    this.deps.llm.expect?.(this);
+    const systems = this.deps.businessConnections;
+    if (!systems) return;
+    for (const tool of this.tools.offered()) if (tool.origin) systems.expect(this, tool.origin);
+  }
+
+  /** The call's requests are made now, or it makes none any more: it waits for no connection. */
+  private expectNothing(): void {
+    this.deps.llm.spent?.(this);
+    this.deps.businessConnections?.spent(this);
+  }
+
   private startTurn(wordsAt: number): void {
     const id = ++this.turnCount;
+    this.expectNothing();
     // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
     this.fillerText ??= this.prompts.render('thinking');
     this.fillerAgainText ??= this.prompts.render('thinkingAgain');
     const turn = new Turn({
       id,
-      ...turnRequest(this.deps, this.prompts.settings, this.messages()),
+      ...turnRequest(this.deps, this.prompts.settings, this.messages(), this.prompts.system.staticChars),
       businessTools: () => this.tools.offered(),
       runTools: (calls, signal, say) => this.tools.run(calls, signal, say),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
@@ -658,6 +685,8 @@ export class Call {
         this.deps.metrics.llmFirstTokenArrived(performance.now() - t.startedAt);
         if (t === this.turn) this.record.mark('llmFirstTokenMs');
       },
+      // Each request's tokens, counted with the turn's: they reach the store with the record's next write.
+      onUsage: (t, usage) => this.record.tokensUsed(t.reply, usage),
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
         this.log.warn({ err: loggableLlmError(error), turn: t.id, delayMs }, 'LLM request failed; retrying once');

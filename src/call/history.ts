@@ -3,6 +3,9 @@ import type { Logger } from '../logger.js';
 import type { HeardLine } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
 
+/** What is left of the budget after a cut: the next turns fit without another one. */
+const KEPT_AFTER_CUT = 0.75;
+
 type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
 
 /**
@@ -11,6 +14,8 @@ type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply:
  */
 export class History {
   private readonly entries: HistoryEntry[] = [];
+  /** Entries after the greeting left out of every request from now on: a cut once made stays (see messages). */
+  private dropped = 0;
 
   constructor(
     /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
@@ -37,9 +42,16 @@ export class History {
   }
 
   /**
-   * The messages of the next LLM request. Beyond the budget the oldest turns
-   * are left out; the system prompt, the greeting and the newest turn always
-   * stay. Whole entries go, so every tool call keeps its result.
+   * The messages of the next LLM request. Earlier requests' messages come
+   * first, byte for byte as they were sent: only new ones are appended, so a
+   * provider can serve everything before them from its cache. Beyond the
+   * budget the oldest turns are left out; the system prompt, the greeting and
+   * the newest turn always stay. Whole entries go, so every tool call keeps
+   * its result.
+   *
+   * A cut changes what follows the greeting, so every later request misses
+   * the cache from there: it is made rarely, down to KEPT_AFTER_CUT of the
+   * budget at once, and stays where it is until the budget is reached again.
    */
   messages(systemPrompt: string): ChatCompletionMessageParam[] {
     const groups = this.entries.map((entry): ChatCompletionMessageParam[] =>
@@ -47,15 +59,14 @@ export class History {
     );
     const sizeOf = (group: ChatCompletionMessageParam[]) => JSON.stringify(group).length;
     const [greeting = [], ...rest] = groups;
-    let budget = this.maxChars - systemPrompt.length - sizeOf(greeting);
-    let keepFrom = rest.length;
-    while (keepFrom > 0) {
-      const size = sizeOf(rest[keepFrom - 1]!);
-      if (size > budget && keepFrom < rest.length) break;
-      budget -= size;
-      keepFrom -= 1;
+    const budget = this.maxChars - systemPrompt.length - sizeOf(greeting);
+    const sizes = rest.map(sizeOf);
+    let kept = sizes.slice(this.dropped).reduce((sum, size) => sum + size, 0);
+    if (kept > budget) {
+      const before = this.dropped;
+      while (this.dropped < rest.length - 1 && kept > budget * KEPT_AFTER_CUT) kept -= sizes[this.dropped++]!;
+      this.log.debug({ dropped: this.dropped, now: this.dropped - before }, 'oldest turns left out of the LLM requests from now on');
     }
-    if (keepFrom > 0) this.log.debug({ dropped: keepFrom }, 'oldest turns left out of the LLM request');
-    return [{ role: 'system', content: systemPrompt }, ...greeting, ...rest.slice(keepFrom).flat()];
+    return [{ role: 'system', content: systemPrompt }, ...greeting, ...rest.slice(this.dropped).flat()];
   }
 }

@@ -69,6 +69,7 @@ ol.waterfall .label { white-space: nowrap; overflow: hidden; text-overflow: elli
 ol.waterfall .track { position: relative; height: 16px; background: #f2f4f7; border-radius: 3px; }
 ol.waterfall .bar { position: absolute; top: 0; bottom: 0; min-width: 2px; }
 ol.waterfall .figure { font-size: .8rem; color: var(--muted); text-align: right; }
+ol.waterfall .figure .tokens { display: block; }
 .waterfall-axis { display: grid; grid-template-columns: 260px 1fr 170px; gap: .8rem; padding: .2rem calc(.7rem + 1px) 0; font-size: .75rem; color: var(--muted); }
 .waterfall-axis .ticks { position: relative; height: 1.6rem; border-top: 1px solid #98a2b3; }
 .waterfall-axis .tick { position: absolute; top: 0; padding-top: .3rem; white-space: nowrap; transform: translateX(-50%); }

@@ -9,7 +9,12 @@ import { z } from 'zod';
 // real API accepts many optional fields we do not care about (name, audio, prediction, …).
 // ---------------------------------------------------------------------------------------------
 
-export const TextPartSchema = z.looseObject({ type: z.literal('text'), text: z.string() });
+/**
+ * Anthropic-style prompt cache marks, on text parts and tools, as gateways to Claude and others
+ * accept them through this API (OpenRouter, LiteLLM); Hotline sends them with LLM_CACHE_MARKS.
+ */
+export const CacheControlSchema = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
+export const TextPartSchema = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: CacheControlSchema.optional() });
 export const RefusalPartSchema = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 export const UserContentPartSchema = z.discriminatedUnion('type', [
   TextPartSchema,
@@ -80,6 +85,7 @@ export const ChatToolSchema = z.looseObject({
     parameters: z.record(z.string(), z.unknown()).optional(),
     strict: z.boolean().nullish(),
   }),
+  cache_control: CacheControlSchema.optional(),
 });
 export type ChatTool = z.infer<typeof ChatToolSchema>;
 

@@ -1,6 +1,8 @@
 import OpenAI from 'openai';
-import { createHttpFetch, type HttpFetch } from './http-fetch.js';
+import { createHttpFetch, type HttpFetch } from '../net/http-fetch.js';
 import { LlmStreamError, sseChunks } from './sse-chunks.js';
+import { withCacheMarks, type CacheMarks } from './cache-marks.js';
+import { StreamUsage, type StreamUsageMode } from './stream-usage.js';
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
@@ -15,12 +17,18 @@ export interface LlmRequest {
   temperature?: number | undefined;
   /** The most tokens the reply may take; a looping model stops there (and at Hotline's character limit). */
   maxTokens?: number | undefined;
+  /** The leading characters of the system message every call of its prompt version shares: where a cache mark goes. */
+  staticSystemChars?: number | undefined;
 }
 
 /** A streaming chat model. The one real implementation is the OpenAI SDK; the demo model is served to it over HTTP. */
 export interface Llm {
   readonly model: string;
   stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>>;
+  /** `holder` (a call) will soon ask: a connection to the model is opened now unless one is idle. */
+  expect?(holder: object): void;
+  /** `holder`'s request has gone out, or it needs none any more. */
+  spent?(holder: object): void;
 }
 
 export interface OpenAiLlmOptions {
@@ -30,14 +38,23 @@ export interface OpenAiLlmOptions {
   temperature?: number | undefined;
   /** Which request field carries the token cap: OpenAI's reasoning models accept only max_completion_tokens, other servers know max_tokens. */
   maxTokensParam?: 'max_tokens' | 'max_completion_tokens';
+  /** Anthropic-style cache marks on every request (LLM_CACHE_MARKS); default none. */
+  cacheMarks?: CacheMarks;
+  /** Whether requests ask for their token usage (LLM_STREAM_USAGE); default auto. */
+  streamUsage?: StreamUsageMode;
+  /** Told once if the server turns out to refuse `stream_options`. */
+  onStreamUsageRefused?: () => void;
 }
 
 export class OpenAiLlm implements Llm {
   private readonly client: OpenAI;
   private readonly http: HttpFetch = createHttpFetch();
+  private origin: URL | undefined;
   readonly model: string;
   private readonly temperature: number | undefined;
   private readonly maxTokensParam: 'max_tokens' | 'max_completion_tokens';
+  private readonly cacheMarks: CacheMarks;
+  private readonly usage: StreamUsage;
 
   constructor(options: OpenAiLlmOptions) {
     this.client = new OpenAI({
@@ -52,10 +69,26 @@ export class OpenAiLlm implements Llm {
     this.model = options.model;
     this.temperature = options.temperature;
     this.maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
+    this.cacheMarks = options.cacheMarks ?? 'none';
+    this.usage = new StreamUsage(options.streamUsage ?? 'auto', options.baseURL, options.onStreamUsageRefused);
   }
 
   get baseURL(): string {
     return this.client.baseURL;
+  }
+
+  expect(holder: object): void {
+    this.origin ??= new URL(this.client.baseURL);
+    this.http.expect(holder, this.origin);
+  }
+
+  spent(holder: object): void {
+    this.http.spent(holder);
+  }
+
+  /** Connections opened ahead of need, and how many of them a request took. */
+  get spareCounts(): { opened: number; taken: number } {
+    return this.http.spareCounts;
   }
 
   /** Closes the LLM connections kept alive between turns; call it once no turn runs any more. */
@@ -73,15 +106,16 @@ export class OpenAiLlm implements Llm {
     if (signal.aborted) forward();
     else signal.addEventListener('abort', forward, { once: true });
     const temperature = request.temperature ?? this.temperature;
+    const askUsage = this.usage.asking;
     let response: Response;
     try {
       response = await this.client.chat.completions
         .create(
           {
             model: request.model ?? this.model,
-            messages: request.messages,
-            tools: request.tools,
+            ...withCacheMarks(this.cacheMarks, request),
             stream: true,
+            ...(askUsage ? { stream_options: { include_usage: true } } : {}),
             ...(temperature === undefined ? {} : { temperature }),
             ...(request.maxTokens === undefined ? {} : { [this.maxTokensParam]: request.maxTokens }),
           },
@@ -90,9 +124,12 @@ export class OpenAiLlm implements Llm {
         .asResponse();
     } catch (error) {
       signal.removeEventListener('abort', forward);
+      // A server that refuses stream_options is asked again at once without it (see StreamUsage).
+      if (this.usage.failed(askUsage, error) && !signal.aborted) return this.stream(request, signal);
       throw error;
     }
     signal.removeEventListener('abort', forward);
+    this.usage.succeeded(askUsage);
     // Every 2xx answer of this client carries its body as a Node stream; error statuses the SDK has thrown.
     const raw = this.http.rawBody(response);
     if (!raw) throw new LlmStreamError('the LLM answered without a body');

@@ -7,9 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { type ApiError, type ChatMessage, type ChatRequestBody, parseChatRequest } from './chat-request.js';
+import { type ApiError, type ChatRequestBody, parseChatRequest } from './chat-request.js';
+import { ScriptedPromptCache, type PromptCount } from './scripted-prompt-cache.js';
 import { tokenize } from './tokenize.js';
 
 export * from './chat-request.js';
@@ -59,6 +61,8 @@ export interface ScriptContext {
   index: number;
   /** Aborted when the client goes away before the response is finished, for scripts that wait on something. */
   signal: AbortSignal;
+  /** Requests its connection carried before this one (any route): 0 means the client opened a new connection for it. */
+  connectionRequests: number;
 }
 
 export type Script = (request: ChatRequestBody, context: ScriptContext) => ScriptedReply | Promise<ScriptedReply>;
@@ -82,6 +86,8 @@ export interface RecordedRequest {
   body: ChatRequestBody;
   /** The parsed JSON exactly as sent; undefined if it was not valid JSON. */
   rawBody: unknown;
+  /** The body's text byte for byte as sent: what a provider's prompt cache compares. */
+  rawText: string;
   receivedAt: number;
   /** HTTP status answered; 0 while an async script is still deciding. */
   status: number;
@@ -122,6 +128,13 @@ export interface ScriptedLlmServerOptions {
    * (the demo model, soak tests): the records would grow without bound.
    */
   record?: boolean;
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP; baseURL then starts with https://. */
+  tls?: { key: string; cert: string };
+  /**
+   * How long an idle keep-alive connection is kept open (default Node's 5 s). A provider's front
+   * keeps it much longer; at 5 s a client pausing between turns finds it closed whatever it does.
+   */
+  keepAliveTimeoutMs?: number;
 }
 
 export const DEMO_MODEL_ID = 'hotline-demo';
@@ -177,13 +190,6 @@ function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
-function messageText(message: ChatMessage): string {
-  const content = message.content;
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-}
-
 interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -197,14 +203,14 @@ interface Usage {
   };
 }
 
-function usageFor(body: ChatRequestBody, completionTokens: number): Usage {
-  // Per-message overhead mirrors the cl100k chat format; precision does not matter, plausibility does.
-  const promptTokens = body.messages.reduce((sum, m) => sum + 4 + tokenize(messageText(m)).length, 3);
+/** The counts as OpenAI reports them; the prompt's, with its cached part, from the server's prompt cache. */
+function usageFor(prompt: PromptCount, completionTokens: number): Usage {
+  const { promptTokens, cachedTokens } = prompt;
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: cachedTokens, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,
@@ -231,7 +237,8 @@ function sse(payload: unknown): string {
   return `data: ${JSON.stringify(payload)}\n\n`;
 }
 
-function planReply(body: ChatRequestBody, reply: ScriptedReply, ttftMs: number, tokenDelayMs: number): Plan {
+/** `prompt` counts the request's prompt, once and only if the counts are sent. */
+function planReply(body: ChatRequestBody, reply: ScriptedReply, ttftMs: number, tokenDelayMs: number, prompt: () => PromptCount): Plan {
   const id = randomId('chatcmpl-', 29);
   const created = Math.floor(Date.now() / 1000);
   const includeUsage = body.stream_options?.include_usage === true;
@@ -289,7 +296,7 @@ function planReply(body: ChatRequestBody, reply: ScriptedReply, ttftMs: number, 
         model: body.model,
         system_fingerprint: 'fp_hotline',
         choices: [],
-        usage: usageFor(body, completionTokens),
+        usage: usageFor(prompt(), completionTokens),
       }),
       delayMs: 0,
     });
@@ -331,6 +338,7 @@ const MODELS_CREATED = 1_700_000_000;
 
 export async function startScriptedLlmServer(options: ScriptedLlmServerOptions): Promise<ScriptedLlmServer> {
   const requests: RecordedRequest[] = [];
+  const promptCache = new ScriptedPromptCache();
   const waiters = new Map<number, ((request: RecordedRequest) => void)[]>();
   let cursor = 0;
   let arrivals = 0;
@@ -343,7 +351,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
     for (const resolve of pending) resolve(record);
   };
 
-  const handleChat = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+  const handleChat = async (req: IncomingMessage, res: ServerResponse, requestId: string, connectionRequests: number): Promise<void> => {
     const receivedAt = now();
     const text = await readBody(req);
     const index = arrivals++;
@@ -384,6 +392,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
         ? validation.body
         : { model, messages: [] },
       rawBody: raw,
+      rawText: text,
       receivedAt,
       status: 0,
       tokens: [],
@@ -402,7 +411,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
 
     let reply: ScriptedReply;
     try {
-      reply = await options.script(body, { index, signal: abort.signal });
+      reply = await options.script(body, { index, signal: abort.signal, connectionRequests });
     } catch (error) {
       if (stopped) return;
       record.status = 500;
@@ -450,7 +459,9 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
     const streaming = body.stream === true;
     const ttftMs = reply.ttftMs ?? options.ttftMs ?? 0;
     const tokenDelayMs = reply.tokenDelayMs ?? options.tokenDelayMs ?? 0;
-    const plan = planReply(body, reply, ttftMs, tokenDelayMs);
+    let counted: PromptCount | undefined;
+    const prompt = (): PromptCount => (counted ??= promptCache.count(raw));
+    const plan = planReply(body, reply, ttftMs, tokenDelayMs, prompt);
 
     if (streaming) {
       res.writeHead(200, {
@@ -505,7 +516,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
             choices: [
               { index: 0, message, logprobs: null, finish_reason: plan.toolCalls.length > 0 ? 'tool_calls' : 'stop' },
             ],
-            usage: usageFor(body, plan.completionTokens),
+            usage: usageFor(prompt(), plan.completionTokens),
             service_tier: 'default',
             system_fingerprint: 'fp_hotline',
           }),
@@ -548,8 +559,11 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
     run();
   };
 
-  const server = createServer((req, res) => {
+  const served = new WeakMap<Socket, number>();
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = randomId('req_', 32);
+    const connectionRequests = served.get(req.socket) ?? 0;
+    served.set(req.socket, connectionRequests + 1);
     // Sockets can die at any moment (client aborts, our own breakAfterTokens); none of that may
     // surface as an unhandled error.
     req.on('error', () => undefined);
@@ -558,7 +572,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
     const route = path.startsWith('/v1/') ? path.slice(3) : path;
 
     if (req.method === 'POST' && route === '/chat/completions') {
-      handleChat(req, res, requestId).catch(() => {
+      handleChat(req, res, requestId, connectionRequests).catch(() => {
         if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: errorFor(500) }, requestId);
         else res.destroy();
       });
@@ -594,7 +608,9 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
       { error: { message: `Invalid URL (${req.method ?? 'GET'} ${req.url ?? '/'})`, type: 'invalid_request_error', param: null, code: null } },
       requestId,
     );
-  });
+  };
+  const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, handle) : createServer(handle);
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('clientError', (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {
@@ -611,7 +627,7 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
   let closing: Promise<void> | undefined;
 
   return {
-    baseURL: `http://${host}:${address.port}/v1`,
+    baseURL: `${options.tls ? 'https' : 'http'}://${host}:${address.port}/v1`,
     port: address.port,
     requests,
     nextRequest(n?: number): Promise<RecordedRequest> {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { abortError } from './http-fetch.js';
+import { abortError } from '../net/http-fetch.js';
 
 /** The LLM reported an error inside an already open stream, or the stream broke off. */
 export class LlmStreamError extends Error {

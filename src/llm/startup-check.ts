@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { redactUrlCredentials } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
-import { createHttpFetch } from './http-fetch.js';
+import { createHttpFetch } from '../net/http-fetch.js';
 import { loggableLlmError, shortErrorMessage } from './llm-errors.js';
 
 export type LlmCheck =

@@ -7,6 +7,7 @@ import { parseFrontMatter, parseLineFrontMatter, type FrontMatterProblem } from 
 import { PROMPT_FILE_NAMES, PROMPT_FILES, REPORT_PROMPT_FILE, REQUIRED_FILES, type PromptFileSpec } from './prompt-files.js';
 import type { SpeakStyle } from './speak-style.js';
 import type { AudioName, AudioPaths, PromptSettings } from './system-settings.js';
+import { earlyPlaceholder, LOST_PREFIX_WARNING_BYTES } from './static-prefix.js';
 import { compileTemplate, Template, TemplateSyntaxError, type PlaceholderPart } from './template.js';
 
 export interface PromptProblem {
@@ -187,6 +188,18 @@ async function loadFile(dir: string, spec: PromptFileSpec): Promise<LoadedFile> 
         `so a call without it would hear a gap; write {{${part.name}|…}}`,
     });
   }
+  const early = spec.name === 'system' ? earlyPlaceholder(template) : undefined;
+  if (early && early.lostBytes >= LOST_PREFIX_WARNING_BYTES) {
+    const { placeholder, prefixBytes, lostBytes } = early;
+    report({
+      severity: 'warning',
+      message:
+        `line ${placeholder.line}, column ${placeholder.column}: {{${placeholder.name}}} differs from call to call and comes before ` +
+        `${bytes(lostBytes)} of text that does not: a provider caches a prompt only up to its first difference, so ` +
+        `${bytes(prefixBytes)} can be cached instead of ${bytes(prefixBytes + lostBytes)}; ` +
+        'move the lines with placeholders to the end of system.md',
+    });
+  }
   const failed = problems.some((p) => p.severity === 'error');
   return {
     spec,
@@ -198,6 +211,10 @@ async function loadFile(dir: string, spec: PromptFileSpec): Promise<LoadedFile> 
     audio: 'audio' in header ? header.audio : {},
     style: 'style' in header ? header.style : undefined,
   };
+}
+
+function bytes(count: number): string {
+  return `${count.toLocaleString('en-US')} bytes`;
 }
 
 /** The first use of each name that has neither a built-in value nor a default. */

@@ -3,6 +3,7 @@ import type { AudioClip } from './audio-clips.js';
 import type { FolderLoad } from './folder-load.js';
 import { PROMPT_FILES, type PromptName } from './prompt-files.js';
 import { layerStyles, NO_STYLE, type SpeakStyle } from './speak-style.js';
+import { staticHead, systemPrompt, type SystemPrompt } from './static-prefix.js';
 import { DEFAULT_SETTINGS, type AudioName, type PromptSettings } from './system-settings.js';
 import { compileTemplate, type Template, type TemplateVariables } from './template.js';
 
@@ -13,6 +14,8 @@ export interface PromptSet {
   readonly placeholders: Record<PromptName, string[]>;
   /** Renders one prompt for one call; missing values render '' and are reported through onMissing. */
   render(name: PromptName, vars: Record<string, string | undefined>, onMissing?: (placeholder: string) => void): string;
+  /** system.md rendered for one call, with the length of its part every call shares (what a provider can cache). */
+  renderSystem(vars: Record<string, string | undefined>, onMissing?: (placeholder: string) => void): SystemPrompt;
   /** True if rendering `name` with `vars` would leave a placeholder without value or default. */
   wouldLeaveEmpty(name: PromptName, vars: Record<string, string | undefined>): boolean;
   /**
@@ -37,6 +40,8 @@ interface PromptLine {
 
 class LoadedPromptSet implements PromptSet {
   readonly placeholders: Record<PromptName, string[]>;
+  /** system.md's text before its first placeholder's line, found once per version: every call's system prompt starts with it. */
+  private readonly systemHead: string;
 
   constructor(
     private readonly lines: Readonly<Record<PromptName, PromptLine>>,
@@ -47,6 +52,7 @@ class LoadedPromptSet implements PromptSet {
     const placeholders = {} as Record<PromptName, string[]>;
     for (const spec of PROMPT_FILES) placeholders[spec.name] = lines[spec.name].placeholders;
     this.placeholders = Object.freeze(placeholders);
+    this.systemHead = staticHead(lines.system.template);
     Object.freeze(this);
   }
 
@@ -56,6 +62,10 @@ class LoadedPromptSet implements PromptSet {
       ((placeholder: string) => this.logger.warn({ prompt: name, placeholder }, 'prompt placeholder has no value; rendered empty'));
     // Trimmed so the file's last newline, or a final placeholder left empty, is not spoken.
     return this.lines[name].template.render(vars, report).trim();
+  }
+
+  renderSystem(vars: TemplateVariables, onMissing?: (placeholder: string) => void): SystemPrompt {
+    return systemPrompt(this.render('system', vars, onMissing), this.systemHead, this.lines.system.placeholders.length > 0);
   }
 
   wouldLeaveEmpty(name: PromptName, vars: TemplateVariables): boolean {

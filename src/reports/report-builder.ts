@@ -7,9 +7,13 @@ import { z } from 'zod';
 import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
 import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
 import { FIELDS_STATUSES, FieldValuesSchema, type FieldValues } from '../store/report-repository.js';
+import { addUsage, type TokenUsage } from '../llm/usage.js';
 import type { TranscriptLine } from './transcript-lines.js';
 
 const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() });
+
+/** LLM tokens as the server counted them; `cached` and `reasoning` null where it did not say. */
+const Tokens = z.object({ prompt: z.number(), cached: z.number().nullable(), completion: z.number(), reasoning: z.number().nullable() });
 
 /**
  * The report as delivered (`version: 1`; a later version only adds keys). Every key is always
@@ -32,7 +36,10 @@ const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() }
  *     "count": 3, "interrupted": 1, "failed": 0,
  *     "llm_first_token_ms": { "p50": 412, "max": 980 },   // null/null when no turn had one
  *     "first_speak_ms": { "p50": 655, "max": 1210 },
- *     "each": [ { "at": "…", "llm_first_token_ms": 412, "first_speak_ms": 655, "interrupted": false, "failed": false } ]
+ *     "tokens": { "prompt": 9120, "cached": 6144, "completion": 212, "reasoning": 0 },   // every turn's, summed; null if no
+ *                                                                                      // server counted any
+ *     "each": [ { "at": "…", "llm_first_token_ms": 412, "first_speak_ms": 655, "interrupted": false, "failed": false,
+ *                 "tokens": { "prompt": 2980, "cached": 2048, "completion": 64, "reasoning": 0 } } ]   // or null
  *   },
  *   "barge_ins": 1,
  *   "tool_calls": [ { "name": "order_status", "arguments": "{\"order_number\":\"4711\"}",   // the model's JSON text
@@ -69,6 +76,7 @@ export const CallReportSchema = z.object({
     failed: z.number(),
     llm_first_token_ms: Stat,
     first_speak_ms: Stat,
+    tokens: Tokens.nullable(),
     each: z.array(
       z.object({
         at: z.string(),
@@ -76,6 +84,7 @@ export const CallReportSchema = z.object({
         first_speak_ms: z.number().nullable(),
         interrupted: z.boolean(),
         failed: z.boolean(),
+        tokens: Tokens.nullable(),
       }),
     ),
   }),
@@ -127,12 +136,14 @@ export function buildReport(call: CallSummary, transcript: readonly TranscriptLi
       failed: call.turns.filter((turn) => turn.failed).length,
       llm_first_token_ms: stat(call.turns.map((turn) => turn.llmFirstTokenMs)),
       first_speak_ms: stat(call.turns.map((turn) => turn.firstSpeakMs)),
+      tokens: tokensOf(call.turns.reduce<TokenUsage | undefined>((sum, turn) => (turn.tokens ? addUsage(sum, turn.tokens) : sum), undefined)),
       each: call.turns.map((turn) => ({
         at: turn.at,
         llm_first_token_ms: rounded(turn.llmFirstTokenMs),
         first_speak_ms: rounded(turn.firstSpeakMs),
         interrupted: turn.interrupted,
         failed: turn.failed,
+        tokens: tokensOf(turn.tokens),
       })),
     },
     barge_ins: call.bargeIns,
@@ -168,4 +179,9 @@ function stat(values: readonly (number | undefined)[]): { p50: number | null; ma
   const known = values.filter((value): value is number => value !== undefined).sort((a, b) => a - b);
   if (known.length === 0) return { p50: null, max: null };
   return { p50: Math.round(known[Math.ceil(known.length / 2) - 1]!), max: Math.round(known.at(-1)!) };
+}
+
+function tokensOf(usage: TokenUsage | undefined): z.infer<typeof Tokens> | null {
+  if (!usage) return null;
+  return { prompt: usage.prompt, cached: usage.cached ?? null, completion: usage.completion, reasoning: usage.reasoning ?? null };
 }

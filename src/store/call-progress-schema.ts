@@ -2,6 +2,14 @@ import { z } from 'zod';
 import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
 import { CALL_END_REASONS } from '../call/ports/call-summary.js';
 
+/** A turn's LLM tokens as stored (see TokenUsage). */
+export const TokenUsageSchema = z.object({
+  prompt: z.number(),
+  completion: z.number(),
+  cached: z.number().optional(),
+  reasoning: z.number().optional(),
+});
+
 /** A turn's figures as stored (a call row's `turns`, the journal). */
 export const TurnSchema = z.object({
   at: z.string(),
@@ -12,6 +20,7 @@ export const TurnSchema = z.object({
   playbackEndedMs: z.number().optional(),
   interrupted: z.boolean(),
   failed: z.boolean(),
+  tokens: TokenUsageSchema.optional(),
 });
 
 /** A tool run as stored (a call row's `tool_runs`, the journal). */

@@ -1,3 +1,5 @@
+import type { BusinessConnections } from '../call/ports/business-tools.js';
+import { createHttpFetch } from '../net/http-fetch.js';
 import type { RenderedRequest } from './request-template.js';
 
 /**
@@ -20,41 +22,48 @@ export interface HttpAnswer {
   readonly cut: boolean;
 }
 
+/**
+ * The connections to business systems, shared by every call: kept as long as each server allows,
+ * and opened ahead of a turn that may need them (BusinessConnections). This client follows no
+ * redirect: one to another host would carry the headers (and their secrets) along.
+ */
+const businessSystems = createHttpFetch({ rawBodies: 'all' });
+
+export const businessConnections: BusinessConnections = {
+  expect: (holder, origin) => businessSystems.expect(holder, origin),
+  spent: (holder) => businessSystems.spent(holder),
+};
+
 /** Rejects on network failures and when `signal` aborts, as fetch does. */
 export async function sendRequest(request: RenderedRequest, signal: AbortSignal, maxBytes = MAX_ANSWER_BYTES): Promise<HttpAnswer> {
-  const response = await fetch(request.url, {
+  const response = await businessSystems.fetch(request.url, {
     method: request.method,
     headers: request.headers,
-    body: request.body,
+    ...(request.body === undefined ? {} : { body: request.body }),
     signal,
-    // A redirect to another host would carry the headers (and their secrets) along.
-    redirect: 'manual',
   });
-  const { body, cut } = await readCapped(response, maxBytes);
+  const raw = businessSystems.rawBody(response);
+  const { body, cut } = raw ? await readStream(raw, maxBytes) : { body: new Uint8Array(0), cut: false };
   return { status: response.status, ok: response.ok, body, cut };
 }
 
-async function readCapped(response: Response, maxBytes: number): Promise<{ body: Uint8Array; cut: boolean }> {
-  if (response.body === null) return { body: new Uint8Array(0), cut: false };
-  const reader = response.body.getReader();
+/** An answer's body, as Node's stream, read up to the cap. */
+async function readStream(raw: AsyncIterable<Uint8Array> & { destroy(): void }, maxBytes: number): Promise<{ body: Uint8Array; cut: boolean }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  let cut = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+  for await (const value of raw) {
     const room = maxBytes - size;
     if (value.byteLength > room) {
       chunks.push(value.subarray(0, room));
       size += room;
-      cut = true;
-      break;
+      // Enough read: the rest is not worth the connection.
+      raw.destroy();
+      return { body: concat(chunks, size), cut: true };
     }
     chunks.push(value);
     size += value.byteLength;
   }
-  if (cut) await reader.cancel().catch(() => undefined);
-  return { body: concat(chunks, size), cut };
+  return { body: concat(chunks, size), cut: false };
 }
 
 function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {

@@ -4,7 +4,7 @@ import type { BusinessTool, ToolResult, ToolRunContext } from '../call/ports/bus
 import { digestAnswer } from './answer-thread.js';
 import { sendRequest, type HttpAnswer } from './http-call.js';
 import { pathParts } from './json-path.js';
-import { renderRequest, type RenderedRequest } from './request-template.js';
+import { renderRequest, staticOrigin, type RenderedRequest } from './request-template.js';
 import { capResult } from './result-text.js';
 import type { ToolFile } from './tool-file.js';
 import { checkArguments } from './tool-parameters.js';
@@ -32,6 +32,7 @@ export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefau
   const maxChars = file.response.max_chars ?? defaults.maxChars;
   const path = file.response.path === undefined ? undefined : pathParts(file.response.path);
   const definition = httpToolDefinition(name, file);
+  const origin = staticOrigin(file.request.url);
   const { method } = file.request;
 
   const timeoutText = (): string => `error: ${file.errors.timeout ?? `${name} did not answer within ${timeoutMs / 1000} s`}`;
@@ -90,6 +91,7 @@ export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefau
   return Object.freeze({
     name,
     ...(source !== undefined ? { source } : {}),
+    ...(origin ? { origin } : {}),
     definition,
     sideEffect: file.side_effect,
     holdLines: Object.freeze([...file.hold]),
@@ -138,7 +140,8 @@ function declaredOnly(args: Record<string, unknown>, names: readonly string[]): 
 }
 
 function networkReason(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
-  const code = cause && 'code' in cause && typeof cause.code === 'string' ? cause.code : undefined;
+  // Node's own error carries the code (ECONNREFUSED); a fetch's wraps it as its cause.
+  const withCode = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = withCode instanceof Error && 'code' in withCode && typeof withCode.code === 'string' ? withCode.code : undefined;
   return code ?? (error instanceof Error ? error.name : 'unknown');
 }

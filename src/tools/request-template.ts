@@ -151,6 +151,22 @@ function literalText(template: Template): string {
   return template.parts.map((p) => (p.kind === 'literal' ? p.text : (p.defaultValue ?? ''))).join('');
 }
 
+/**
+ * The scheme, host and port the URL names before any placeholder: the business system every run
+ * reaches, to which a connection can be opened ahead. Undefined when a placeholder is part of it.
+ */
+export function staticOrigin(url: Template): URL | undefined {
+  const first = url.parts[0];
+  if (first?.kind !== 'literal') return undefined;
+  const authorityEnd = /^https?:\/\/[^/?#]*[/?#]/i.exec(first.text);
+  if (!authorityEnd && url.parts.length > 1) return undefined;
+  try {
+    return new URL(new URL(authorityEnd ? authorityEnd[0] : first.text).origin);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether the URL is http(s) whatever its placeholders turn out to be. */
 function isHttpUrl(url: Template): boolean {
   const sample = url.parts.map((p) => (p.kind === 'literal' ? p.text : 'x')).join('');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { CallProgress, CallSummary } from '../../src/call/ports/call-summary.js';
 import type { DeliveryAttempt } from '../../src/reports/delivery.js';
 
-/** A finished inbound call with two turns and a tool run; `overrides` change what a test is about. */
+/** A finished inbound call with three turns (two with the LLM's token counts) and a tool run; `overrides` change what a test is about. */
 export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
   // One call per session id unless a test says otherwise: its call id is its session id.
   return {
@@ -19,8 +19,9 @@ export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
     endReason: 'caller_hung_up',
     serviceReason: 'hangup',
     turns: [
-      { at: '2026-11-22T03:03:58.000Z', llmFirstTokenMs: 400, firstSpeakMs: 700, interrupted: false, failed: false },
-      { at: '2026-11-22T03:04:20.000Z', llmFirstTokenMs: 900, firstSpeakMs: 1200, interrupted: true, failed: false },
+      // The first server counted its cached tokens; the second (Mistral's way) did not say.
+      { at: '2026-11-22T03:03:58.000Z', llmFirstTokenMs: 400, firstSpeakMs: 700, interrupted: false, failed: false, tokens: { prompt: 4200, completion: 40, cached: 3072, reasoning: 0 } },
+      { at: '2026-11-22T03:04:20.000Z', llmFirstTokenMs: 900, firstSpeakMs: 1200, interrupted: true, failed: false, tokens: { prompt: 4410, completion: 31 } },
       { at: '2026-11-22T03:04:40.000Z', interrupted: false, failed: true },
     ],
     bargeIns: 1,

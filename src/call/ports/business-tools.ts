@@ -41,6 +41,8 @@ export interface BusinessTool {
   readonly directions?: readonly ('inbound' | 'outbound')[];
   /** Where it comes from, for what is said about it: `tools/order_status.yaml`, `MCP server crm`. */
   readonly source?: string;
+  /** The business system it sends its request to, when the tool file names it outright (no placeholder in it). */
+  readonly origin?: URL;
   /**
    * Runs the tool with the model's arguments (JSON text, unchecked). Never
    * rejects: bad arguments, errors, timeouts and aborts are results too.
@@ -63,4 +65,14 @@ export interface CallerContextSource {
    * stops when `signal` aborts.
    */
   lookup(variables: Readonly<Record<string, string | undefined>>, signal: AbortSignal): Promise<Record<string, string>>;
+}
+
+/**
+ * Connections to the business systems, opened ahead of a tool's request so that it pays no
+ * handshake: one wish per holder (a call) and origin, bounded in number and time.
+ */
+export interface BusinessConnections {
+  expect(holder: object, origin: URL): void;
+  /** `holder`'s requests are made now, or it makes none any more. */
+  spent(holder: object): void;
 }

@@ -1,3 +1,4 @@
+import type { TokenUsage } from '../../llm/usage.js';
 import type { PendingCall } from '../../outbound/pending-calls.js';
 import type { ToolOutcome } from './business-tools.js';
 
@@ -56,6 +57,11 @@ export interface TurnSummary {
   readonly interrupted: boolean;
   /** The LLM failed this turn: the caller heard the apology. */
   readonly failed: boolean;
+  /**
+   * The tokens of the turn's LLM requests, summed, as the server counted them (`cached`: read from
+   * its prompt cache). Absent when the server sent no counts, or the turn was cut before they came.
+   */
+  readonly tokens?: TokenUsage;
 }
 
 export interface ToolRunSummary {

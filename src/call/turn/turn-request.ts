@@ -5,17 +5,27 @@ import type { TurnOptions } from './turn.js';
 
 /**
  * What a turn asks the LLM for, and within which limits: the call's settings
- * and its prompt version's model, temperature and SSML, for `messages`.
+ * and its prompt version's model, temperature and SSML, for `messages` —
+ * whose system message starts with `staticSystemChars` characters every call
+ * of the prompt version shares.
  */
 export function turnRequest(
   deps: Pick<CallDeps, 'llm' | 'tools' | 'settings' | 'pacing'>,
   prompt: PromptSettings,
   messages: ChatCompletionMessageParam[],
+  staticSystemChars = 0,
 ): Pick<TurnOptions, 'llm' | 'request' | 'limits' | 'ssml'> {
   const { settings } = deps;
   return {
     llm: deps.llm,
-    request: { messages, tools: deps.tools, model: prompt.model, temperature: prompt.temperature, maxTokens: settings.llmMaxTokens },
+    request: {
+      messages,
+      tools: deps.tools,
+      model: prompt.model,
+      temperature: prompt.temperature,
+      maxTokens: settings.llmMaxTokens,
+      staticSystemChars,
+    },
     limits: {
       firstTokenTimeoutMs: settings.llmTimeoutMs,
       thinkingTimeoutMs: settings.llmThinkingTimeoutMs,

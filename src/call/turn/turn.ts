@@ -4,6 +4,7 @@ import { readDelta, type ToolCallPiece } from '../../llm/delta.js';
 import { JsonStringFieldStream } from '../../llm/json-string-field-stream.js';
 import type { Llm, LlmRequest } from '../../llm/llm.js';
 import { ThinkTagFilter } from '../../llm/think-tags.js';
+import { readUsage, type TokenUsage } from '../../llm/usage.js';
 import type { BusinessTool } from '../ports/business-tools.js';
 import { SentenceChunker } from '../speech/chunker.js';
 import { isRetryable, retryAfterMs } from './llm-retry.js';
@@ -73,6 +74,8 @@ export interface TurnOptions {
   onFirstToken?: (turn: Turn) => void;
   /** A failed request is about to be tried again, after `delayMs`. */
   onRetry?: (turn: Turn, error: unknown, delayMs: number) => void;
+  /** A request's stream ended with the tokens the server counted for it (when it sends them). */
+  onUsage?: (turn: Turn, usage: TokenUsage) => void;
 }
 
 /** What one LLM request is building. */
@@ -84,6 +87,8 @@ class RoundState {
   source: 'content' | ToolCallStream | undefined;
   /** An answer token (text or a tool call) has arrived for this request. */
   answered = false;
+  /** The server's count of the request's tokens, from a chunk without a choice (see reportUsage). */
+  usage: TokenUsage | undefined;
 
   constructor(turnId: number, round: number) {
     this.tools = new ToolCallAssembler((index) => `call_${turnId}_${round}_${index}`);
@@ -247,10 +252,13 @@ export class Turn {
     this.firstTokenTimer = setTimeout(() => this.abort('timeout'), this.options.limits.firstTokenTimeoutMs);
     try {
       const stream = await this.options.llm.stream({ ...this.options.request, messages, tools }, this.controller.signal);
+      let last: unknown;
       for await (const chunk of stream) {
         if (this.abortReason) break;
+        last = chunk;
         this.consume(chunk, state);
       }
+      this.reportUsage(state, last);
     } finally {
       this.clearRequestTimers();
     }
@@ -264,9 +272,22 @@ export class Turn {
     this.thinkingTimer = undefined;
   }
 
+  /**
+   * A server's count comes at the end of the stream: in a chunk without a choice (caught in consume,
+   * where token chunks never look for it) or beside the finish in the last chunk (read here, once).
+   * The last count wins: some servers repeat it, growing, on every chunk.
+   */
+  private reportUsage(state: RoundState, last: unknown): void {
+    const usage = readUsage(last) ?? state.usage;
+    if (usage) this.options.onUsage?.(this, usage);
+  }
+
   private consume(chunk: unknown, state: RoundState): void {
     const delta = readDelta(chunk, !state.answered);
-    if (!delta) return;
+    if (!delta) {
+      state.usage = readUsage(chunk) ?? state.usage;
+      return;
+    }
     let { text, reasoning } = delta;
     if (text !== '') {
       text = state.think.push(text);

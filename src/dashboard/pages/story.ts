@@ -1,4 +1,5 @@
 import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js';
+import { addUsage, type TokenUsage } from '../../llm/usage.js';
 import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../html.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
@@ -49,6 +50,7 @@ ${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}<
   <dt>Ended</dt><dd><span class="reason reason-${call.endReason}">${call.endReason.replaceAll('_', ' ')}</span>${call.serviceReason ? html` (${call.serviceReason})` : ''}</dd>
   <dt>Turns</dt><dd>${call.turns.length}</dd>
   <dt>Barge-ins</dt><dd>${call.bargeIns}</dd>
+  ${callTokens(call.turns)}
   ${call.tags?.campaign ? html`<dt>Campaign</dt><dd>${call.tags.campaign}</dd>` : ''}
   ${call.variables && Object.keys(call.variables).length > 0 ? html`<dt>Variables</dt><dd>${Object.entries(call.variables).map(([k, v]) => html`<span class="field">${k}: ${v}</span>`)}</dd>` : ''}
   <dt>Session</dt><dd><code>${call.sessionId}</code></dd>
@@ -119,7 +121,7 @@ function waterfall(turns: readonly TurnSummary[], callerLines: readonly Transcri
     return html`<li class="${turn.interrupted ? 'interrupted' : ''}${turn.failed ? ' failed' : ''}">
       <span class="label">${i + 1}. ${callerLines[i]?.text ?? ''}</span>
       <span class="track">${bars}</span>
-      <span class="figure">${first !== undefined ? html`first speak ${Math.round(first)} ms` : turn.failed ? 'failed' : 'no speech'}${turn.interrupted ? ' · interrupted' : ''}</span>
+      <span class="figure">${first !== undefined ? html`first speak ${Math.round(first)} ms` : turn.failed ? 'failed' : 'no speech'}${turn.interrupted ? ' · interrupted' : ''}${turnTokens(turn.tokens)}</span>
     </li>`;
   })}
   </ol>
@@ -127,6 +129,26 @@ function waterfall(turns: readonly TurnSummary[], callerLines: readonly Transcri
     (ms, i) => html`<span class="tick${i === 0 ? ' first' : ''}${i === ticks.length - 1 && i > 0 ? ' last' : ''}" style="left:${pct(ms)}">${formatMs(ms)}</span>`,
   )}</span><span class="unit">from the caller's words</span></div>
 </section>`;
+}
+
+/** The call's LLM tokens, every turn's summed, when a server counted any: what the prompt cache saved shows here. */
+function callTokens(turns: readonly TurnSummary[]): Html | '' {
+  const sum = turns.reduce<TokenUsage | undefined>((total, turn) => (turn.tokens ? addUsage(total, turn.tokens) : total), undefined);
+  if (!sum) return '';
+  const cached = sum.cached === undefined ? 'the server did not say how many were cached' : `${count(sum.cached)} of them cached`;
+  const reasoning = sum.reasoning ? ` (${count(sum.reasoning)} reasoning)` : '';
+  return html`<dt>LLM tokens</dt><dd class="tokens">${count(sum.prompt)} prompt, ${cached}; ${count(sum.completion)} completion${reasoning}</dd>`;
+}
+
+/** A turn's cached / prompt tokens under its figure; the rest in its title. */
+function turnTokens(tokens: TokenUsage | undefined): Html | '' {
+  if (!tokens) return '';
+  const title = `prompt ${count(tokens.prompt)}, cached ${tokens.cached === undefined ? 'not said' : count(tokens.cached)}, completion ${count(tokens.completion)}${tokens.reasoning === undefined ? '' : `, reasoning ${count(tokens.reasoning)}`}`;
+  return html`<span class="tokens" title="${title}">${tokens.cached === undefined ? '?' : count(tokens.cached)} / ${count(tokens.prompt)} tokens cached</span>`;
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
 }
 
 /**

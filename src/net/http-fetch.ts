@@ -4,8 +4,9 @@
  * statuses to its typed errors; a successful body is handed over as Node's own stream, because
  * undici and web streams cost several times Hotline's own work per streamed token.
  */
-import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import { WarmAgents } from './warm-agents.js';
 
 /** The `fetch` the openai SDK accepts. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -16,8 +17,17 @@ export interface HttpFetch {
    * (capped) body, so the SDK reads its error JSON as usual. Redirects are not followed.
    */
   readonly fetch: Fetch;
-  /** The unread body of a 2xx answer of this client; undefined for any other response. */
+  /** The unread body of a 2xx answer of this client (of every answer, with rawBodies: 'all'); undefined for any other. */
   rawBody(response: Response): IncomingMessage | undefined;
+  /**
+   * `holder` (a call) will soon send a request to `url`'s origin: a connection is opened now if
+   * none is idle, so that request pays no handshake. Its wish is spent by `spent`.
+   */
+  expect(holder: object, url: URL): void;
+  /** `holder`'s request has gone out, or it needs none any more. */
+  spent(holder: object): void;
+  /** Connections opened ahead of need, and how many of them a request took. */
+  readonly spareCounts: { opened: number; taken: number };
   /** Destroys every socket, idle or busy, so no keep-alive connection outlives the server. */
   close(): void;
 }
@@ -25,12 +35,18 @@ export interface HttpFetch {
 /** Error bodies are read whole for the SDK; a misbehaving server must not make that unbounded. */
 const ERROR_BODY_LIMIT = 1024 * 1024;
 
-export function createHttpFetch(): HttpFetch {
-  // No socket limit: every call streams its own reply at once. Like undici, drop an idle socket after
-  // 4 s (or sooner if the server's Keep-Alive hint says so): a socket the server is closing fails the next request.
-  // Idle sockets are unref'd by the agent, so they never hold the process open.
-  const httpAgent = new http.Agent({ keepAlive: true, timeout: 4_000 });
-  const httpsAgent = new https.Agent({ keepAlive: true, timeout: 4_000 });
+export interface HttpFetchOptions {
+  /**
+   * Every answer's body is handed over unread, through rawBody, whatever its status: for a reader
+   * that caps and digests bodies itself (a business system's error can be worth reading whole).
+   */
+  readonly rawBodies?: 'all';
+}
+
+export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
+  // No socket limit: every call streams its own reply at once. Idle connections are kept as long as
+  // the server allows (see warm-agents.ts), and unref'd by the agent, so they never hold the process open.
+  const agents = new WarmAgents();
   const bodies = new WeakMap<Response, IncomingMessage>();
 
   const fetch: Fetch = (input, init = {}) =>
@@ -52,6 +68,7 @@ export function createHttpFetch(): HttpFetch {
       if (body !== undefined) headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
 
       let settled = false;
+      let request: ClientRequest | undefined;
       let response: IncomingMessage | undefined;
       const settle = (): boolean => {
         if (settled) return false;
@@ -69,19 +86,35 @@ export function createHttpFetch(): HttpFetch {
         // Synchronously, so barge-in closes the LLM's socket at once. Destroying an unfinished body
         // destroys its socket, and the body's reader gets the same error as the SDK's callers would.
         if (response) response.destroy(error);
-        else request.destroy(error);
+        else request?.destroy(error);
       };
 
-      const request = client.request(url, { method: init.method ?? 'GET', headers, agent: client === https ? httpsAgent : httpAgent });
-      request.on('error', (error) => {
-        if (!response) fail(error);
-        // The body's reader must see the socket's own error, not the generic "aborted" that follows it.
-        else if (!response.complete) response.destroy(error);
-      });
-      request.on('response', (res) => {
+      const agent = client === https ? agents.https : agents.http;
+      let retried = false;
+      const send = (): void => {
+        const sent = client.request(url, { method: init.method ?? 'GET', headers, agent });
+        request = sent;
+        sent.on('error', (error) => {
+          if (sent !== request) return;
+          // A kept (or spare) connection the server closed as the request went out: it never reached
+          // the server, so it is sent again at once on a new connection, and nobody waits or hears of it.
+          const stale = sent.reusedSocket || agents.wasSpare(sent.socket);
+          if (!response && !settled && !retried && stale && isDeadConnection(error)) {
+            retried = true;
+            send();
+            return;
+          }
+          if (!response) fail(error);
+          // The body's reader must see the socket's own error, not the generic "aborted" that follows it.
+          else if (!response.complete) response.destroy(error);
+        });
+        sent.on('response', onResponse);
+        sent.end(body);
+      };
+      const onResponse = (res: IncomingMessage): void => {
         response = res;
         const status = res.statusCode ?? 0;
-        if (status >= 200 && status < 300) {
+        if ((status >= 200 && status < 300) || options.rawBodies === 'all') {
           // An unread body's failure must not crash the process: its reader gets the error from the stream.
           res.on('error', ignore);
           res.once('close', () => signal?.removeEventListener('abort', onAbort));
@@ -105,19 +138,27 @@ export function createHttpFetch(): HttpFetch {
             reject(toError(error));
           }
         }, fail);
-      });
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
-      request.end(body);
+      send();
     });
 
   return {
     fetch,
     rawBody: (response) => bodies.get(response),
-    close() {
-      httpAgent.destroy();
-      httpsAgent.destroy();
+    expect: (holder, url) => agents.expect(holder, url),
+    spent: (holder) => agents.spent(holder),
+    get spareCounts() {
+      return agents.spareCounts;
     },
+    close: () => agents.close(),
   };
+}
+
+/** How a connection the server had already closed fails a request written to it. */
+function isDeadConnection(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED';
 }
 
 function readErrorBody(res: IncomingMessage, done: (bytes: Buffer) => void, fail: (error: Error) => void): void {

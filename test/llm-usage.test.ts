@@ -1,0 +1,139 @@
+/**
+ * The tokens each LLM request used, as real servers report them, recorded per turn: the recorded
+ * streams of test/fixtures/llm-streams replayed through the real SDK path into a real call, each
+ * server's usage chunk where it sends it (a last chunk without choices, the finishing chunk, every
+ * chunk, Groq's x_groq, none at all). And asking for usage never breaks a server that refuses it.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { ScriptedPromptCache } from '../src/llm/scripted-prompt-cache.js';
+import type { TokenUsage } from '../src/llm/usage.js';
+import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
+import type { TestHotline } from './helpers/hotline.js';
+import { lastUserText } from './helpers/scripts.js';
+import { testCalls } from './helpers/test-calls.js';
+
+const DIR = path.join(import.meta.dirname, 'fixtures', 'llm-streams');
+
+/** What each server counted, read off its recording by hand. */
+const RECORDED: [file: string, tokens: TokenUsage | undefined][] = [
+  // A last chunk with empty choices, as asked for with stream_options.
+  ['openai-gpt4omini-text.sse', { prompt: 78, completion: 9, cached: 0, reasoning: 0 }],
+  // ... followed by a moderation chunk whose usage is null.
+  ['openai-gpt5-text.sse', { prompt: 13, completion: 11, cached: 0, reasoning: 0 }],
+  ['xai-grok3mini-text.sse', { prompt: 12, completion: 2, cached: 11, reasoning: 340 }],
+  ['alibaba-qwen3max-reasoning.sse', { prompt: 24, completion: 1355, cached: 0, reasoning: 1084 }],
+  ['openrouter-gemini-native-options.sse', { prompt: 687, completion: 187, cached: 679, reasoning: 118 }],
+  // prompt_tokens_details null, reasoning_tokens beside the counts.
+  ['azure-deepseek-v4pro-reasoning.sse', { prompt: 19, completion: 1720, reasoning: 0 }],
+  // On the chunk that finishes the reply, with DeepSeek's own names beside OpenAI's.
+  ['deepseek-reasoner-reasoning.sse', { prompt: 18, completion: 219, cached: 0, reasoning: 205 }],
+  ['mistral-small-text.sse', { prompt: 13, completion: 8 }],
+  ['zai-glm47-thinking.sse', { prompt: 13, completion: 564, cached: 0, reasoning: 561 }],
+  ['hf-deepseek-r1-think-tags.sse', { prompt: 10, completion: 955, cached: 0 }],
+  // Groq: under usage and x_groq.usage, or only under x_groq.usage.
+  ['groq-llama33-text.sse', { prompt: 45, completion: 662 }],
+  ['groq-compound-websearch.sse', { prompt: 5003, completion: 359 }],
+  // On every chunk, growing: the last one counts.
+  ['perplexity-sonar-text.sse', { prompt: 11, completion: 434 }],
+  // Anthropic's names behind a gateway, the first count without the completion.
+  ['neon-claude-haiku45-text.sse', { prompt: 16, completion: 13, cached: 0 }],
+  // No usage at all.
+  ['ollama-qwen25coder-text.sse', undefined],
+];
+
+const END = 'That is all.';
+
+function script(request: ChatRequestBody): ScriptedReply {
+  const words = lastUserText(request);
+  if (words === END) return { content: 'Goodbye for now.' };
+  if (words.endsWith('.sse')) return { sse: readFileSync(path.join(DIR, words), 'utf8'), ttftMs: 0, tokenDelayMs: 0 };
+  if (words === 'refuse' && request.stream_options) return { status: 422 };
+  // A tool Hotline does not have: the model is told so and asked again, within the turn.
+  if (words === 'Look it up') return request.messages.at(-1)?.role === 'tool' ? { content: 'It is not there.' } : { toolCalls: [{ name: 'lookup', arguments: '{}' }] };
+  return { content: 'Fine, thank you.' };
+}
+
+const calls = testCalls({ playback: { kind: 'auto', msPerChar: 0.01 } });
+
+async function start(env: Record<string, string> = {}): Promise<TestHotline> {
+  // Long recorded answers are spoken whole, and a thinking model gets no hold line: one request per turn.
+  return calls.start(script, { REPLY_MAX_CHARS: '20000', THINKING_FILLER_MS: '0', ...env });
+}
+
+/** The caller says `words`; the turn's record once the reply has played. */
+async function turnTokens(env: TestHotline, words: string): Promise<TokenUsage | undefined> {
+  const service = await calls.connect();
+  service.start();
+  await service.nextOfType('speak');
+  await service.whenQuiet();
+  service.say(words);
+  await service.next((a) => a.type === 'speak');
+  const call = env.hotline.registry.get(service.sessionId)!;
+  await expect.poll(() => call.quietRecord()?.turns.length, { timeout: 10_000 }).toBe(1);
+  return call.quietRecord()!.turns[0]!.tokens;
+}
+
+describe('usage as each server reports it', () => {
+  test.each(RECORDED)('%s', async (file, expected) => {
+    const env = await start();
+    expect(await turnTokens(env, file)).toEqual(expected);
+  });
+});
+
+describe('asking for usage', () => {
+  test('each request asks for its usage; the turn adds up the counts of its requests', async () => {
+    const env = await start();
+    const tokens = await turnTokens(env, 'Look it up');
+    expect(env.llm.requests).toHaveLength(2);
+    expect(env.llm.requests.map((r) => r.body.stream_options)).toEqual([{ include_usage: true }, { include_usage: true }]);
+    // What the scripted server counted for each, by its prompt cache replayed over the same requests.
+    const cache = new ScriptedPromptCache();
+    const [first, second] = env.llm.requests.map((r) => cache.count(r.rawBody));
+    expect(tokens).toEqual({
+      prompt: first!.promptTokens + second!.promptTokens,
+      cached: first!.cachedTokens + second!.cachedTokens,
+      completion: expect.any(Number),
+      reasoning: 0,
+    });
+    expect(tokens!.completion).toBeGreaterThan(0);
+  });
+
+  test('LLM_STREAM_USAGE=false asks for none', async () => {
+    const env = await start({ LLM_STREAM_USAGE: 'false' });
+    expect(await turnTokens(env, 'How are you?')).toBeUndefined();
+    expect(env.llm.requests[0]!.rawText).not.toContain('stream_options');
+  });
+
+  test('a server that refuses stream_options (422, as Mistral does) is asked again at once without it, and never again with it', async () => {
+    const env = await start();
+    const service = await calls.connect();
+    service.start();
+    await service.nextOfType('speak');
+    await service.whenQuiet();
+    service.say('refuse');
+    // The caller hears the answer, not the apology.
+    expect((await service.nextOfType('speak')).text).toBe('Fine, thank you.');
+    await expect.poll(() => env.hotline.registry.get(service.sessionId)?.generating ?? true).toBe(false);
+    await service.whenQuiet();
+    service.say('How are you?');
+    expect((await service.nextOfType('speak')).text).toBe('Fine, thank you.');
+    expect(env.llm.requests.map((r) => [r.status, r.body.stream_options ?? null])).toEqual([
+      [422, { include_usage: true }],
+      [200, null],
+      [200, null],
+    ]);
+  });
+
+  test('LLM_STREAM_USAGE=true keeps asking: a server that refuses it fails the turn, as it says', async () => {
+    const env = await start({ LLM_STREAM_USAGE: 'true' });
+    const service = await calls.connect();
+    service.start();
+    await service.nextOfType('speak');
+    await service.whenQuiet();
+    service.say('refuse');
+    expect((await service.nextOfType('speak')).text).toMatch(/^I'm sorry/);
+    expect(env.llm.requests.every((r) => r.body.stream_options?.include_usage === true)).toBe(true);
+  });
+});
