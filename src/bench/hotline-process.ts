@@ -53,6 +53,15 @@ export async function buildHotline(): Promise<void> {
   if (code !== 0) throw new Error(`npm run build failed (exit ${code}):\n${output.slice(-TAIL_CHARS)}`);
 }
 
+/**
+ * Hotline from its TypeScript sources through tsx, for a test that cannot wait for a build: the
+ * same entry point and probe, compiled as they load.
+ */
+function sourceArgs(): string[] {
+  const source = new URL('../../src/', import.meta.url);
+  return ['--import', import.meta.resolve('tsx'), '--import', new URL('bench/process-probe.ts', source).href, fileURLToPath(new URL('main.ts', source))];
+}
+
 /** One Hotline process's probe connection: its commands, and its clock against the bench's. */
 class ProbeLink {
   readonly commands: CommandChannel;
@@ -93,7 +102,8 @@ export class HotlineProcess implements HotlineUnderTest {
     private readonly exited: Promise<void>,
     private readonly probeServer: Server,
     private readonly links: readonly ProbeLink[],
-    private readonly workdir: string,
+    /** The empty folder it runs in, removed by close(). */
+    readonly workdir: string,
     readonly url: string,
     readonly wsUrl: string,
     readonly port: number,
@@ -103,8 +113,9 @@ export class HotlineProcess implements HotlineUnderTest {
    * `node --import process-probe.js dist/main.js` with `env` and WORKERS=`workers`, ready once
    * every Hotline in it has said where it listens and connected its probe. `nice`: the priority
    * the calling thread takes back first, as the process and every thread in it are born with it.
+   * `source`: src/main.ts through tsx instead (see sourceArgs).
    */
-  static async start(env: Record<string, string>, options: { workers: number; nice: number | undefined }): Promise<HotlineProcess> {
+  static async start(env: Record<string, string>, options: { workers: number; nice: number | undefined; source?: boolean }): Promise<HotlineProcess> {
     const hotlines = options.workers;
     const probeServer = createServer();
     const links: ProbeLink[] = [];
@@ -130,7 +141,7 @@ export class HotlineProcess implements HotlineUnderTest {
     takeNice(options.nice);
     const child = spawn(
       process.execPath,
-      ['--import', new URL('bench/process-probe.js', builtRoot).href, fileURLToPath(new URL('main.js', builtRoot))],
+      options.source ? sourceArgs() : ['--import', new URL('bench/process-probe.js', builtRoot).href, fileURLToPath(new URL('main.js', builtRoot))],
       {
         cwd: workdir,
         env: { ...passed, ...env, WORKERS: String(hotlines), [PROBE_PORT_VARIABLE]: String(probePort) },

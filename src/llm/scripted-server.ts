@@ -135,6 +135,11 @@ export interface ScriptedLlmServerOptions {
    * keeps it much longer; at 5 s a client pausing between turns finds it closed whatever it does.
    */
   keepAliveTimeoutMs?: number;
+  /**
+   * Whether answers say how long with `Keep-Alive: timeout=…` (default true, as Node's servers do).
+   * Some fronts (Cloudflare's) send no such header: the client's own idle limit then decides alone.
+   */
+  keepAliveHint?: boolean;
 }
 
 export const DEMO_MODEL_ID = 'hotline-demo';
@@ -610,7 +615,11 @@ export async function startScriptedLlmServer(options: ScriptedLlmServerOptions):
     );
   };
   const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, handle) : createServer(handle);
-  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
+  if (options.keepAliveTimeoutMs !== undefined && options.keepAliveHint === false) {
+    // Node sends the header whenever its keep-alive timeout is on: off, and the socket's own idle timeout closes it.
+    server.keepAliveTimeout = 0;
+    server.timeout = options.keepAliveTimeoutMs;
+  } else if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('clientError', (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {
