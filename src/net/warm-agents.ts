@@ -16,7 +16,8 @@ import { SpareConnections } from './spare-connections.js';
  */
 export const KEEP_IDLE_MS = 120_000;
 
-const AGENT_OPTIONS: http.AgentOptions = { keepAlive: true, timeout: KEEP_IDLE_MS };
+// noDelay as Node's agent sets it for its own connections: a spare must not hold a small write back (Nagle).
+const AGENT_OPTIONS: http.AgentOptions & { noDelay: boolean } = { keepAlive: true, timeout: KEEP_IDLE_MS, noDelay: true };
 
 class HttpAgent extends http.Agent {
   readonly spares: SpareConnections;
