@@ -6,9 +6,8 @@ export default defineConfig({
     setupFiles: ['test/setup/isolate-env.ts'],
     // Says once, loudly, when the PostgreSQL half of the store tests is skipped.
     globalSetup: ['test/setup/postgres-notice.ts'],
-    // Most files wait on child processes, sockets, databases and real timers, not on the CPU: with
-    // two at a time a two-core machine stayed 40 % idle through the run (117 % of 200 % busy with
-    // three), so three files run at once.
+    // Most files wait on child processes, sockets, databases and real timers, not on the CPU: three
+    // at a time, the whole run (children included) used 1.2 of a two-core machine's 2 cores.
     maxWorkers: 3,
   },
 });

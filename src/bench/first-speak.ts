@@ -5,7 +5,7 @@
  */
 import { completingTokenIndices, nextSentenceReleases, wholeReplyRelease } from './baselines.js';
 import { now, sleep } from './clock.js';
-import type { LoopFigures } from './hotline-probes.js';
+import type { HotlineUnderTest, LoopFigures } from './hotline-probes.js';
 import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { question, tagOf } from './replies.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
@@ -36,18 +36,19 @@ export interface TalkRun {
   eventLoop: LoopFigures;
 }
 
-export async function runTalkingCalls(fixture: BenchFixture, options: TalkOptions): Promise<TalkRun> {
+/** `target`: whom the calls talk to, Hotline or the floor (fixture.floor), on the same LLM server. */
+export async function runTalkingCalls(fixture: BenchFixture, options: TalkOptions, target: HotlineUnderTest = fixture.hotline): Promise<TalkRun> {
   fixture.reset();
   const callers = await openCallers(
-    fixture.hotline.wsUrl,
+    target.wsUrl,
     options.calls,
     options.openPerSecond,
     options.idPrefix,
     { msPerChar: options.msPerChar, onSpeak: (_caller, text, at) => fixture.noteSpeak(text, at) },
     (text) => tagOf(text) === undefined,
   );
-  await fixture.hotline.startProbe();
-  await fixture.hotline.startLoopMonitor();
+  await target.startProbe();
+  await target.startLoopMonitor();
   const started = now();
   let timedOut = 0;
 
@@ -74,8 +75,8 @@ export async function runTalkingCalls(fixture: BenchFixture, options: TalkOption
   try {
     await Promise.all(callers.map((caller, i) => talk(caller, i)));
   } finally {
-    eventLoop = await fixture.hotline.stopLoopMonitor();
-    fixture.noteLeft((await fixture.hotline.stopProbe()).speaks);
+    eventLoop = await target.stopLoopMonitor();
+    fixture.noteLeft((await target.stopProbe()).speaks);
   }
   const durationS = (now() - started) / 1000;
   await Promise.all(callers.map((caller) => caller.end()));
@@ -101,6 +102,13 @@ export interface ReplyAnalysis {
   overheadMs: Summary;
   /** Completing token written → the speak arrived at the voice-service client: adds the hop out and the client's side. */
   endToEndMs: Summary;
+  /**
+   * The overhead split where the LLM socket's data last read before the speak reached the reader's code
+   * (at one call the completing token's; with many, possibly another call's): `wireMs` before it (the
+   * loopback hop, the kernel, waking the thread and any wait for it), `workMs` after it (the reader's own work).
+   */
+  wireMs: Summary;
+  workMs: Summary;
   /**
    * Speaks that left Hotline after the token following their completing token
    * had already been written: the overhead exceeded a token's spacing.
@@ -132,6 +140,8 @@ export interface ReplyAnalysis {
 export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
   const overheads: number[] = [];
   const endToEnd: number[] = [];
+  const wire: number[] = [];
+  const work: number[] = [];
   const hotline: number[] = [];
   const whole: number[] = [];
   const next: number[] = [];
@@ -159,6 +169,11 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
       const written = tokens[tokenIndex]?.at ?? Number.NaN;
       const left = reply.left[k] ?? Number.NaN;
       overheads.push(left - written);
+      const read = reply.read[k] ?? Number.NaN;
+      if (Number.isFinite(read)) {
+        wire.push(read - written);
+        work.push(left - read);
+      }
       endToEnd.push((reply.arrivals[k] ?? Number.NaN) - written);
       const following = tokens[tokenIndex + 1];
       if (following && following.at < left) late++;
@@ -176,6 +191,8 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
     speaks: overheads.length,
     overheadMs: summarize(overheads),
     endToEndMs: summarize(endToEnd),
+    wireMs: summarize(wire),
+    workMs: summarize(work),
     lateSpeaks: late,
     skipped,
     llmTokenGapMs: summarize(gaps),
@@ -196,10 +213,18 @@ export interface FirstSpeakLevel extends ReplyAnalysis {
   timedOut: number;
   durationS: number;
   eventLoop: LoopFigures;
+  /**
+   * The floor (raw-reader.ts): the same calls, turns and token streams right after, read by the least
+   * any program could do with them on a thread of its own; when the fixture has one.
+   */
+  floor?: FloorLevel;
 }
 
-export async function measureLevel(fixture: BenchFixture, options: TalkOptions): Promise<FirstSpeakLevel> {
-  const run = await runTalkingCalls(fixture, options);
+export type FloorLevel = Omit<FirstSpeakLevel, 'floor'>;
+
+/** `target`: Hotline, or the floor (fixture.floor) with the same options: its calls talk on the same schedule. */
+export async function measureLevel(fixture: BenchFixture, options: TalkOptions, target: HotlineUnderTest = fixture.hotline): Promise<FirstSpeakLevel> {
+  const run = await runTalkingCalls(fixture, options, target);
   const analysis = analyzeReplies(run.replies);
   fixture.reset();
   return {

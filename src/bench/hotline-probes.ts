@@ -13,8 +13,12 @@ import { forcedGc, settleHeap } from './gc.js';
 
 /** What a probe saw, in the clock of Hotline's thread. */
 export interface ProbeRecords {
-  /** Each speak as it left Hotline (the transport's send returned). */
-  speaks: { text: string; at: number }[];
+  /**
+   * Each speak as it left Hotline (the transport's send returned), and when the LLM socket's data
+   * that was read last before it had reached JavaScript (`readAt`): what lies between the two is
+   * Hotline's own work, what lies before is the wire, the kernel and the wait for the thread.
+   */
+  speaks: { text: string; at: number; readAt?: number | undefined }[];
   /** Each barge-in (user_speak with barged_in) as it entered the call core, and when the LLM socket was destroyed. */
   bargeIns: { session: string; receivedAt: number | undefined; enteredAt: number; socketDestroyedAt: number | undefined }[];
 }
@@ -62,7 +66,7 @@ export type HotlineAnswer =
 /** The same records on another clock: `shift` is added to every time. */
 export function shiftRecords(records: ProbeRecords, shift: number): ProbeRecords {
   return {
-    speaks: records.speaks.map((s) => ({ text: s.text, at: s.at + shift })),
+    speaks: records.speaks.map((s) => ({ text: s.text, at: s.at + shift, readAt: s.readAt === undefined ? undefined : s.readAt + shift })),
     bargeIns: records.bargeIns.map((b) => ({
       session: b.session,
       receivedAt: b.receivedAt === undefined ? undefined : b.receivedAt + shift,
@@ -88,6 +92,8 @@ export class HotlineProbes {
    * front of ws's own stamps every event it carries.
    */
   private dataAt: number | undefined;
+  /** When data from a client socket (the LLM's, in a first-speak run) last reached this thread's code. */
+  clientDataAt: number | undefined;
   private monitor: IntervalHistogram | undefined;
   private busyBefore: EventLoopUtilization | undefined;
   private gcObserver: PerformanceObserver | undefined;
@@ -104,6 +110,9 @@ export class HotlineProbes {
     // Every client socket is watched from the start: Hotline keeps its LLM connections alive across phases.
     diagnostics.subscribe('net.client.socket', (message) => {
       const { socket } = message as { socket: Socket };
+      socket.prependListener('data', () => {
+        this.clientDataAt = now();
+      });
       const destroy = socket.destroy;
       const probes = this;
       socket.destroy = function destroyObserved(this: Socket, error?: Error) {
@@ -189,7 +198,7 @@ export class HotlineProbes {
         this.handling = undefined;
       },
       speakLeft: (text, at) => {
-        current.speaks.push({ text, at });
+        current.speaks.push({ text, at, readAt: this.clientDataAt });
       },
     });
   }

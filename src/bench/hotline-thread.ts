@@ -31,9 +31,13 @@ export class HotlineThread implements HotlineUnderTest {
     worker.on('exit', (code) => this.commands.fail(new Error(`Hotline thread exited with code ${code}`)));
   }
   /** `nice`: the priority the thread takes back if it is born lower (see takeNice). */
-  static async start(env: Record<string, string>, nice?: number): Promise<HotlineThread> {
-    const data: HotlineWorkerData = { role: 'hotline-bench-hotline', env, nice };
-    const worker = spawnWorker('hotline-worker', data);
+  static start(env: Record<string, string>, nice?: number): Promise<HotlineThread> {
+    return HotlineThread.spawn('hotline-worker', { role: 'hotline-bench-hotline', env, nice } satisfies HotlineWorkerData);
+  }
+
+  /** A module beside this one that answers as hotline-worker does: raw-reader-worker, the floor, is measured alike. */
+  static async spawn(module: string, data: unknown): Promise<HotlineThread> {
+    const worker = spawnWorker(module, data);
     const ready = await new Promise<Extract<HotlineWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       const onExit = (code: number): void => reject(new Error(`Hotline thread exited with code ${code} while starting`));
       worker.once('error', reject);

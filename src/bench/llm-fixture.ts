@@ -12,6 +12,7 @@ import { startScriptedLlmServer, type RecordedRequest, type RecordedToken, type 
 import { clockOffset, now } from './clock.js';
 import type { HotlineUnderTest } from './hotline-probes.js';
 import { HotlineThread } from './hotline-thread.js';
+import type { RawReaderWorkerData } from './raw-reader-worker.js';
 import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
 import { startingNice, yieldCpuToHotline } from './priority.js';
@@ -38,6 +39,8 @@ export interface ReplyInfo {
   readonly arrivals: number[];
   /** When each speak left Hotline (its transport's send returned), in order; filled from a probe's records. */
   readonly left: number[];
+  /** For each speak, when the LLM socket's data last read before it reached Hotline's code (NaN where not known). */
+  readonly read: number[];
   /** Resolved once `expected` speaks have arrived. */
   complete: (() => void) | undefined;
 }
@@ -60,6 +63,8 @@ export interface FixtureOptions {
   env?: Readonly<Record<string, string>>;
   /** Starts Hotline (default: on a thread of its own, HotlineThread). */
   launch?: HotlineLauncher;
+  /** Also start the floor of first-speak overhead (raw-reader.ts) on a thread of its own, at Hotline's priority. */
+  floor?: boolean;
 }
 
 /** Starts Hotline with `env`, running at the nice value `nice` (the bench's before its callers gave way; see takeNice). */
@@ -79,6 +84,8 @@ export class BenchFixture {
   private nextId = 0;
   private llm: LlmSide | undefined;
   private hotlineRef: HotlineUnderTest | undefined;
+  /** The raw reader the first-speak figures are set against, when asked for (FixtureOptions.floor). */
+  floor: HotlineUnderTest | undefined;
   private transcriptsDir = '';
   /** The nice value the callers' thread runs at, if it gave way to Hotline. */
   callersNice: number | undefined;
@@ -115,7 +122,11 @@ export class BenchFixture {
       WS_RECONNECT_GRACE_MS: '0',
       ...options.env,
     }, startingNice());
-    // After Hotline's thread has started: a thread is born with its creator's priority.
+    if (options.floor) {
+      const data: RawReaderWorkerData = { role: 'hotline-bench-floor', llmBaseUrl: fixture.llm.baseURL, nice: startingNice() };
+      fixture.floor = await HotlineThread.spawn('raw-reader-worker', data);
+    }
+    // After Hotline's (and the floor's) thread has started: a thread is born with its creator's priority.
     if (options.yieldCpu) fixture.callersNice = yieldCpuToHotline();
     return fixture;
   }
@@ -146,6 +157,7 @@ export class BenchFixture {
       outcome: undefined,
       arrivals: [],
       left: [],
+      read: [],
       complete: undefined,
     };
     this.replies.set(tag, reply);
@@ -163,10 +175,12 @@ export class BenchFixture {
   }
 
   /** Records the speaks a probe saw leave Hotline against their replies. */
-  noteLeft(speaks: readonly { text: string; at: number }[]): void {
-    for (const { text, at } of speaks) {
+  noteLeft(speaks: readonly { text: string; at: number; readAt?: number | undefined }[]): void {
+    for (const { text, at, readAt } of speaks) {
       const tag = tagOf(text);
-      if (tag !== undefined) this.replies.get(tag)?.left.push(at);
+      const reply = tag === undefined ? undefined : this.replies.get(tag);
+      reply?.left.push(at);
+      reply?.read.push(readAt ?? Number.NaN);
     }
   }
 
@@ -178,6 +192,7 @@ export class BenchFixture {
 
   async close(): Promise<void> {
     await this.hotlineRef?.close();
+    await this.floor?.close();
     await this.llm?.close();
     if (this.transcriptsDir) await rm(this.transcriptsDir, { recursive: true, force: true });
   }

@@ -20,6 +20,13 @@ export async function warmUp(fixture: BenchFixture, options: { calls: number; tu
       turnTimeoutMs: 10_000,
       idPrefix: 'warmup',
     });
+    if (fixture.floor) {
+      await runTalkingCalls(
+        fixture,
+        { calls: options.calls, turns: options.turns, openPerSecond: 1000, thinkMs: 5, msPerChar: 0.05, seed: options.seed + 7, turnTimeoutMs: 10_000, idPrefix: 'warmup-floor' },
+        fixture.floor,
+      );
+    }
     // Aborting a stream runs code nothing else does (undici's abort path, the turn's interruption).
     await runBargeIns(fixture, {
       trials: options.calls * options.turns,

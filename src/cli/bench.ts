@@ -7,8 +7,10 @@
  * give way to Hotline's at the lowest CPU priority (--same-priority keeps them
  * level, to see what sharing two cores with them costs). The workers phase
  * starts Hotline as production runs it instead, node dist/main.js with
- * WORKERS=1 and WORKERS=2 (bench/workers.ts). Prints a table and, with --out,
- * writes the same figures as JSON. Not part of `npm test`.
+ * WORKERS=1 and WORKERS=2 (bench/workers.ts), and the network phase starts it
+ * so against a model and a business system over TLS across a link with a set
+ * round trip (bench/network.ts). Prints a table and, with --out, writes the
+ * same figures as JSON. Not part of `npm test`.
  *
  *   npm run bench -- [options]      (USAGE below, or --help, lists them with their defaults)
  */
@@ -34,9 +36,14 @@ import { describePostgresUrl } from '../store/postgres/postgres-dialect.js';
 import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
 import { measureWorkers, type WorkersResult } from '../bench/workers.js';
+import { measureNetwork, type NetworkResult } from '../bench/network.js';
+import type { LinkKind } from '../bench/network-link.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../command-line.js';
 
-const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers'] as const;
+const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network'] as const;
+/** Phases that start Hotline themselves, apart from the bench's main Hotline on a thread. */
+const OWN_HOTLINE: readonly Phase[] = ['store', 'workers', 'network'];
+const LINKS = ['auto', 'netns', 'proxy'] as const;
 type Phase = (typeof PHASES)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -44,13 +51,15 @@ const USAGE = `Usage: npm run bench -- [options]
 Benchmarks Hotline on a thread of its own against a scripted OpenAI-compatible LLM server, with
 callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1, and prints a
 table of first-speak overhead, barge-in latency, capacity, webhook throughput, the store's
-figures on SQLite and PostgreSQL, and the talking calls held with WORKERS=1 and WORKERS=2 (Hotline
-built and started as a process, node dist/main.js). A full run takes about 10 minutes on 2 cores,
---quick about 3; the run gives up after 20 minutes (exit 3).
+figures on SQLite and PostgreSQL, the talking calls held with WORKERS=1 and WORKERS=2 (Hotline
+built and started as a process, node dist/main.js), and what a caller pays when the model and a
+business system are across a network, over TLS (network). A full run takes about 11 minutes on 2
+cores, --quick about 4; the run gives up after 20 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
-  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers (default: all)
+  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers, network
+                            (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
                             phase always gives it one, ahead of Hotline's priority: see src/bench/workers.ts)
@@ -81,6 +90,17 @@ Phases:
   --workers-budget-s <s>    workers: time for each WORKERS value's ladder of talking calls (default 100 [20])
   --dashboard-calls <n>     store this many ended calls first and keep the dashboard busy while the phases
                             run: its live view open, a history page every 250 ms (default 0: no dashboard)
+  --rtt <ms>                network: the round trip to the model and the business system (default 50)
+  --gap <ms>|<min>-<max>    network: the caller's pause before each turn, fixed or uniform in a range, e.g.
+                            5000-15000 (default 8000)
+  --network-calls <n>       network: calls in parallel (default 10 [4])
+  --network-turns <n>       network: turns per call (default 4 [3])
+  --link <how>              network: netns (a network namespace, veth and netem: needs root and the kernel's
+                            netem), proxy (a delaying TCP proxy), or auto: netns where it can be made (default auto)
+  --server-idle-s <s>       network: how long the model and business system keep an idle connection open
+                            (default 400, Cloudflare's documented HTTP/1.1 keep-alive)
+  --keep-alive-hint         network: and say so in a Keep-Alive: timeout header, as Node's servers do (default:
+                            no header, as Cloudflare's front sends none; a client's own idle limit decides)
 
 Example:
   npm run bench -- --quick --only first-speak,barge-in --out bench.json`;
@@ -113,12 +133,19 @@ const BENCH = command({
     'dashboard-calls': { type: 'string' },
     workers: { type: 'string' },
     'workers-budget-s': { type: 'string' },
+    rtt: { type: 'string' },
+    gap: { type: 'string' },
+    'network-calls': { type: 'string' },
+    'network-turns': { type: 'string' },
+    link: { type: 'string' },
+    'server-idle-s': { type: 'string' },
+    'keep-alive-hint': { type: 'boolean', default: false },
     seed: { type: 'string' },
   },
 });
 
 type BenchValues = CommandLine<typeof BENCH.options, false>['values'];
-type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres'>;
+type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres' | 'gap' | 'link' | 'keep-alive-hint'>;
 
 /** Every setting of the run, checked before anything starts; throws UsageError. */
 function benchSettings(values: BenchValues) {
@@ -152,6 +179,13 @@ function benchSettings(values: BenchValues) {
     dashboardCalls: count('dashboard-calls', 0),
     workerCounts: levelsFrom('--workers', values.workers ?? '1,2'),
     workersBudgetS: number('workers-budget-s', 100, 20),
+    rttMs: number('rtt', 50),
+    gapMs: gapFrom(values.gap),
+    networkCalls: count('network-calls', 10, 4),
+    networkTurns: count('network-turns', 4, 3),
+    link: linkFrom(values.link),
+    serverIdleS: number('server-idle-s', 400),
+    keepAliveHint: values['keep-alive-hint'],
     llmThread: values['llm-thread'],
     samePriority: values['same-priority'],
     out: values.out,
@@ -165,6 +199,22 @@ function phasesFrom(only: string | undefined): Set<Phase> {
     phases.add(name as Phase);
   }
   return phases;
+}
+
+/** "8000" or "5000-15000" (ms). */
+function gapFrom(value: string | undefined): { min: number; max: number } {
+  if (value === undefined) return { min: 8000, max: 8000 };
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:-\s*(\d+(?:\.\d+)?)\s*)?$/.exec(value);
+  const min = Number(match?.[1]);
+  const max = match?.[2] === undefined ? min : Number(match[2]);
+  if (!match || !(max >= min)) throw new UsageError(`--gap: "${value}" is not a pause in ms (8000) or a range (5000-15000)`);
+  return { min, max };
+}
+
+function linkFrom(value: string | undefined): LinkKind | 'auto' {
+  if (value === undefined) return 'auto';
+  if (!(LINKS as readonly string[]).includes(value)) throw new UsageError(`--link: "${value}" is not one of ${LINKS.join(', ')}`);
+  return value as LinkKind | 'auto';
 }
 
 function postgresUrlFrom(value: string | undefined): string {
@@ -205,6 +255,13 @@ const {
   dashboardCalls,
   workerCounts,
   workersBudgetS,
+  rttMs,
+  gapMs,
+  networkCalls,
+  networkTurns,
+  link,
+  serverIdleS,
+  keepAliveHint,
   llmThread,
   samePriority,
   out,
@@ -255,17 +312,26 @@ let viewer: DashboardViewer | undefined;
 let store: StoreBenchResult | undefined;
 let fixture: BenchFixture | undefined;
 let workers: WorkersResult | undefined;
+let network: NetworkResult | undefined;
 
 // First, while no Hotline thread runs and this thread has not given way to one: the writer's figures.
 const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
 
-if ([...phases].some((phase) => phase !== 'store' && phase !== 'workers') || dashboardCalls > 0) {
+if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls > 0) {
   if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
-  fixture = await BenchFixture.start({ ttftMs, tokenDelayMs, llmThread, yieldCpu: !samePriority, storedCalls: dashboardCalls });
+  fixture = await BenchFixture.start({
+    ttftMs,
+    tokenDelayMs,
+    llmThread,
+    yieldCpu: !samePriority,
+    storedCalls: dashboardCalls,
+    // The floor of first-speak overhead (raw-reader.ts), measured beside Hotline in the same run.
+    floor: phases.has('first-speak'),
+  });
   await runMainPhases(fixture);
 }
 if (writerFigures) store = await measureFirstSpeakOnStores(storeOptions, writerFigures);
-// Last: it builds dist/ and starts Hotline as processes of its own, apart from every phase above.
+// These two build dist/ and start Hotline as processes of their own, apart from every phase above.
 if (phases.has('workers')) {
   workers = await measureWorkers({
     workers: workerCounts,
@@ -275,6 +341,22 @@ if (phases.has('workers')) {
     warmUp: storeOptions.warmUp,
     seed,
     fixture: storeOptions.fixture,
+    progress,
+  });
+}
+if (phases.has('network')) {
+  network = await measureNetwork({
+    rttMs,
+    gapMs,
+    calls: networkCalls,
+    turns: networkTurns,
+    ttftMs,
+    tokenDelayMs,
+    msPerChar,
+    seed,
+    link,
+    serverKeepAliveMs: serverIdleS * 1000,
+    keepAliveHint,
     progress,
   });
 }
@@ -314,7 +396,13 @@ async function runMainPhases(fixture: BenchFixture): Promise<void> {
       firstSpeak = [];
       for (const calls of levels) {
         progress(`first-speak: ${calls} calls × ${turnsFor(calls)} turns`);
-        firstSpeak.push(await measureLevel(fixture, { ...talk, calls, turns: turnsFor(calls), idPrefix: `fs${calls}` }));
+        const options = { ...talk, calls, turns: turnsFor(calls), idPrefix: `fs${calls}` };
+        const level = await measureLevel(fixture, options);
+        if (fixture.floor) {
+          progress(`first-speak: the floor, ${calls} calls × ${turnsFor(calls)} turns`);
+          level.floor = await measureLevel(fixture, { ...options, idPrefix: `fs${calls}-floor` }, fixture.floor);
+        }
+        firstSpeak.push(level);
       }
     }
 
@@ -403,6 +491,13 @@ const partial: Omit<BenchResults, 'targets'> = {
     dashboardCalls,
     workers: workerCounts.join(','),
     workersBudgetS,
+    rttMs,
+    gap: gapMs.min === gapMs.max ? String(gapMs.min) : `${gapMs.min}-${gapMs.max}`,
+    networkCalls,
+    networkTurns,
+    link,
+    serverIdleS,
+    keepAliveHint,
   },
   startedAt: startedIso,
   durationS: (now() - startedAt) / 1000,
@@ -414,6 +509,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(dashboard ? { dashboard } : {}),
   ...(store ? { store } : {}),
   ...(workers ? { workers } : {}),
+  ...(network ? { network } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 // The file first: a reader that stops early (`| head`) ends the run as soon as the table is printed.

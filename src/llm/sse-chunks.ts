@@ -21,6 +21,19 @@ export function sseChunks(body: AsyncIterable<Uint8Array>, signal?: AbortSignal)
   return body instanceof Readable ? new ReadableSse(body, signal) : fromIterable(body, signal);
 }
 
+/**
+ * Reads every chunk of `stream` into `onChunk` until it returns false (the
+ * rest is not wanted: the stream is closed, as a `break` out of a `for await`
+ * would). Resolves at the stream's end; rejects as iterating it would. A
+ * stream of sseChunks' own over a Node body hands each chunk over inside the
+ * body's 'data' event, as soon as it is parsed: no promise, tick or result
+ * object per token between the socket and the caller's speak.
+ */
+export async function readChunks(stream: AsyncIterable<ChatCompletionChunk>, onChunk: (chunk: ChatCompletionChunk) => boolean): Promise<void> {
+  if (stream instanceof ReadableSse) return stream.feed(onChunk);
+  for await (const chunk of stream) if (!onChunk(chunk)) break;
+}
+
 /** No real chunk comes near this; a server that never ends a line must not grow Hotline's memory without bound. */
 const MAX_EVENT_CHARS = 1024 * 1024;
 
@@ -123,6 +136,9 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
   private finished = false;
   private failure: { error: unknown } | undefined;
   private waiter: { resolve(result: IteratorResult<ChatCompletionChunk>): void; reject(error: unknown): void } | undefined;
+  /** Set by feed(): chunks go to it as they are parsed, and the end or the failure settles `fed`. */
+  private reader: ((chunk: ChatCompletionChunk) => boolean) | undefined;
+  private fed: { resolve(): void; reject(error: unknown): void } | undefined;
 
   constructor(
     private readonly body: Readable,
@@ -152,6 +168,15 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
     if (this.finished) return Promise.resolve(DONE);
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
+    });
+  }
+
+  /** Hands every chunk to `reader`, the ones queued already first; see readChunks. */
+  feed(reader: (chunk: ChatCompletionChunk) => boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.reader = reader;
+      this.fed = { resolve, reject };
+      this.deliver();
     });
   }
 
@@ -186,6 +211,7 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
 
   /** Hands the reader waiting for it the next chunk, the failure or the end. */
   private deliver(): void {
+    if (this.reader) return this.deliverAll(this.reader);
     const waiter = this.waiter;
     if (!waiter) return;
     if (this.head < this.queue.length) {
@@ -198,6 +224,35 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
       this.waiter = undefined;
       waiter.resolve(DONE);
     }
+  }
+
+  /** feed()'s deliver: every queued chunk, then the failure or the end. */
+  private deliverAll(reader: (chunk: ChatCompletionChunk) => boolean): void {
+    while (this.head < this.queue.length) {
+      let more: boolean;
+      try {
+        more = reader(this.take());
+      } catch (error) {
+        // A reader that throws fails the read, as it would fail a for-await loop, not the socket's event.
+        void this.return();
+        return this.settleFeed({ error });
+      }
+      if (!more) {
+        void this.return();
+        return this.settleFeed();
+      }
+    }
+    if (this.failure) this.settleFeed({ error: this.takeFailure() });
+    else if (this.finished) this.settleFeed();
+  }
+
+  /** Resolves feed() at the end, or rejects it with the failure, once. */
+  private settleFeed(failure?: { error: unknown }): void {
+    const fed = this.fed;
+    this.reader = undefined;
+    this.fed = undefined;
+    if (failure) fed?.reject(failure.error);
+    else fed?.resolve();
   }
 
   private take(): ChatCompletionChunk {

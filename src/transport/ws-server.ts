@@ -5,7 +5,8 @@ import type { Call } from '../call/call.js';
 import type { ActionSink } from '../call/call-deps.js';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
-import { ActionSchema, type Action } from '../protocol/actions.js';
+import { checkAction } from '../protocol/action-check.js';
+import type { Action } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
 import { clientAddressOf, secretMatches, wsTokenOf, type ProxyTrust } from './auth.js';
 import type { AccessLimits } from './rate-limit.js';
@@ -239,7 +240,7 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
 
   const sink: ActionSink = {
     send(action: Action) {
-      const checked = ActionSchema.safeParse(action);
+      const checked = checkAction(action);
       if (!checked.success) {
         log.error({ type: action.type, problem: describeIssues(checked.error) }, 'invalid action not sent');
         return;

@@ -25,6 +25,15 @@ const EMOJI =
 const HUGS_PUNCTUATION_AFTER = /^[.,!?;:…)\]}"”’»]/u;
 const HUGS_PUNCTUATION_BEFORE = /[(\[{"“‘«„]$/u;
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const SPACES = /\s+/gu;
+/**
+ * A character one of the rules below acts on, wherever it stands: brackets (links, citations), angle
+ * brackets (tags, autolinks, quotes), markdown marks, pipes, and the first character of an emoji. A
+ * chunk without any, and without a `- ` or `+ ` bullet in front, is left as it is by every rule but the
+ * folding of whitespace: most sentences are such, and they go out without a dozen passes over them.
+ */
+const MARKUP = /[[\]<>#*_~`|•]|[\p{Extended_Pictographic}\p{Regional_Indicator}\uFE0E\uFE0F\u20E3\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}]/u;
+const BULLET = /^[-+]\s/u;
 
 /**
  * Strips markdown and emoji from a chunk and normalises whitespace; returns ''
@@ -33,13 +42,17 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
  */
 export function toSpeech(chunk: string, keepSsml = false): string {
   let text = chunk.trim();
+  if (!MARKUP.test(text) && !BULLET.test(text)) {
+    text = text.replace(SPACES, ' ');
+    return LETTER_OR_DIGIT.test(text) ? text : '';
+  }
   if (CODE_FENCE.test(text)) return '';
   if (!keepSsml && hasSsml(text)) text = stripSsml(text);
   text = text.replace(IMAGE_OR_LINK, '$1').replace(CITATION, '').replace(AUTOLINK, '$1').replace(TAG, stripTag);
   text = text.replace(EMOJI, dropEmoji);
   text = stripLinePrefixes(text.trim()).replace(CLOSING_HASHES, '');
   text = text.replace(BACKTICKS, '').replace(STRIKE, '$1').replace(EMPHASIS_RUN, stripEmphasis);
-  text = text.replace(PIPES, ' ').replace(/\s+/gu, ' ').trim();
+  text = text.replace(PIPES, ' ').replace(SPACES, ' ').trim();
   return LETTER_OR_DIGIT.test(text) ? text : '';
 }
 

@@ -3,6 +3,7 @@ import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalT
 import { readDelta, type ToolCallPiece } from '../../llm/delta.js';
 import { JsonStringFieldStream } from '../../llm/json-string-field-stream.js';
 import type { Llm, LlmRequest } from '../../llm/llm.js';
+import { readChunks } from '../../llm/sse-chunks.js';
 import { ThinkTagFilter } from '../../llm/think-tags.js';
 import { readUsage, type TokenUsage } from '../../llm/usage.js';
 import type { BusinessTool } from '../ports/business-tools.js';
@@ -253,11 +254,13 @@ export class Turn {
     try {
       const stream = await this.options.llm.stream({ ...this.options.request, messages, tools }, this.controller.signal);
       let last: unknown;
-      for await (const chunk of stream) {
-        if (this.abortReason) break;
+      // Each token is taken as its bytes arrive: the sentence it completes leaves within the same event.
+      await readChunks(stream, (chunk) => {
+        if (this.abortReason) return false;
         last = chunk;
         this.consume(chunk, state);
-      }
+        return true;
+      });
       this.reportUsage(state, last);
     } finally {
       this.clearRequestTimers();
