@@ -9,5 +9,8 @@ export default defineConfig({
     // Most files wait on child processes, sockets, databases and real timers, not on the CPU: three
     // at a time, the whole run (children included) used 1.2 of a two-core machine's 2 cores.
     maxWorkers: 3,
+    // A test of a few seconds alone can take three times that on a loaded two-core runner; one that
+    // hangs still fails, later.
+    testTimeout: 15_000,
   },
 });

@@ -1,6 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
-import { LlmStreamError, sseChunks } from '../src/llm/sse-chunks.js';
+import { readDelta } from '../src/llm/delta.js';
+import { LlmStreamError, readChunks, sseChunks } from '../src/llm/sse-chunks.js';
+import { readUsage } from '../src/llm/usage.js';
 
 type Body = AsyncIterable<Uint8Array>;
 
@@ -112,5 +116,95 @@ describe('sseChunks over a Node stream as it arrives', () => {
     broken.destroy(new Error('reset'));
     await new Promise((resolve) => broken.once('close', resolve));
     await expect(collect(sseChunks(broken))).rejects.toThrow('reset');
+  });
+});
+
+describe('readChunks: the turn reads a Node body as it arrives', () => {
+  const content = (text: string, extra = ''): string =>
+    `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}],"usage":null${extra}}\n\n`;
+
+  test('each chunk is handed over within the write that completes it, before the write returns', async () => {
+    const source = new PassThrough();
+    const seen: string[] = [];
+    const reading = readChunks(sseChunks(source), (chunk) => {
+      seen.push(readDelta(chunk)?.text ?? '');
+      return true;
+    });
+    source.write(content('Hel'));
+    expect(seen).toEqual(['Hel']);
+    source.write(content('lo "x" é\n') + content('!'));
+    expect(seen).toEqual(['Hel', 'lo "x" é\n', '!']);
+    source.end('data: [DONE]\n\n');
+    await reading;
+    expect(seen).toHaveLength(3);
+  });
+
+  test('chunks queued before the reader came go first; a reader returning false stops and destroys the body', async () => {
+    const source = new PassThrough();
+    const chunks = sseChunks(source);
+    source.write(content('a') + content('b'));
+    const seen: string[] = [];
+    const reading = readChunks(chunks, (chunk) => {
+      seen.push(readDelta(chunk)?.text ?? '');
+      return seen.length < 3;
+    });
+    source.write(content('c') + content('d'));
+    await reading;
+    expect(seen).toEqual(['a', 'b', 'c']);
+    expect(source.destroyed).toBe(true);
+  });
+
+  test('a reader that throws fails the read, not the socket; an error event fails it after the chunks before it', async () => {
+    const throwing = new PassThrough();
+    const failure = readChunks(sseChunks(throwing), () => {
+      throw new Error('reader bug');
+    });
+    throwing.write(content('a'));
+    await expect(failure).rejects.toThrow('reader bug');
+    expect(throwing.destroyed).toBe(true);
+
+    const erring = new PassThrough();
+    const seen: string[] = [];
+    const failing = readChunks(sseChunks(erring), (chunk) => {
+      seen.push(readDelta(chunk)?.text ?? '');
+      return true;
+    });
+    erring.write(content('a') + 'data: {"error":{"message":"overloaded"}}\n\n');
+    await expect(failing).rejects.toThrow(LlmStreamError);
+    expect(seen).toEqual(['a']);
+  });
+
+  test('every recorded stream reads the same through readChunks as through the iterator, failures included', async () => {
+    const dir = path.join(import.meta.dirname, 'fixtures', 'llm-streams');
+    const files = [
+      ...readdirSync(dir).filter((f) => f.endsWith('.sse')).map((f) => path.join(dir, f)),
+      ...readdirSync(path.join(dir, 'derived')).filter((f) => f.endsWith('.sse')).map((f) => path.join(dir, 'derived', f)),
+    ];
+    expect(files.length).toBeGreaterThan(40);
+    for (const file of files) {
+      const events = readFileSync(file, 'utf8').split(/(?<=\n\n)/u);
+      const read = async (whole: boolean): Promise<unknown[]> => {
+        const source = new PassThrough();
+        const out: unknown[] = [];
+        const note = (chunk: unknown): boolean => {
+          out.push([readDelta(chunk, true), readDelta(chunk, false), readUsage(chunk)]);
+          return true;
+        };
+        const reading = whole
+          ? (async () => {
+              for await (const chunk of sseChunks(source)) note(chunk);
+            })()
+          : readChunks(sseChunks(source), note);
+        const settled = reading.then(
+          () => 'ended',
+          (error: unknown) => `failed: ${String(error)}`,
+        );
+        for (const event of events) source.write(event);
+        source.end();
+        out.push(await settled);
+        return out;
+      };
+      expect(await read(false), path.basename(file)).toEqual(await read(true));
+    }
   });
 });

@@ -714,11 +714,16 @@ export class Call {
     if (extra.ssml !== undefined) chunk.ssml = extra.ssml;
     if (extra.filler) chunk.filler = true;
     this.voice.hold(chunk, extra.filler ? this.prompts.style(extra.filler === 'tool' ? 'toolHold' : 'thinking') : this.prompts.settings.style);
-    if (turn.reply.chunkCount === 1) {
-      const ms = performance.now() - turn.startedAt;
-      this.deps.metrics.firstSpeakSent(ms);
+    const firstMs = turn.reply.chunkCount === 1 ? performance.now() - turn.startedAt : undefined;
+    this.deliverFromTurn(turn, extra);
+    // Counted once the sentence is on its way: the caller waits for the first one most of all.
+    if (firstMs !== undefined) {
+      this.deps.metrics.firstSpeakSent(firstMs);
       this.record.mark('firstSpeakMs');
     }
+  }
+
+  private deliverFromTurn(turn: Turn, extra: SpeakExtra): void {
     if (extra.filler) return this.voice.deliver();
     // The turn's last words go out as it ends, asking for the caller's answer — or, before a hangup, whole.
     if (turn.closing) return;

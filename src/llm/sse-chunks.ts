@@ -154,8 +154,11 @@ class ReadableSse implements AsyncIterableIterator<ChatCompletionChunk> {
       this.deliver();
     });
     body.once('error', (error: Error) => this.fail(error));
-    // Destroyed without an error (a barge-in closes it so): the reply broke off.
-    body.once('close', () => this.fail(brokenOff()));
+    // Destroyed without an error (a barge-in closes it so): the reply broke off. A body that ended closes
+    // too, every turn: the error, and the stack it captures, is made only when it is needed.
+    body.once('close', () => {
+      if (!this.finished && !this.failure) this.fail(brokenOff());
+    });
   }
 
   [Symbol.asyncIterator](): this {

@@ -7,8 +7,8 @@
  * connection to that origin is left for it, one is opened now and handed to
  * the agent when the request comes (`take`, from the agent's createConnection).
  *
- * Bounded: one wish per holder (a call) and origin, each dropped by `spent`,
- * `forget` or after WISH_MS; a spare nobody takes closes after SPARE_IDLE_MS.
+ * Bounded: one wish per holder (a call) and origin, each dropped by `spent`
+ * or after WISH_MS; a spare nobody takes closes after SPARE_IDLE_MS.
  * So idle calls hold no connection each.
  */
 import type { Agent, AgentOptions, ClientRequestArgs } from 'node:http';

@@ -9,6 +9,7 @@ import { checkAction } from '../protocol/action-check.js';
 import type { Action } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
 import { clientAddressOf, secretMatches, wsTokenOf, type ProxyTrust } from './auth.js';
+import { textFrame } from './ws-frame.js';
 import type { AccessLimits } from './rate-limit.js';
 
 export interface WebSocketTransportOptions {
@@ -82,7 +83,7 @@ export function attachWebSocketTransport(server: Server, options: WebSocketTrans
         // (a bad Sec-WebSocket-Key) without ever opening one: either way the place is free again.
         socket.once('close', admitted.releaseSlot);
         wss.handleUpgrade(req, socket, head, (ws) => {
-          handleConnection(ws, admitted, options, carriers);
+          handleConnection(ws, socket, admitted, options, carriers);
           wss.emit('connection', ws, req);
         });
       },
@@ -191,7 +192,7 @@ function pingPeriodically(wss: WebSocketServer, options: WebSocketTransportOptio
  * MAX_CALLS places and must start a call within startTimeoutMs; its calls end
  * when it closes.
  */
-function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketTransportOptions, carriers: CallCarriers): void {
+function handleConnection(ws: WebSocket, socket: Duplex, admitted: Admitted, options: WebSocketTransportOptions, carriers: CallCarriers): void {
   const { registry } = options;
   const log = options.logger.child({ remote: admitted.address });
   const sessions = new Set<string>();
@@ -227,8 +228,15 @@ function handleConnection(ws: WebSocket, admitted: Admitted, options: WebSocketT
     becomeIdle();
   };
 
+  // Without an extension (the server offers none: no compression), a frame is its bytes: written whole to
+  // the socket, it goes out in one write. ws keeps the handshake, the reading, pings and the close; every
+  // write of its is a whole frame too, so the two never interleave within one.
+  const direct = ws.extensions === '';
   const write = (answer: Action | Action[]): void => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(answer));
+    if (ws.readyState !== WebSocket.OPEN) return;
+    const text = JSON.stringify(answer);
+    if (direct) socket.write(textFrame(text));
+    else ws.send(text);
   };
   // Actions the core sends in one go (a barge_in and the speak after it) share a frame: one round trip.
   let batch: Action[] | undefined;
