@@ -1,6 +1,12 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { ActionSchema } from '../src/protocol/actions.js';
-import { parseEvent } from '../src/protocol/parse-event.js';
+import { WebSocket, WebSocketServer } from 'ws';
+import { freezeStyle } from '../src/prompts/speak-style.js';
+import { checkAction } from '../src/protocol/action-check.js';
+import { ActionSchema, type Action } from '../src/protocol/actions.js';
+import { describeIssues, parseEvent } from '../src/protocol/parse-event.js';
+import { textFrame } from '../src/transport/ws-frame.js';
 
 const session = { id: 'abc-123' };
 
@@ -189,5 +195,74 @@ describe('ActionSchema', () => {
     expect(ActionSchema.safeParse({ type: 'transfer', session_id: 's', target: '4930' }).success).toBe(true);
     expect(ActionSchema.safeParse({ type: 'transfer', session_id: 's' }).success).toBe(false);
     expect(ActionSchema.safeParse({ type: 'hangup', session_id: 's' }).success).toBe(true);
+  });
+});
+
+describe('checkAction: the transport\'s check, zod kept off the way of every streamed sentence', () => {
+  const style = freezeStyle({ tts: { provider: 'azure', voice: 'de-DE-KatjaNeural' }, barge_in: { strategy: 'minimum_characters', minimum_characters: 3 }, vad: { end_of_turn_silence_ms: 500 } });
+  const speak = (fields: Record<string, unknown>): Record<string, unknown> => ({ type: 'speak', session_id: 's', ...fields });
+
+  test('says what ActionSchema says of speaks right and wrong, and of every other action', () => {
+    const cases: Record<string, unknown>[] = [
+      speak({ text: 'Hi' }),
+      speak({ ssml: '<speak>Hi</speak>' }),
+      speak({ text: 'Hi', ...style, user_input_timeout_seconds: 8 }),
+      speak({ text: 'Hi', ssml: '<speak>Hi</speak>' }),
+      speak({}),
+      speak({ text: '' }),
+      speak({ text: 'Hi', txt: 'typo' }),
+      speak({ text: 'Hi', session_id: '' }),
+      speak({ text: 'Hi', user_input_timeout_seconds: 0 }),
+      speak({ text: 'Hi', user_input_timeout_seconds: 3601 }),
+      speak({ text: 'Hi', user_input_timeout_seconds: Number.NaN }),
+      speak({ text: 42 }),
+      // Options not frozen, or wrong: the schema itself judges them, every time.
+      speak({ text: 'Hi', barge_in: { strategy: 'sometimes' } }),
+      speak({ text: 'Hi', barge_in: Object.freeze({ strategy: 'sometimes' }) }),
+      speak({ text: 'Hi', vad: { end_of_turn_silence_ms: 500 } }),
+      speak({ text: 'Hi', tts: Object.freeze({ provider: 'eleven_labs', voice: Object.freeze({ name: 'Rachel' }) }) }),
+      { type: 'hangup', session_id: 's' },
+      { type: 'transfer', session_id: 's' },
+      { type: 'audio', session_id: 's', audio: 'UklGR' },
+    ];
+    for (const action of cases) {
+      // Twice: the second time, frozen options the schema passed are known.
+      for (let i = 0; i < 2; i++) expect(checkAction(action as Action).success, JSON.stringify(action)).toBe(ActionSchema.safeParse(action).success);
+    }
+  });
+
+  test('a passed speak goes out as it is; a refused one says why as zod does', () => {
+    const action = speak({ text: 'Hi', ...style }) as Action;
+    expect(checkAction(action)).toEqual({ success: true, data: action });
+    const refused = checkAction(speak({ text: 'Hi', txt: 'typo' }) as Action);
+    expect(refused.success).toBe(false);
+    if (!refused.success) expect(describeIssues(refused.error)).toMatch(/txt/);
+  });
+});
+
+describe('textFrame: a frame in one write', () => {
+  test('a ws client reads it as the text sent, at every length class and in UTF-8', async () => {
+    const texts = ['Hi', 'é'.repeat(100), 'x'.repeat(125), 'y'.repeat(126), 'ü€'.repeat(20_000), 'z'.repeat(65_536)];
+    const server = createServer();
+    const wss = new WebSocketServer({ server });
+    // Written past ws to the socket itself, as the transport writes them.
+    wss.on('connection', (_ws, request) => {
+      for (const text of texts) request.socket.write(textFrame(text));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new WebSocket(`ws://127.0.0.1:${port}`);
+    const received: { text: string; binary: boolean }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      client.on('message', (data: Buffer, binary: boolean) => {
+        received.push({ text: data.toString('utf8'), binary });
+        if (received.length === texts.length) resolve();
+      });
+      client.once('error', reject);
+    });
+    client.close();
+    wss.close();
+    await new Promise((resolve) => server.close(resolve));
+    expect(received).toEqual(texts.map((text) => ({ text, binary: false })));
   });
 });

@@ -6,7 +6,14 @@
  * token reaches the reader in a read of its own as it does at 60 tokens/s.
  *
  *   npx tsx src/bench/token-path.ts [--reader hotline|floor] [--stream bench|<file.sse>] [--turns 200] [--warm 200]
- *                                   [--alloc] [--heap-profile <file>] [--callgrind]
+ *                                   [--turns-per-call 6] [--repeat 1] [--alloc] [--heap-profile <file>] [--callgrind]
+ *
+ * What the README's per-token figures came from (the difference of --repeat 6 and 1, over 7,440 tokens):
+ *   node --expose-gc --min-semi-space-size=128 --max-semi-space-size=128 --import tsx src/bench/token-path.ts \
+ *     --turns 24 --warm 96 --turns-per-call 1 --repeat 6 --alloc
+ *   valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no node --expose-gc \
+ *     --min-semi-space-size=64 --max-semi-space-size=64 --import tsx src/bench/token-path.ts \
+ *     --turns 24 --warm 200 --turns-per-call 1 --repeat 6 --callgrind      (thread 1's total)
  *
  * It prints the tokens and speaks of the measured turns and, with --alloc,
  * the bytes allocated per token (young generation grown over the measured
