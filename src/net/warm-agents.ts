@@ -19,50 +19,50 @@ export const KEEP_IDLE_MS = 120_000;
 // noDelay as Node's agent sets it for its own connections: a spare must not hold a small write back (Nagle).
 const AGENT_OPTIONS: http.AgentOptions & { noDelay: boolean } = { keepAlive: true, timeout: KEEP_IDLE_MS, noDelay: true };
 
+/** A spare if one is open, else a connection the agent opens itself (watched by the spares). */
+function connectionFor(spares: SpareConnections, options: ClientRequestArgs, open: () => Duplex | null | undefined): Duplex | null | undefined {
+  const spare = spares.take(options);
+  if (spare) return spare;
+  const socket = open();
+  if (socket) spares.named(socket, options);
+  return socket;
+}
+
+/** Node reads keepSocketAlive's answer (typed void): false destroys the connection, as with a server hint too short to reuse it. */
+function keptAlive(spares: SpareConnections, socket: Duplex, kept: unknown): void {
+  if (kept !== false) spares.freed(socket);
+  return kept as void;
+}
+
 class HttpAgent extends http.Agent {
-  readonly spares: SpareConnections;
+  readonly spares: SpareConnections = new SpareConnections({ agent: this, agentOptions: AGENT_OPTIONS, open: (options) => super.createConnection(options) as Socket });
 
   constructor() {
     super(AGENT_OPTIONS);
-    this.spares = new SpareConnections({ agent: this, agentOptions: AGENT_OPTIONS, open: (options) => super.createConnection(options) as Socket });
   }
 
   override createConnection(options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
-    const spare = this.spares.take(options);
-    if (spare) return spare;
-    const socket = super.createConnection(options, callback);
-    if (socket) this.spares.named(socket, options);
-    return socket;
+    return connectionFor(this.spares, options, () => super.createConnection(options, callback));
   }
 
   override keepSocketAlive(socket: Duplex): void {
-    const kept: unknown = super.keepSocketAlive(socket);
-    if (kept !== false) this.spares.freed(socket);
-    // Node reads the answer: false destroys the connection (a server hint too short to reuse it).
-    return kept as void;
+    return keptAlive(this.spares, socket, super.keepSocketAlive(socket));
   }
 }
 
 class HttpsAgent extends https.Agent {
-  readonly spares: SpareConnections;
+  readonly spares: SpareConnections = new SpareConnections({ agent: this, agentOptions: AGENT_OPTIONS, open: (options) => super.createConnection(options) as Socket });
 
   constructor() {
     super(AGENT_OPTIONS);
-    this.spares = new SpareConnections({ agent: this, agentOptions: AGENT_OPTIONS, open: (options) => super.createConnection(options) as Socket });
   }
 
   override createConnection(options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
-    const spare = this.spares.take(options);
-    if (spare) return spare;
-    const socket = super.createConnection(options, callback);
-    if (socket) this.spares.named(socket, options);
-    return socket;
+    return connectionFor(this.spares, options, () => super.createConnection(options, callback));
   }
 
   override keepSocketAlive(socket: Duplex): void {
-    const kept: unknown = super.keepSocketAlive(socket);
-    if (kept !== false) this.spares.freed(socket);
-    return kept as void;
+    return keptAlive(this.spares, socket, super.keepSocketAlive(socket));
   }
 }
 
