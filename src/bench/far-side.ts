@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { clockOffset } from './clock.js';
+import { stopChild } from './stop-child.js';
 import { FAR_SIDE_CONFIG_VARIABLE, type BusinessRequestRecord, type FarSideConfig, type FarSideMessage, type ModelRequestRecord } from './far-side-messages.js';
 
 /** From source the entry is TypeScript and needs tsx's loader; built, it is plain JavaScript beside this file. */
@@ -92,13 +93,7 @@ export class FarSide {
 
   /** SIGTERM; SIGKILL if it has not exited in time. */
   async close(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await this.exited;
-      clearTimeout(timer);
-    }
-    // Gone by itself: its last reports are read once its channel has closed.
-    await this.exited;
+    // Gone by itself too: its last reports are read once its channel has closed.
+    await stopChild(this.child, this.exited, STOP_TIMEOUT_MS);
   }
 }

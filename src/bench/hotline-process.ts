@@ -21,6 +21,7 @@ import {
   type ProbeRecords,
 } from './hotline-probes.js';
 import { takeNice } from './priority.js';
+import { stopChild } from './stop-child.js';
 import { PROBE_PORT_VARIABLE, type ProcessProbeMessage } from './process-probe.js';
 
 /** From source (tsx) the built tree is dist/ at the repository's root; built, it is the tree this file is in. */
@@ -243,13 +244,7 @@ export class HotlineProcess implements HotlineUnderTest {
   /** SIGTERM, as a service manager stops it; SIGKILL if it has not exited in time. */
   async close(): Promise<void> {
     for (const link of this.links) link.commands.fail(new Error('Hotline process closed'));
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await this.exited;
-      clearTimeout(timer);
-    }
-    await this.exited;
+    await stopChild(this.child, this.exited, STOP_TIMEOUT_MS);
     await new Promise<void>((resolve) => this.probeServer.close(() => resolve()));
     await rm(this.workdir, { recursive: true, force: true });
   }
