@@ -156,7 +156,14 @@ describe('the network figures', () => {
     otherSpeaks: 0,
     timedOut: false,
   });
-  const model = (tag: string | undefined, role: ModelRequestRecord['role'], connectionRequests: number, receivedAt: number, endedAt = receivedAt + 500): ModelRequestRecord => ({
+  const model = (
+    tag: string | undefined,
+    role: ModelRequestRecord['role'],
+    connectionRequests: number,
+    receivedAt: number,
+    endedAt = receivedAt + 500,
+    firstSentenceAt: number | undefined = role === 'tool-call' ? undefined : receivedAt + 300,
+  ): ModelRequestRecord => ({
     kind: 'model',
     role,
     tag,
@@ -164,13 +171,14 @@ describe('the network figures', () => {
     connectionRequests,
     receivedAt,
     firstTokenAt: undefined,
+    firstSentenceAt,
     endedAt,
     outcome: 'completed',
   });
 
-  it('takes each turn against the warm baseline of its kind, and counts requests on new connections by turn', () => {
+  it('takes each turn, less the far side’s own time in it, against the warm client’s share of its kind, and counts requests on new connections by turn', () => {
     // Call 0: a plain turn, then a tool turn; call 1: a tool turn, then a plain turn.
-    const turns = [record(0, 0, 'Nwaaaa', 0, 600), record(0, 1, 'Nwaaab', 10_000, 11_300), record(1, 0, 'Nwaaac', 0, 1_500), record(1, 1, 'Nwaaad', 10_000, 10_410)];
+    const turns = [record(0, 0, 'Nwaaaa', 0, 600), record(0, 1, 'Nwaaab', 10_000, 11_300), record(1, 0, 'Nwaaac', 0, 1_500), record(1, 1, 'Nwaaad', 10_000, 10_412)];
     const figures = networkFigures({
       turns,
       model: [
@@ -179,28 +187,36 @@ describe('the network figures', () => {
         model('Nwaaab', 'tool-answer', 1, 10_600),
         model('Nwaaac', 'tool-call', 0, 100, 600),
         model('Nwaaac', 'tool-answer', 0, 800),
-        model('Nwaaad', 'answer', 3, 10_030),
+        // Its first sentence took the model 2 ms longer than usual: not Hotline's time.
+        model('Nwaaad', 'answer', 3, 10_030, 10_530, 10_332),
         model(undefined, 'untraced', 0, 5),
+        // The warm client's samples: the model 300 ms to a plain first sentence; a tool turn 400 + 1 + 300.
+        model('Nwzzzz', 'answer', 1, 20_000),
+        model('Nwzzzy', 'tool-call', 1, 21_000, 21_400),
+        model('Nwzzzy', 'tool-answer', 2, 21_500),
       ],
       business: [
         { kind: 'business', tag: 'Nwaaab', connectionRequests: 2, receivedAt: 10_560, answeredAt: 10_561 },
         { kind: 'business', tag: 'Nwaaac', connectionRequests: 0, receivedAt: 700, answeredAt: 701 },
+        { kind: 'business', tag: 'Nwzzzy', connectionRequests: 1, receivedAt: 21_450, answeredAt: 21_451 },
       ],
       warm: [
-        { kind: 'plain', firstSentenceMs: 400, firstTokenMs: 350, warm: true },
-        { kind: 'plain', firstSentenceMs: 9_999, firstTokenMs: 9_999, warm: false },
-        { kind: 'tool', firstSentenceMs: 1_000, firstTokenMs: 350, warm: true },
+        // The warm client's share: 400 − 300 for a plain turn, 1,000 − 701 for a tool turn.
+        { kind: 'plain', tag: 'Nwzzzz', firstSentenceMs: 400, firstTokenMs: 350, warm: true },
+        { kind: 'plain', tag: 'Nwzzzx', firstSentenceMs: 9_999, firstTokenMs: 9_999, warm: false },
+        { kind: 'tool', tag: 'Nwzzzy', firstSentenceMs: 1_000, firstTokenMs: 350, warm: true },
       ],
       roundTrips: [{ ms: 50, warm: true }],
       shift: 0,
     });
     expect(figures.baseline.plainFirstSentenceMs.p50).toBe(400);
     expect(figures.baseline.coldSamples).toBe(1);
-    // First turns: plain 600 − 400, tool 1,500 − 1,000.
-    expect(figures.turns.first.overheadMs).toMatchObject({ count: 2, p50: 200, max: 500 });
+    // First turns: plain 600 − 300 − 100, tool 1,500 − (500 + 1 + 300) − 299.
+    expect(figures.turns.first.overheadMs).toMatchObject({ count: 2, p50: 200, max: 400 });
     expect(figures.turns.first).toMatchObject({ turns: 2, turnsOnNewConnection: 2, modelRequests: 3, modelRequestsOnNewConnection: 3 });
-    // Later: tool 1,300 − 1,000, plain 410 − 400; the tool turn opened one connection for its tool call.
-    expect(figures.turns.later.overheadMs).toMatchObject({ count: 2, p50: 10, max: 300 });
+    // Later: tool 1,300 − (450 + 1 + 300) − 299, plain 412 − 302 − 100; the tool turn opened one connection for its tool call.
+    expect(figures.turns.later.overheadMs).toMatchObject({ count: 2, p50: 10, max: 250 });
+    expect(figures.perTurn.find((turn) => turn.turn === 1 && turn.kind === 'plain')).toMatchObject({ serviceMs: 302, overheadMs: 10 });
     expect(figures.turns.later).toMatchObject({ turnsOnNewConnection: 1, modelRequests: 3, modelRequestsOnNewConnection: 1 });
     expect(figures.turns.later.requestArrivedMs.p50).toBe(30);
     // Call 1's tool turn is its first tool turn, and call 0's too (its turn 1): each call's first.

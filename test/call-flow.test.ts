@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { INTERRUPTED_MARK } from '../src/call/speech/reply.js';
@@ -36,6 +37,13 @@ async function connect(options: Parameters<typeof FakeVoiceService.connect>[1] =
 
 function speaksOf(actions: ReceivedAction[]): string[] {
   return actions.filter((a) => a.type === 'speak').map((a) => a.text ?? '');
+}
+
+/** A client's text frame, masked with a zero key (so its bytes are the text's): several can go in one write. */
+function clientFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  return Buffer.concat([head, Buffer.alloc(4), payload]);
 }
 
 async function readTranscript(sessionId: string): Promise<Record<string, unknown>[]> {
@@ -479,6 +487,28 @@ describe('transcripts', () => {
     expect(lines[3]).toMatchObject({ interrupted: true });
     expect(lines[6]).toMatchObject({ reason: 'caller_hangup' });
     for (const line of lines) expect(typeof line.ts).toBe('string');
+  });
+
+  test('the caller’s words and the call’s end read in one tick: the words are on record before the end', async () => {
+    // Hotline records a turn's start only once its request is on the wire; an event read in the same
+    // tick (ws emits a chunk's messages at once) must find that done.
+    env = await startTestHotline(scriptByUserText({ 'Goodbye then': { content: 'Bye now.' } }));
+    const service = await connect();
+    service.start();
+    await service.next();
+    const words = { type: 'user_speak', session: { id: service.sessionId }, text: 'Goodbye then', barged_in: false };
+    const end = { type: 'session_end', session: { id: service.sessionId }, reason: 'caller_hangup' };
+    // Both frames in one write, so the server reads them in one chunk.
+    (Reflect.get(service.socket, '_socket') as Socket).write(Buffer.concat([clientFrame(JSON.stringify(words)), clientFrame(JSON.stringify(end))]));
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env.hotline.registry.endAll('flush');
+    const lines = await readTranscript(service.sessionId);
+    expect(lines.map((l) => [l.role, l.text])).toEqual([
+      ['event', 'session_start'],
+      ['assistant', GREETING],
+      ['user', 'Goodbye then'],
+      ['event', 'session_end'],
+    ]);
   });
 
   test('a closed socket ends the call and closes its transcript', async () => {

@@ -161,6 +161,38 @@ describe('OpenAiLlm over node:http', () => {
     expect(JSON.parse(seen?.body ?? '')).toMatchObject({ model: 'test-model', stream: true, messages: hello.messages });
   });
 
+  test('a turn’s request carries the headers and body the SDK’s own create sends, and an error status is the SDK’s error', async () => {
+    const seen: { headers: IncomingMessage['headers']; body: string }[] = [];
+    const { url } = await listen((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (piece: string) => (body += piece));
+      req.on('end', () => {
+        seen.push({ headers: req.headers, body });
+        if (seen.length > 2) {
+          res.writeHead(401, { 'content-type': 'application/json', 'x-request-id': 'req_1' });
+          return res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        }
+        res.writeHead(200, SSE_HEADERS);
+        res.end(`${event('Hi')}data: [DONE]\n\n`);
+      });
+    });
+    const sdk = new OpenAI({ apiKey: 'test-key', baseURL: `${url}/v1`, maxRetries: 0, fetch: httpFetch().fetch });
+    await (await sdk.chat.completions.create({ model: 'test-model', messages: hello.messages, tools: hello.tools, stream: true }).asResponse()).text();
+    const llm = llmFor(`${url}/v1`);
+    await collect(await llm.stream(hello, new AbortController().signal));
+    const [bySdk, byHotline] = seen;
+    // Only the length differs: Hotline's body asks for usage too.
+    const lengthless = (headers: IncomingMessage['headers'] | undefined) => ({ ...headers, 'content-length': undefined });
+    expect(lengthless(byHotline?.headers)).toEqual(lengthless(bySdk?.headers));
+    expect(JSON.parse(byHotline?.body ?? '')).toMatchObject({ model: 'test-model', messages: hello.messages, tools: hello.tools, stream: true });
+
+    const error = await failureOf(llm.stream(hello, new AbortController().signal));
+    const sdkError = await failureOf(sdk.chat.completions.create({ model: 'test-model', messages: hello.messages, stream: true }));
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toMatchObject({ status: 401, code: 'invalid_api_key', requestID: 'req_1', message: (sdkError as Error).message });
+  });
+
   test('an abort before the answer rejects with APIUserAbortError, and the server sees the request go', async () => {
     const server = await scripted((_request, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({}))));
     const controller = new AbortController();

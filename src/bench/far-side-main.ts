@@ -10,6 +10,7 @@ import { createServer } from 'node:https';
 import { getPriority } from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
 import { startScriptedLlmServer } from '../llm/scripted-server.js';
+import { completingTokenIndices } from './baselines.js';
 import { clockOffset, now } from './clock.js';
 import { FAR_SIDE_CONFIG_VARIABLE, type FarSideConfig, type FarSideMessage } from './far-side-messages.js';
 import { businessAnswer, decide } from './network-script.js';
@@ -32,6 +33,7 @@ async function startModel(config: FarSideConfig, tls: { key: string; cert: strin
       const record = server.requests.at(-1);
       if (record?.index === index) {
         void record.ended.then((outcome) => {
+          const content = record.tokens.filter((token) => token.toolCallIndex === undefined);
           send({
             kind: 'model',
             role: decision.role,
@@ -39,7 +41,8 @@ async function startModel(config: FarSideConfig, tls: { key: string; cert: strin
             toolOffered: decision.toolOffered,
             connectionRequests,
             receivedAt: record.receivedAt,
-            firstTokenAt: record.tokens.find((token) => token.toolCallIndex === undefined)?.at,
+            firstTokenAt: content[0]?.at,
+            firstSentenceAt: content[completingTokenIndices(content.map((token) => token.text))[0] ?? -1]?.at,
             endedAt: now(),
             outcome,
           });

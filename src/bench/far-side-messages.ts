@@ -31,6 +31,8 @@ export interface ModelRequestRecord {
   receivedAt: number;
   /** The first token written; undefined when none was (a tool call writes argument pieces). */
   firstTokenAt: number | undefined;
+  /** The token completing the answer's first sentence written: the moment Hotline could speak, as far as the model decides. */
+  firstSentenceAt: number | undefined;
   /** The response was handed to the kernel whole, or the client went away. */
   endedAt: number;
   outcome: string;

@@ -66,6 +66,8 @@ export interface TurnTimeline {
   kind: TurnKind;
   firstSpeakMs: number | undefined;
   overheadMs: number | undefined;
+  /** What the far side took: the model to its tool call or first sentence, the business system to its answer. */
+  serviceMs: number;
   /** Each request to the model or the business system: on a new connection, arrived, first token written, ended (model) or answered (business). */
   requests: { to: 'model' | 'business'; role: string; newConnection: boolean; arrivedMs: number; firstTokenMs?: number; endedMs: number }[];
 }
@@ -104,9 +106,15 @@ export function networkFigures(inputs: FigureInputs): NetworkFigures {
     toolFirstSentenceMs: spread(tool.map((sample) => sample.firstSentenceMs)),
     coldSamples: inputs.warm.length - warm.length + inputs.roundTrips.filter((trip) => !trip.warm).length,
   };
-  const expected: Record<TurnKind, number> = { plain: baseline.plainFirstSentenceMs.p50, tool: baseline.toolFirstSentenceMs.p50 };
   const modelByTag = groupBy(inputs.model.filter((r) => r.role !== 'untraced'), (r) => r.tag);
   const businessByTag = groupBy(inputs.business, (r) => r.tag);
+  const serviceOf = (tag: string): number => serviceMs(modelByTag.get(tag) ?? [], businessByTag.get(tag) ?? []);
+  // The warm client's own share: its time for the words less what the far side took to answer them.
+  const warmShare = (kind: TurnKind): number => spread((kind === 'plain' ? plain : tool).map((sample) => sample.firstSentenceMs - serviceOf(sample.tag))).p50;
+  const expected: Record<TurnKind, number> = { plain: warmShare('plain'), tool: warmShare('tool') };
+  /** Words sent → first speak, less the far side's time in this very turn and the warm client's share: Hotline's own. */
+  const overheadOf = (turn: TurnRecord): number | undefined =>
+    turn.firstSpeakAt === undefined ? undefined : turn.firstSpeakAt - turn.sentAt - serviceOf(turn.tag) - expected[turn.kind];
 
   const group = (turns: readonly TurnRecord[]): TurnGroup => {
     const overheads: number[] = [];
@@ -115,7 +123,8 @@ export function networkFigures(inputs: FigureInputs): NetworkFigures {
     let requests = 0;
     let requestsOnNew = 0;
     for (const turn of turns) {
-      if (turn.firstSpeakAt !== undefined) overheads.push(turn.firstSpeakAt - turn.sentAt - expected[turn.kind]);
+      const overhead = overheadOf(turn);
+      if (overhead !== undefined) overheads.push(overhead);
       const made = modelByTag.get(turn.tag) ?? [];
       requests += made.length;
       const fresh = made.filter((r) => r.connectionRequests === 0).length;
@@ -157,7 +166,8 @@ export function networkFigures(inputs: FigureInputs): NetworkFigures {
     turn: turn.turn,
     kind: turn.kind,
     firstSpeakMs: turn.firstSpeakAt === undefined ? undefined : turn.firstSpeakAt - turn.sentAt,
-    overheadMs: turn.firstSpeakAt === undefined ? undefined : turn.firstSpeakAt - turn.sentAt - expected[turn.kind],
+    overheadMs: overheadOf(turn),
+    serviceMs: serviceOf(turn.tag),
     requests: [
       ...(modelByTag.get(turn.tag) ?? []).map((r) => ({
         to: 'model' as const,
@@ -196,6 +206,22 @@ export function networkFigures(inputs: FigureInputs): NetworkFigures {
     otherSpeaks: inputs.turns.reduce((sum, t) => sum + t.otherSpeaks, 0),
     toolTurnsWithoutCall: toolTurns.filter((turn) => !(modelByTag.get(turn.tag) ?? []).some((r) => r.role === 'tool-call')).length,
   };
+}
+
+/**
+ * The far side's own time in one turn's (or warm sample's) requests: the model to its tool call
+ * written whole or to the token completing its first sentence, the business system to its answer.
+ * The model's timers wander by a millisecond or two from request to request; taken out per turn,
+ * that is not counted as Hotline's. NaN when a record it needs is missing.
+ */
+export function serviceMs(model: readonly ModelRequestRecord[], business: readonly BusinessRequestRecord[]): number {
+  let total = 0;
+  const call = model.find((r) => r.role === 'tool-call');
+  if (call) total += call.endedAt - call.receivedAt;
+  const answer = model.find((r) => r.role !== 'tool-call');
+  total += (answer?.firstSentenceAt ?? Number.NaN) - (answer?.receivedAt ?? Number.NaN);
+  for (const request of business) total += request.answeredAt - request.receivedAt;
+  return total;
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, T[]> {

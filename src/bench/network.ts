@@ -85,10 +85,11 @@ export function networkNote(link: LinkKind, fromSource: boolean): string {
     "the bench's self-signed certificate through NODE_EXTRA_CA_CERTS; the scripted model and a business system its tool calls, " +
     'both over HTTPS, across ' +
     (link === 'netns' ? 'a network namespace (netem)' : 'a delaying proxy') +
-    '. Overhead = the caller\'s words sent → the first speak received, minus what a client of the bench\'s own needs for the ' +
-    'same words over the same link on warm connections (p50 of its samples in this run): the model to its first sentence, and ' +
-    'in a tool turn the tool call, the business system and the answer. New connection = a request on a connection that ' +
-    'carried none before, counted by the server.'
+    '. Overhead = the caller\'s words sent → the first speak received, minus the far side\'s own time in that turn (the model ' +
+    'to its first sentence, and in a tool turn to its tool call, the business system to its answer) and minus the rest a ' +
+    'client of the bench\'s own needs for the same words over the same link on warm connections (p50 of its samples in this ' +
+    'run, taken the same way): the link\'s round trips. New connection = a request on a connection that carried none ' +
+    'before, counted by the server.'
   );
 }
 

@@ -264,7 +264,8 @@ function renderNetwork(n: NetworkResult): string[] {
     ),
   );
   out.push(
-    '   overhead = words sent → first speak received, minus the baseline of its kind; words → request = the caller\'s words sent',
+    '   overhead = words sent → first speak received, less the far side\'s time in the turn and the warm client\'s share of its kind;',
+    '   words → request = the caller\'s words sent',
     '   → the model saw the turn\'s first request (half a round trip when warm); delay = the model\'s tool call written whole →',
     '   the business request arrived, minus one round trip. In the JSON: plain and tool turns apart (byKind), and each',
     "   turn's requests in time (perTurn).",

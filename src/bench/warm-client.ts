@@ -26,6 +26,8 @@ interface Streamed {
 
 export interface WarmSample {
   kind: TurnKind;
+  /** The sample's tag, which the far side's records of its requests carry. */
+  tag: string;
   /** Request sent → the token completing the answer's first sentence arrived (ms). */
   firstSentenceMs: number;
   /** Request sent → the answer's first token arrived (ms); of the answering request in a tool turn. */
@@ -82,7 +84,7 @@ export class WarmClient {
     const sentAt = now();
     if (kind === 'plain') {
       const answer = await this.chat({ model: 'bench', stream: true, messages: [user], tools: TOOLS });
-      return this.figures(kind, sentAt, answer, answer.reused);
+      return this.figures(kind, tag, sentAt, answer, answer.reused);
     }
     const call = await this.chat({ model: 'bench', stream: true, messages: [user], tools: TOOLS });
     if (!call.toolCall) throw new WarmClientError(`the scripted model did not call ${TOOL_NAME} for the warm client's tool turn`);
@@ -98,7 +100,7 @@ export class WarmClient {
         { role: 'tool', tool_call_id: call.toolCall.id, content: looked.body },
       ],
     });
-    const figures = this.figures(kind, sentAt, answer, call.reused && looked.reused && answer.reused);
+    const figures = this.figures(kind, tag, sentAt, answer, call.reused && looked.reused && answer.reused);
     return { ...figures, firstTokenMs: (answer.tokens[0]?.at ?? Number.NaN) - answerSentAt };
   }
 
@@ -106,10 +108,11 @@ export class WarmClient {
     this.agent.destroy();
   }
 
-  private figures(kind: TurnKind, sentAt: number, answer: Streamed, warm: boolean): WarmSample {
+  private figures(kind: TurnKind, tag: string, sentAt: number, answer: Streamed, warm: boolean): WarmSample {
     const completing = completingTokenIndices(answer.tokens.map((token) => token.text))[0];
     return {
       kind,
+      tag,
       firstSentenceMs: (answer.tokens[completing ?? -1]?.at ?? Number.NaN) - sentAt,
       firstTokenMs: (answer.tokens[0]?.at ?? Number.NaN) - sentAt,
       warm,

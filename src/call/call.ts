@@ -60,6 +60,8 @@ export class Call {
   private turn: Turn | undefined;
   private readonly record: CallRecord;
   private turnCount = 0;
+  /** What afterRequest() holds until the turn's request is on the wire. */
+  private readonly recording: (() => void)[] = [];
   private readonly ending: CallEnding;
   /** A failed turn's apology or giving up, and the model's hangup or transfer. */
   private readonly consequences: TurnConsequences;
@@ -165,6 +167,7 @@ export class Call {
 
   /** Handles every event but session_end, which ends the call through end(). */
   handle(event: Exclude<VoiceEvent, SessionEndEvent>): void {
+    if (this.recording.length > 0) this.recordNow();
     if (this.ended || this.gate.hold(event)) return;
     if (this.redelivery.isRedelivery(event)) {
       this.log.debug({ type: event.type }, 'redelivered event ignored');
@@ -245,6 +248,7 @@ export class Call {
 
   /** Ends the call: generation stops, nothing more is sent, the transcript is closed. */
   end(reason: string, origin: 'service' | 'hotline'): Promise<void> {
+    if (this.recording.length > 0) this.recordNow();
     if (this.ended) return Promise.resolve();
     if (this.turn) {
       this.turn.abort('ended');
@@ -598,14 +602,37 @@ export class Call {
   }
 
   private answer(text: string, marks: InputMarks, wordsAt: number): void {
-    this.log.debug({ text, ...marks }, 'caller said');
     this.replies.settle();
     this.history.addUser(text);
-    const line = { role: 'user' as const, text, ...marks };
-    // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
-    if (this.voicemail?.judging) this.voicemail.keep(line);
-    else this.deps.transcript.append(line);
     this.startTurn(wordsAt);
+    this.afterRequest(() => {
+      this.log.debug({ text, ...marks }, 'caller said');
+      const line = { role: 'user' as const, text, ...marks };
+      // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
+      if (this.voicemail?.judging) this.voicemail.keep(line);
+      else this.deps.transcript.append(line);
+    });
+  }
+
+  /**
+   * Work that only records a turn's start, done once its request is on the wire. The request's bytes
+   * leave on the next tick (Node's http hands a kept connection to a request then), and a tick queued
+   * after it runs next, still before any of the turn's own promise steps; an event read in the same
+   * tick (ws emits a chunk's messages at once) has it done first. So the record is whole before
+   * anything else touches the call, and the caller's wait carries none of it.
+   */
+  private afterRequest(work: () => void): void {
+    if (this.recording.push(work) === 1) process.nextTick(() => this.recordNow());
+  }
+
+  private recordNow(): void {
+    for (const work of this.recording.splice(0)) {
+      try {
+        work();
+      } catch (error) {
+        this.log.error({ err: error }, 'recording the turn failed');
+      }
+    }
   }
 
   /** The caller is silent after Hotline said its piece: ask again, or after too many times say goodbye. */
@@ -693,10 +720,8 @@ export class Call {
         this.deps.metrics.llmFailed(error);
       },
     });
-    this.deps.metrics.turnStarted();
     this.input.silence.spoke();
     this.turn = turn;
-    this.record.turn(turn.reply, wordsAt);
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
     turn
@@ -705,6 +730,10 @@ export class Call {
       .catch((error: unknown): TurnOutcome => ({ status: 'failed', error }))
       .then((outcome) => this.onTurnDone(turn, outcome))
       .catch((error: unknown) => this.log.error({ err: error, turn: id }, 'turn completion failed'));
+    this.afterRequest(() => {
+      this.deps.metrics.turnStarted();
+      this.record.turn(turn.reply, wordsAt);
+    });
   }
 
   /** The single gate every streamed chunk passes: a superseded turn can never speak. */

@@ -1,10 +1,12 @@
 import OpenAI from 'openai';
 import { createHttpFetch, type HttpFetch } from '../net/http-fetch.js';
 import { LlmStreamError, sseChunks } from './sse-chunks.js';
+import { ChatSender } from './chat-sender.js';
 import { withCacheMarks, type CacheMarks } from './cache-marks.js';
 import { StreamUsage, type StreamUsageMode } from './stream-usage.js';
 import type {
   ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
@@ -49,6 +51,7 @@ export interface OpenAiLlmOptions {
 export class OpenAiLlm implements Llm {
   private readonly client: OpenAI;
   private readonly http: HttpFetch = createHttpFetch();
+  private readonly sender: ChatSender;
   private origin: URL | undefined;
   readonly model: string;
   private readonly temperature: number | undefined;
@@ -66,6 +69,7 @@ export class OpenAiLlm implements Llm {
       // node:http instead of undici: its fetch and web streams cost more per token than Hotline itself.
       fetch: this.http.fetch,
     });
+    this.sender = new ChatSender(this.client, this.http);
     this.model = options.model;
     this.temperature = options.temperature;
     this.maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
@@ -97,31 +101,27 @@ export class OpenAiLlm implements Llm {
   }
 
   async stream(request: LlmRequest, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
-    // The SDK builds and authenticates the request and turns error statuses into its typed errors;
-    // the body of a successful answer is read, as Node's own stream, by Hotline's lean SSE reader.
-    // The SDK hears of an abort only while the request is pending: once the body is Hotline's, a
-    // barge-in closes it directly, without the SDK's AbortError and the socket error that follows it.
+    // The request goes out as the SDK would send it (ChatSender), failures as its typed errors; the
+    // body of a successful answer is read, as Node's own stream, by Hotline's lean SSE reader. The
+    // sender hears of an abort only while the request is pending: once the body is Hotline's, a
+    // barge-in closes it directly, without an AbortError and the socket error that follows it.
     const pending = new AbortController();
     const forward = (): void => pending.abort(signal.reason);
     if (signal.aborted) forward();
     else signal.addEventListener('abort', forward, { once: true });
     const temperature = request.temperature ?? this.temperature;
     const askUsage = this.usage.asking;
+    const body = JSON.stringify({
+      model: request.model ?? this.model,
+      ...withCacheMarks(this.cacheMarks, request),
+      stream: true,
+      ...(askUsage ? { stream_options: { include_usage: true } } : {}),
+      ...(temperature === undefined ? {} : { temperature }),
+      ...(request.maxTokens === undefined ? {} : { [this.maxTokensParam]: request.maxTokens }),
+    } satisfies ChatCompletionCreateParamsStreaming);
     let response: Response;
     try {
-      response = await this.client.chat.completions
-        .create(
-          {
-            model: request.model ?? this.model,
-            ...withCacheMarks(this.cacheMarks, request),
-            stream: true,
-            ...(askUsage ? { stream_options: { include_usage: true } } : {}),
-            ...(temperature === undefined ? {} : { temperature }),
-            ...(request.maxTokens === undefined ? {} : { [this.maxTokensParam]: request.maxTokens }),
-          },
-          { signal: pending.signal },
-        )
-        .asResponse();
+      response = await this.sender.post(body, pending.signal);
     } catch (error) {
       signal.removeEventListener('abort', forward);
       // A server that refuses stream_options is asked again at once without it (see StreamUsage).
@@ -130,7 +130,7 @@ export class OpenAiLlm implements Llm {
     }
     signal.removeEventListener('abort', forward);
     this.usage.succeeded(askUsage);
-    // Every 2xx answer of this client carries its body as a Node stream; error statuses the SDK has thrown.
+    // Every 2xx answer of this client carries its body as a Node stream; the sender threw for the rest.
     const raw = this.http.rawBody(response);
     if (!raw) throw new LlmStreamError('the LLM answered without a body');
     const close = (): void => {
