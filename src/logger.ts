@@ -123,5 +123,9 @@ export function createLogger(options: LoggerOptions): Logger {
       ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } }
       : {}),
   };
-  return options.destination ? pino(settings, options.destination) : pino(settings);
+  if (options.destination) return pino(settings, options.destination);
+  if (pretty) return pino(settings);
+  // Written off the event loop (pino's default writes stdout synchronously, a syscall per line on the
+  // call's thread); what is still buffered is written out when the process exits.
+  return pino(settings, pino.destination({ dest: 1, sync: false }));
 }
