@@ -59,6 +59,8 @@ import { TranscriptStore } from './transcripts/transcript-store.js';
 import { CsvExports } from './transport/csv-export.js';
 import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
+import { privacyApiRouter } from './transport/privacy-api.js';
+import { AuditLog } from './privacy/audit-log.js';
 import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
@@ -395,6 +397,9 @@ export async function startHotline(
     defaults: { countryCode: outbound.defaultCountryCode },
     logger,
   });
+  const audit = new AuditLog(store.db, logger);
+  const personData = { db: store.db, transcriptsDir: config.transcriptsDir, defaultCountryCode: outbound.defaultCountryCode };
+  const privacy = privacyApiRouter({ token: config.adminToken, gate, person: personData, audit, logger });
   const app = createHttpApp({
     registry,
     metrics,
@@ -405,6 +410,7 @@ export async function startHotline(
       // What replicas ask of each other: carried out by this replica's own calls (never passed on again).
       ...(webhookOwners && clusterSecret ? [internalApiRouter({ secret: clusterSecret, control: registry })] : []),
       admin,
+      privacy,
       campaignsRouter({
         token: config.adminToken,
         gate,

@@ -12,6 +12,7 @@ const COMMANDS = [
   { name: 'campaign', file: 'src/cli/campaign.ts' },
   { name: 'simulate', file: 'src/cli/simulate.ts' },
   { name: 'scenarios', file: 'src/cli/scenarios.ts' },
+  { name: 'data', file: 'src/cli/data.ts' },
   { name: 'start', file: 'src/main.ts' },
 ] as const;
 

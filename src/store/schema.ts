@@ -17,6 +17,9 @@ export interface StoreSchema {
   replicas: ReplicasTable;
   outbound_requests: OutboundRequestsTable;
   webhook_sessions: WebhookSessionsTable;
+  erasures: ErasuresTable;
+  staff: StaffTable;
+  audit_log: AuditLogTable;
 }
 
 export interface CallsTable {
@@ -155,6 +158,39 @@ export interface WebhookSessionsTable {
   started_at: string;
   /** A call handed over by a stopping replica: its record (JSON) at the moment it was let go, for the replica taking it. */
   handover: Generated<string | null>;
+}
+
+/** A person's data erased: when, by whom, and how much of each kind (JSON counts); never whose. */
+export interface ErasuresTable {
+  id: string;
+  erased_at: string;
+  actor: string;
+  counts: string;
+}
+
+/** A member of staff who signs in to the dashboard. */
+export interface StaffTable {
+  name: string;
+  role: 'viewer' | 'operator' | 'admin';
+  /** scrypt, with its parameters and salt (src/privacy/passwords.ts). */
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One staff action, appended and never changed (only the retention sweep removes old ones). */
+export interface AuditLogTable {
+  id: string;
+  at: string;
+  actor: string;
+  role: string;
+  action: string;
+  /** Where the request came from (the client's address). */
+  source: string | null;
+  call_id: string | null;
+  session_id: string | null;
+  /** JSON: what the action concerned beyond the call (counts, a campaign's id), never a number or words. */
+  detail: string | null;
 }
 
 /** The store's query builder: the same queries run on either database. */

@@ -22,6 +22,9 @@ const TABLES = [
   { name: 'campaigns', key: ['id'] },
   { name: 'campaign_contacts', key: ['campaign_id', 'idx'] },
   { name: 'stop_list', key: ['number'] },
+  { name: 'erasures', key: ['id'] },
+  { name: 'staff', key: ['name'] },
+  { name: 'audit_log', key: ['id'] },
 ] as const satisfies readonly { name: keyof StoreSchema; key: readonly string[] }[];
 
 type TableName = (typeof TABLES)[number]['name'];

@@ -176,4 +176,33 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN conversation TEXT;
   ALTER TABLE webhook_sessions ADD COLUMN handover TEXT;
   `,
+  // 4: erasures, staff accounts and the audit log (SQLite's step 10).
+  `
+  CREATE TABLE erasures (
+    id          TEXT PRIMARY KEY,
+    erased_at   TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    counts      TEXT NOT NULL
+  );
+  CREATE TABLE staff (
+    name           TEXT PRIMARY KEY,
+    role           TEXT NOT NULL,
+    password_hash  TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+  );
+  CREATE TABLE audit_log (
+    id          TEXT PRIMARY KEY,
+    at          TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    source      TEXT,
+    call_id     TEXT,
+    session_id  TEXT,
+    detail      TEXT
+  );
+  CREATE INDEX audit_log_by_time ON audit_log (at);
+  CREATE INDEX audit_log_by_session ON audit_log (session_id) WHERE session_id IS NOT NULL;
+  `,
 ];

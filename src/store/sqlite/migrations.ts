@@ -278,4 +278,35 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN conversation TEXT;
   ALTER TABLE webhook_sessions ADD COLUMN handover TEXT;
   `,
+  // 10: personal data under the business's control. An erasure leaves only the fact and its counts;
+  // staff sign in with their own accounts (the password as a scrypt hash); every staff action is in an
+  // append-only audit log, which names calls by id and people by nothing.
+  `
+  CREATE TABLE erasures (
+    id          TEXT PRIMARY KEY,
+    erased_at   TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    counts      TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE staff (
+    name           TEXT PRIMARY KEY,
+    role           TEXT NOT NULL,
+    password_hash  TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE audit_log (
+    id          TEXT PRIMARY KEY,
+    at          TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    source      TEXT,
+    call_id     TEXT,
+    session_id  TEXT,
+    detail      TEXT
+  ) STRICT;
+  CREATE INDEX audit_log_by_time ON audit_log (at);
+  CREATE INDEX audit_log_by_session ON audit_log (session_id) WHERE session_id IS NOT NULL;
+  `,
 ];
