@@ -2,6 +2,8 @@ import path from 'node:path';
 import { availableParallelism, hostname } from 'node:os';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { parseRedactPatterns, RedactPatternError, type RedactPattern, type RedactionOptions } from './privacy/redaction.js';
+import { RETENTION_DEFAULT_VARIABLE, RETENTION_VARIABLES, retentionSettingsFromEnv, type RetentionSettings } from './privacy/retention.js';
 import { ConfigError } from './errors.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
 import { CACHE_MARKS, type CacheMarks } from './llm/cache-marks.js';
@@ -221,6 +223,12 @@ const EnvSchema = z.object({
   PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds'),
   DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 300, ' of milliseconds'),
   DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 15, ' of milliseconds'),
+  REDACT_CARDS: boolean('REDACT_CARDS', true),
+  REDACT_IBANS: boolean('REDACT_IBANS', true),
+  REDACT_PATTERNS: text.optional(),
+  REDACT_FROM_MODEL: boolean('REDACT_FROM_MODEL', false),
+  // Read, checked and turned into days by retentionSettingsFromEnv; listed so the schema names every variable.
+  ...Object.fromEntries([RETENTION_DEFAULT_VARIABLE, ...Object.values(RETENTION_VARIABLES)].map((name) => [name, text.optional()])),
 });
 
 /** Where transfers go, and the caller id the person who picks up sees (production service fields). */
@@ -362,6 +370,14 @@ export interface Config {
   timeZone: string | undefined;
   /** How long past the estimated end of playback a hangup or transfer waits for assistant_speech_ended. */
   playbackGraceMs: number;
+  privacy: {
+    /** What is redacted from the caller's words (and Hotline's) before anything is written. */
+    redaction: RedactionOptions;
+    /** Whether the model gets the redacted words too; by default it gets what the caller said, within the call. */
+    redactFromModel: boolean;
+    /** Days each kind of personal data is kept (undefined: kept until erased). */
+    retention: RetentionSettings;
+  };
 }
 
 /** Every secret of the configuration, for redacting logs. */
@@ -405,6 +421,15 @@ function maxTokensParamFor(baseURL: string | undefined): 'max_tokens' | 'max_com
 }
 
 /** Reads the configuration; throws a ConfigError with one line per bad variable, saying how to fix it. */
+function redactPatterns(text: string | undefined): RedactPattern[] {
+  try {
+    return parseRedactPatterns(text ?? '');
+  } catch (error) {
+    if (error instanceof RedactPatternError) throw new ConfigError(`REDACT_PATTERNS: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(withoutEmptyValues(rawEnv));
   if (!parsed.success) {
@@ -541,6 +566,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     },
     timeZone: e.TZ,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
+    privacy: {
+      redaction: { cards: e.REDACT_CARDS, ibans: e.REDACT_IBANS, patterns: redactPatterns(e.REDACT_PATTERNS) },
+      redactFromModel: e.REDACT_FROM_MODEL,
+      retention: retentionSettingsFromEnv(withoutEmptyValues(rawEnv)),
+    },
   };
   // Elsewhere a weak secret is warned about at startup (announce.ts): tests and trials use short ones.
   const weak = weakSecrets(sharedSecretsOf(config));

@@ -98,6 +98,19 @@ export interface LoggerOptions {
   secrets?: readonly string[];
   /** Where the JSON lines go; the default is stdout (pretty at a terminal outside production). */
   destination?: DestinationStream;
+  /** Personal data out of the words a line carries (its `text` and `arguments`), as everywhere words are written. */
+  redact?: (text: string) => string;
+}
+
+/** Words a log line carries are redacted field by field: a whole line's digits (times, ids) are not words. */
+function redactedWords(redact: (text: string) => string): (object: Record<string, unknown>) => Record<string, unknown> {
+  return (object) => {
+    if (typeof object.text !== 'string' && typeof object.arguments !== 'string') return object;
+    const out = { ...object };
+    if (typeof out.text === 'string') out.text = redact(out.text);
+    if (typeof out.arguments === 'string') out.arguments = redact(out.arguments);
+    return out;
+  };
 }
 
 /**
@@ -119,6 +132,7 @@ export function createLogger(options: LoggerOptions): Logger {
       censor: REDACTED,
     },
     hooks: { streamWrite: scrub },
+    ...(options.redact ? { formatters: { log: redactedWords(options.redact) } } : {}),
     ...(pretty
       ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } }
       : {}),

@@ -9,6 +9,7 @@ import { announceStartup } from './startup/announce.js';
 import { logSecrets } from './startup/log-secrets.js';
 import { onStopSignals } from './startup/signals.js';
 import { startupErrorText } from './startup/startup-error.js';
+import { redactorOf } from './privacy/redactor-of.js';
 import { runWorkers } from './startup/workers.js';
 
 const START = command({
@@ -47,7 +48,7 @@ try {
   exitOnStartupError(error, undefined);
 }
 
-const logger = createLogger({ level: config.logLevel, env: config.env, secrets: logSecrets(config) });
+const logger = createLogger({ level: config.logLevel, env: config.env, secrets: logSecrets(config), redact: redactorOf(config.privacy.redaction) });
 
 // WORKERS=N: this process only starts and watches N Hotline processes on its port (startup/workers.ts).
 if (cluster.isPrimary && config.workers > 1) {

@@ -61,6 +61,10 @@ import { createHttpApp } from './transport/http-app.js';
 import { adminApiRouter } from './transport/admin-api.js';
 import { privacyApiRouter } from './transport/privacy-api.js';
 import { AuditLog } from './privacy/audit-log.js';
+import { StaffRepository } from './store/staff-repository.js';
+import { startRetentionSweeper } from './privacy/retention.js';
+import { redactorOf } from './privacy/redactor-of.js';
+import { redactedActivity } from './call/ports/redaction.js';
 import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
@@ -132,7 +136,9 @@ export async function startHotline(
 ): Promise<RunningHotline> {
   const watch = options.watchPrompts ?? true;
   const prompts = await PromptStore.open(config.promptsDir, logger, { watch });
-  const transcripts = new TranscriptStore(config.transcriptsDir);
+  // Card numbers, IBANs and the business's own patterns never reach a transcript, the store, the dashboard or a report.
+  const redact = redactorOf(config.privacy.redaction);
+  const transcripts = new TranscriptStore(config.transcriptsDir, redact);
   await transcripts.init();
 
   let demo: ScriptedLlmServer | undefined;
@@ -278,6 +284,7 @@ export async function startHotline(
         },
       }
     : live;
+  const shownActivity = redactedActivity(activity, redact) ?? activity;
   // The store's queries off the event loop through the store; the prompts folder and transcripts parsed on a thread.
   const dashboardReads = new StoreReads(store, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
@@ -317,9 +324,10 @@ export async function startHotline(
       ],
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
-    activity,
+    activity: shownActivity,
     // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
     recordEachReply: webhookOwners !== undefined,
+    redaction: { redact, fromModel: config.privacy.redactFromModel },
     earlierLife: async (sessionId) => {
       // Handed over by a stopping replica: its record as it was let go. Else the store's (its replica killed, or an earlier start).
       const handed = await webhookOwners?.takeHandover(sessionId);
@@ -421,6 +429,9 @@ export async function startHotline(
       }),
       dashboardRouter({
         adminToken: config.adminToken,
+        audit,
+        staff: new StaffRepository(store.db),
+        people: personData,
         live,
         reads: dashboardReads,
         // A call in progress writes to the file placed for it: the session id may have had calls before.
@@ -513,8 +524,19 @@ export async function startHotline(
     logger,
   );
 
+  // Personal data older than its retention goes, off the call path (src/privacy/retention-sweeper.ts).
+  const retention = startRetentionSweeper({
+    db: store.db,
+    dialect: store.dialect,
+    transcriptsDir: config.transcriptsDir,
+    settings: config.privacy.retention,
+    now: Date.now,
+    log: logger.child({ component: 'retention' }),
+  });
+
   async function close(): Promise<void> {
     outboundCalls.stopDialling();
+    await retention.stop();
     await leftBehind.stop();
     await replica.stopping().catch((error: unknown) => logger.warn({ err: error }, 'the other replicas could not be told this one stops'));
     campaigns.close();

@@ -13,6 +13,7 @@ const COMMANDS = [
   { name: 'simulate', file: 'src/cli/simulate.ts' },
   { name: 'scenarios', file: 'src/cli/scenarios.ts' },
   { name: 'data', file: 'src/cli/data.ts' },
+  { name: 'staff', file: 'src/cli/staff.ts' },
   { name: 'start', file: 'src/main.ts' },
 ] as const;
 

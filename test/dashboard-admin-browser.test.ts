@@ -57,7 +57,7 @@ describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the ad
 
   async function logIn(page: Page): Promise<void> {
     await page.goto(`${env!.hotline.url}/dashboard/login`);
-    await page.fill('input[name=token]', ADMIN);
+    await page.fill('input[name=password]', ADMIN);
     await page.click('button[type=submit]');
     await page.waitForURL(/\/dashboard\/$/);
   }

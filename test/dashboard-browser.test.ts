@@ -69,10 +69,10 @@ describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the da
     await page.goto(`${env!.hotline.url}/dashboard`);
     await page.waitForURL(/\/dashboard\/login$/);
     await page.screenshot({ path: screenshotPath('login', kind) });
-    await page.fill('input[name=token]', 'not the token');
+    await page.fill('input[name=password]', 'not the token');
     await page.click('button[type=submit]');
     await expect.poll(() => page.textContent('[role=alert]')).toContain('not the admin token');
-    await page.fill('input[name=token]', ADMIN);
+    await page.fill('input[name=password]', ADMIN);
     await page.click('button[type=submit]');
     await page.waitForURL(/\/dashboard\/$/);
   }

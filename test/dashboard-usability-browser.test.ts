@@ -113,7 +113,7 @@ describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the da
       if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
     });
     await page.goto(`${env!.hotline.url}/dashboard/login`);
-    await page.fill('input[name=token]', ADMIN);
+    await page.fill('input[name=password]', ADMIN);
     await page.click('button[type=submit]');
     await page.waitForURL(/\/dashboard\/$/);
     return { page, problems };

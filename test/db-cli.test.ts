@@ -129,7 +129,7 @@ describe.skipIf(!(await postgresReachable()))('moving to PostgreSQL', () => {
     expect(imported.code).toBe(0);
     expect(imported.out).toContain('calls 120');
     const again = await db(['import', '--in', file], pgEnv);
-    expect(again.out).toMatch(/: calls 0, reports 0, deliveries 0, campaigns 0, campaign_contacts 0, stop_list 0 /);
+    expect(again.out).toMatch(/: calls 0, reports 0, deliveries 0, campaigns 0, campaign_contacts 0, stop_list 0, erasures 0, staff 0, audit_log 0 /);
 
     const pg = await openStore(target.location, pino({ level: 'silent' }));
     cleanups.push(() => pg.close());

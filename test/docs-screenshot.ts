@@ -100,7 +100,7 @@ try {
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
   await page.goto(`${hotline.url}/dashboard/login`);
-  await page.fill('input[name=token]', ADMIN);
+  await page.fill('input[name=password]', ADMIN);
   await page.click('button[type=submit]');
   await page.waitForURL(/\/dashboard\/$/);
   await page.goto(`${hotline.url}/dashboard/calls/${service.sessionId}`);

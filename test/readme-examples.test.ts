@@ -525,6 +525,8 @@ const EXAMPLES: Example[] = [
       await runCommands(block, `npm run call --csv (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd });
     },
   },
+  { name: 'the data CLI', first: 'npm run data -- export --number "+49 151 1234567" --out access-request.json', notRun: 'needs a person with calls in the store; data-cli.test.ts runs these commands against a store holding two callers’ calls' },
+  { name: 'the people API with curl', first: 'curl -X POST http://localhost:3000/api/people/export', notRun: 'needs a person with calls in the store; person-data.test.ts sends these requests to a real Hotline after real calls' },
   { name: 'the signature headers', first: 'X-Hotline-Delivery:', notRun: 'an illustration of three headers; report-delivery.test.ts checks them on real deliveries' },
   { name: "a report's body", first: /^\{$/, notRun: 'an illustration with elided parts (…); reports.test.ts checks every key on real reports' },
   { name: 'a campaign definition', first: 'name: spring check-in', notRun: 'a definition with a CSV file the reader has; campaigns.test.ts creates campaigns from the same shape' },

@@ -5,6 +5,7 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
+import type { Redact } from './ports/redaction.js';
 import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
@@ -112,4 +113,8 @@ export interface CallDeps {
    * another replica may take the call up from its record (replicas on one store). One write more per turn.
    */
   recordEachReply?: boolean | undefined;
+  /** What is written of anyone's words (the transcript writer applies it too); none without. */
+  redact?: Redact | undefined;
+  /** The model is given the redacted words as well; by default it hears what the caller said, within the call. */
+  redactFromModel?: boolean | undefined;
 }

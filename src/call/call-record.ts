@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { addUsage, type TokenUsage } from '../llm/usage.js';
 import type { CallEndReason, CallSoFar, CallSummary, HeardLine, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
+import { keepWords, type Redact } from './ports/redaction.js';
 import type { ToolRunRecord } from './turn/tool-loop.js';
 
 /** Why Hotline itself ended a call (hung up or handed it over): it decides how the call is said to have ended. */
@@ -54,6 +55,8 @@ export class CallRecord {
     private readonly heard: () => readonly HeardLine[] = () => [],
     /** A reply heard in full is a change worth writing at once (see CallDeps.recordEachReply). */
     private readonly recordEachReply = false,
+    /** What the record keeps of a tool's arguments: the model may pass on what the caller said. */
+    private readonly redact: Redact = keepWords,
   ) {}
 
   get callId(): string {
@@ -138,7 +141,7 @@ export class CallRecord {
   }
 
   toolRan(run: ToolRunRecord): void {
-    this.toolRuns.push({ name: run.name, arguments: run.arguments, outcome: run.outcome, durationMs: run.durationMs, reused: run.reused });
+    this.toolRuns.push({ name: run.name, arguments: this.redact(run.arguments), outcome: run.outcome, durationMs: run.durationMs, reused: run.reused });
     this.changed();
   }
 

@@ -16,6 +16,7 @@ import type { VoicemailTiming } from './input/voicemail-watch.js';
 import { Call } from './call.js';
 import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
 import { toolDefinitions } from './turn/tools.js';
+import type { Redact } from './ports/redaction.js';
 import type { TransferSetup } from './ending/transfer.js';
 
 export interface CallRegistryOptions {
@@ -53,6 +54,8 @@ export interface CallRegistryOptions {
   earlierLife?: ((sessionId: string) => Promise<PriorCall | undefined>) | undefined;
   /** Another replica may take a call up from its record: each reply is recorded as soon as it has played (CallDeps). */
   recordEachReply?: boolean | undefined;
+  /** Personal data out of every word written (CallDeps.redact), and out of the model's too with `fromModel`. */
+  redaction?: { redact: Redact; fromModel: boolean } | undefined;
   /** New calls beyond this many are refused. */
   maxCalls: number;
   /** Calls with no event for this long are ended; 0 never. */
@@ -536,6 +539,8 @@ export class CallRegistry implements CallControl {
       activity: this.options.activity,
       progress: this.options.observer?.callProgress && ((soFar) => this.tellProgress(soFar)),
       recordEachReply: this.options.recordEachReply,
+      redact: this.options.redaction?.redact,
+      redactFromModel: this.options.redaction?.fromModel,
     });
     this.calls.set(id, call);
     if (starting) {

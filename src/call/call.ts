@@ -17,6 +17,7 @@ import type { ControlOutcome } from './ports/call-control.js';
 import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-deps.js';
 import { CallEnding } from './ending/call-ending.js';
 import { CallActivityTracker } from './ports/call-activity.js';
+import { keepWords, type Redact } from './ports/redaction.js';
 import { CallRecord } from './call-record.js';
 import type { CallSoFar, CallSummary, VoicemailDetector } from './ports/call-summary.js';
 import { CallPrompts } from './call-prompts.js';
@@ -60,6 +61,7 @@ export class Call {
   private turn: Turn | undefined;
   private readonly record: CallRecord;
   private turnCount = 0;
+  private readonly redact: Redact;
   /** What afterRequest() holds until the turn's request is on the wire. */
   private readonly recording: (() => void)[] = [];
   private readonly ending: CallEnding;
@@ -90,9 +92,10 @@ export class Call {
   ) {
     this.id = id;
     this.log = deps.logger;
-    this.history = new History(deps.settings.historyMaxChars, deps.logger);
+    this.redact = deps.redact ?? keepWords;
+    this.history = new History(deps.settings.historyMaxChars, deps.logger, this.redact);
     this.replies = new ReplyLog(deps.transcript);
-    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard(), deps.recordEachReply ?? false);
+    this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard(), deps.recordEachReply ?? false, this.redact);
     // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
     // a request waiting for an answer gets "nothing to say" now, not after the hold line's wait.
     this.gate = new EventGate((event) => this.handle(event), deps.logger, () => {
@@ -603,10 +606,12 @@ export class Call {
 
   private answer(text: string, marks: InputMarks, wordsAt: number): void {
     this.replies.settle();
-    this.history.addUser(text);
+    // Within the call the model hears what was said, unless it too must not (REDACT_FROM_MODEL).
+    this.history.addUser(this.deps.redactFromModel ? this.redact(text) : text);
     this.startTurn(wordsAt);
     this.afterRequest(() => {
-      this.log.debug({ text, ...marks }, 'caller said');
+      this.log.debug({ text: this.redact(text), ...marks }, 'caller said');
+      // The transcript writer redacts what it writes.
       const line = { role: 'user' as const, text, ...marks };
       // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
       if (this.voicemail?.judging) this.voicemail.keep(line);

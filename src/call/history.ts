@@ -2,6 +2,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Logger } from '../logger.js';
 import type { HeardLine } from './ports/call-summary.js';
 import type { Reply } from './speech/reply.js';
+import { keepWords, type Redact } from './ports/redaction.js';
 
 /** What is left of the budget after a cut: the next turns fit without another one. */
 const KEPT_AFTER_CUT = 0.75;
@@ -21,6 +22,8 @@ export class History {
     /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
     private readonly maxChars: number,
     private readonly log: Logger,
+    /** What the record keeps of the words: personal data taken out. */
+    private readonly redact: Redact = keepWords,
   ) {}
 
   addUser(text: string): void {
@@ -36,7 +39,7 @@ export class History {
     const lines: HeardLine[] = [];
     for (const entry of this.entries) {
       const text = entry.role === 'user' ? entry.text : entry.reply.heardText();
-      if (text.trim() !== '') lines.push({ role: entry.role, text });
+      if (text.trim() !== '') lines.push({ role: entry.role, text: this.redact(text) });
     }
     return lines;
   }

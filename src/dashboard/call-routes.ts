@@ -8,12 +8,15 @@ import { layout } from './layout.js';
 import { numbersShown } from './numbers-shown.js';
 import { liveCallPage, type OperatorLines } from './pages/live-call.js';
 import { storyPage } from './pages/story.js';
+import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
+import type { Audit } from './staff-audit.js';
+import { roleAtLeast } from '../privacy/roles.js';
 
 type CallDeps = Pick<DashboardDeps, 'live' | 'reads' | 'transcriptFileOf' | 'remoteConversation' | 'control' | 'callEnded' | 'prompts' | 'timeZone' | 'redeliver' | 'logger'>;
 
 /** A call's page (in progress, or its story), the operator's handover and hangup, and its report sent again. */
-export function callRoutes(router: Router, deps: CallDeps): void {
+export function callRoutes(router: Router, deps: CallDeps, audit: Audit): void {
   router.get('/dashboard/calls/:sessionId', async (req: Request, res: Response) => {
     // A call id (a stored call's link), or a session id (a call in progress, or the latest call with it).
     const sessionId = String(req.params.sessionId);
@@ -22,6 +25,13 @@ export function callRoutes(router: Router, deps: CallDeps): void {
     const found = await deps.reads.call(sessionId);
     // In progress: the conversation so far — unless the link names a stored call by its own id.
     if (inProgress && found?.matchedBy !== 'callId') {
+      // A live call and its controls are an operator's: a viewer reads its story once it has ended.
+      if (!roleAtLeast(whoOf(res).role, 'operator')) {
+        res.status(403);
+        const body = html`<p><a href="../calls">← All calls</a></p><h1>In progress</h1><p class="muted">This call is still going on: its story shows here once it has ended.</p>`;
+        return sendPage(res, layout({ title: 'In progress', section: 'calls', root: '../', role: whoOf(res).role, body }));
+      }
+      await audit(req, res, { action: 'open_live_call', sessionId });
       const remote = await deps.remoteConversation?.(sessionId);
       const transcript = remote ? { lines: remote, problem: undefined } : await deps.reads.transcript(deps.transcriptFileOf(sessionId));
       return sendPage(
@@ -31,6 +41,7 @@ export function callRoutes(router: Router, deps: CallDeps): void {
           lines: transcript.lines,
           transcriptProblem: transcript.problem,
           numbersShown: numbersShown(req),
+          role: whoOf(res).role,
           transferTargets: deps.control.transferTargets(),
           operatorLines: operatorLines(deps, inProgress),
           notice,
@@ -49,7 +60,8 @@ export function callRoutes(router: Router, deps: CallDeps): void {
 <p class="muted">No call with this id is stored or in progress. A call that has just ended is stored in a moment.</p>`;
       return sendPage(res, layout({ title: 'No such call', section: 'calls', root: '../', body }));
     }
-    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req), notice }));
+    await audit(req, res, { action: 'open_story', sessionId: found.call.sessionId, callId: found.call.callId });
+    sendPage(res, storyPage({ ...found, numbersShown: numbersShown(req), role: whoOf(res).role, notice }));
   });
 
   // A person steps in: the call is handed to a colleague, or ended with a goodbye. Back to the call's page after.
@@ -58,12 +70,14 @@ export function callRoutes(router: Router, deps: CallDeps): void {
     const target = typeof req.body?.target === 'string' && req.body.target !== '' ? (req.body.target as string) : undefined;
     const outcome = await deps.control.transfer(sessionId, target);
     deps.logger.info({ sessionId, target, outcome }, 'operator transfer requested on the dashboard');
+    await audit(req, res, { action: 'transfer', sessionId, detail: { outcome, ...(target ? { target } : {}) } });
     await answerControl(res, sessionId, outcome, deps);
   });
   router.post('/dashboard/calls/:sessionId/hangup', async (req: Request, res: Response) => {
     const sessionId = String(req.params.sessionId);
     const outcome = await deps.control.hangUp(sessionId);
     deps.logger.info({ sessionId, outcome }, 'operator hangup requested on the dashboard');
+    await audit(req, res, { action: 'hang_up', sessionId, detail: { outcome } });
     await answerControl(res, sessionId, outcome, deps);
   });
 

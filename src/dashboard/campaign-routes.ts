@@ -8,16 +8,19 @@ import { html } from './html.js';
 import { layout } from './layout.js';
 import { numbersShown } from './numbers-shown.js';
 import { campaignsPage, type CampaignsPageOptions } from './pages/campaigns.js';
+import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
+import type { Audit } from './staff-audit.js';
 
 /** The campaigns page: each campaign paused or resumed, and the New campaign form. */
-export function campaignRoutes(router: Router, deps: Pick<DashboardDeps, 'campaign' | 'createCampaign' | 'outboundMissing' | 'reads' | 'logger'>): void {
+export function campaignRoutes(router: Router, deps: Pick<DashboardDeps, 'campaign' | 'createCampaign' | 'outboundMissing' | 'reads' | 'logger'>, audit: Audit): void {
   router.post('/dashboard/campaigns', formBody, async (req: Request, res: Response) => {
     const id = typeof req.body?.campaign === 'string' ? (req.body.campaign as string) : '';
     const action = req.body?.do === 'pause' || req.body?.do === 'resume' ? (req.body.do as 'pause' | 'resume') : undefined;
     if (!action) return void res.status(400).type('text').send('do is pause or resume');
     const outcome = await deps.campaign(id, action);
     deps.logger.info({ campaignId: id, action, outcome }, 'campaign paused or resumed on the dashboard');
+    await audit(req, res, { action: 'campaign_change', detail: { campaign: id, do: action, outcome: typeof outcome === 'string' ? outcome : 'not_done' } });
     if (outcome === 'done') return res.redirect(303, 'campaigns');
     const notFound = outcome === 'not_found';
     res.status(notFound ? 404 : 409);
@@ -27,7 +30,7 @@ export function campaignRoutes(router: Router, deps: Pick<DashboardDeps, 'campai
     sendPage(res, layout({ title: notFound ? 'No such campaign' : 'Not done', section: 'campaigns', root: '', body }));
   });
   const campaigns = async (req: Request, res: Response, more: Partial<CampaignsPageOptions> = {}): Promise<void> =>
-    sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req), outboundMissing: deps.outboundMissing(), ...more }));
+    sendPage(res, campaignsPage(await deps.reads.campaigns(), { numbersShown: numbersShown(req), role: whoOf(res).role, outboundMissing: deps.outboundMissing(), ...more }));
   router.get('/dashboard/campaigns', async (req, res) => {
     // Back from the form: what was started (no personal data, so it may sit in the URL).
     const { created, contacts, merged } = req.query;
@@ -51,6 +54,7 @@ export function campaignRoutes(router: Router, deps: Pick<DashboardDeps, 'campai
           : definition;
       const created = await deps.createCampaign(fileNamedContacts(input));
       deps.logger.info({ campaignId: created.id, contacts: created.contacts, merged: created.merged }, 'campaign started on the dashboard');
+      await audit(req, res, { action: 'campaign_create', detail: { campaign: created.id, contacts: created.contacts } });
       res.redirect(303, `../campaigns?created=${encodeURIComponent(created.id)}&contacts=${created.contacts}&merged=${created.merged}`);
     } catch (error) {
       // Shown with the form as it was sent, to be fixed there: every problem of the definition, or why none can start now.

@@ -1,6 +1,9 @@
 import type { CallControl } from '../call/ports/call-control.js';
 import type { CreatedCampaign } from '../campaigns/create-campaign.js';
 import type { Logger } from '../logger.js';
+import type { AuditLog } from '../privacy/audit-log.js';
+import type { PersonDataDeps } from '../privacy/person-data.js';
+import type { Who } from '../privacy/roles.js';
 import type { PromptSet, PromptsStatus } from '../prompts/prompt-store.js';
 import type { SecretGate } from '../transport/auth.js';
 import type { CsvExports } from '../transport/csv-export.js';
@@ -15,6 +18,14 @@ type MaybePromise<T> = T | Promise<T>;
 import type { TranscriptLine } from './transcript-lines.js';
 
 export type CampaignAction = 'done' | 'not_found' | { notDone: string };
+
+/** The staff accounts the dashboard checks a login against (src/store/staff-repository.ts). */
+export interface StaffAccounts {
+  /** The account, if the password is its own. */
+  check(name: string, password: string): Promise<Who | undefined>;
+  /** The account as it is now: gone, or with its role. */
+  get(name: string): Promise<Who | undefined>;
+}
 
 export interface DashboardDeps {
   /** Without it the dashboard is off: every page says how to turn it on. */
@@ -52,6 +63,12 @@ export interface DashboardDeps {
   promptsStatus(): PromptsStatus;
   /** The failure budget a wrong admin token spends, shared with every other edge. */
   gate: SecretGate;
+  /** Staff accounts: without them, only the admin token logs in. */
+  staff?: StaffAccounts | undefined;
+  /** Where staff actions are recorded, and read back on the audit page. */
+  audit?: AuditLog | undefined;
+  /** A person's data, for access and erasure requests (the People page). */
+  people?: PersonDataDeps | undefined;
   /** The process's CSV exports, shared with the campaigns' results (one limit for both); its own without. */
   exports?: CsvExports | undefined;
   logger: Logger;

@@ -4,7 +4,11 @@ import { callRoutes } from './call-routes.js';
 import { campaignRoutes } from './campaign-routes.js';
 import { chartsRoutes } from './charts-routes.js';
 import type { DashboardDeps } from './dashboard-deps.js';
-import { dashboardOff, sameOriginGate, securityHeaders, sessionGate, withSlash } from './gates.js';
+import { roleAtLeast } from '../privacy/roles.js';
+import { auditRoutes } from './audit-routes.js';
+import { dashboardOff, needs, sameOriginGate, securityHeaders, sessionGate, whoOf, withSlash } from './gates.js';
+import { peopleRoutes } from './people-routes.js';
+import { dashboardAudit } from './staff-audit.js';
 import { historyRoutes } from './history-routes.js';
 import { liveRoutes } from './live-routes.js';
 import { LiveViews } from './live-views.js';
@@ -42,18 +46,28 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   // a sibling subdomain) is "same site", so the browser would send the cookie with its forms.
   router.use('/dashboard', sameOriginGate(deps.logger));
   assetRoutes(router);
-  loginRoutes(router, deps, token, sessions);
+  loginRoutes(router, deps, token, sessions, deps.audit);
   router.get('/dashboard', withSlash);
   // Every page below needs a session in force; without one the browser goes to the login form.
-  router.use('/dashboard', sessionGate(sessions));
+  router.use('/dashboard', sessionGate(sessions, deps.staff && ((who) => deps.staff!.get(who.name))));
+  const audit = dashboardAudit(deps.audit);
+
+  // What each role may open, before the routes themselves (src/privacy/roles.ts): a request straight to
+  // a route meets its gate as a link would. A viewer reads the calls and charts, with numbers masked.
+  router.get('/dashboard/', (req, res, next) => (roleAtLeast(whoOf(res).role, 'operator') ? next() : res.redirect(303, 'calls')));
+  router.get('/dashboard/live', needs('operator'));
+  router.post(['/dashboard/calls/:sessionId/transfer', '/dashboard/calls/:sessionId/hangup', '/dashboard/redeliver', '/dashboard/calls/:sessionId/redeliver', '/dashboard/calls.csv'], needs('operator'));
+  router.use(['/dashboard/campaigns', '/dashboard/prompts', '/dashboard/people', '/dashboard/audit'], needs('admin'));
 
   logoutRoutes(router, sessions, liveViews);
-  numbersRoutes(router);
+  numbersRoutes(router, audit);
   liveRoutes(router, deps, sessions, liveViews);
   historyRoutes(router, deps);
-  callRoutes(router, deps);
-  campaignRoutes(router, deps);
+  callRoutes(router, deps, audit);
+  campaignRoutes(router, deps, audit);
   chartsRoutes(router, deps);
   promptsRoutes(router, deps);
+  peopleRoutes(router, deps, audit);
+  auditRoutes(router, deps);
   return router;
 }

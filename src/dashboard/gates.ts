@@ -1,4 +1,5 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { roleAtLeast, TOKEN_ADMIN, type StaffRole, type Who } from '../privacy/roles.js';
 import type { Logger } from '../logger.js';
 import { html } from './html.js';
 import { layout } from './layout.js';
@@ -48,15 +49,55 @@ export const withSlash: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** Lets through only a session in force (kept in res.locals.session); without one the browser goes to the login form. */
-export function sessionGate(sessions: SessionCookies): RequestHandler {
-  return (req, res, next) => {
-    const session = sessions.sessionOf(sessionCookieOf(req), Date.now());
+/**
+ * Lets through only a session in force (its id in res.locals.session, whose it is in res.locals.who);
+ * without one the browser goes to the login form. A staff account's session is checked against the
+ * account now and then (`stillSo`): one removed, or given another role, is logged out within a minute.
+ */
+export function sessionGate(sessions: SessionCookies, stillSo?: (who: Who) => Promise<Who | undefined>): RequestHandler {
+  const checked = new Map<string, number>();
+  return async (req, res, next) => {
+    const now = Date.now();
+    const session = sessions.identityOf(sessionCookieOf(req), now);
+    if (session !== undefined && stillSo && session.who !== TOKEN_ADMIN && (checked.get(session.id) ?? 0) < now - RECHECK_MS) {
+      const current = await stillSo(session.who).catch(() => session.who);
+      if (current?.role !== session.who.role) {
+        sessions.end(sessionCookieOf(req));
+        checked.delete(session.id);
+        return refuse(req, res);
+      }
+      if (checked.size > 10_000) checked.clear();
+      checked.set(session.id, now);
+    }
     if (session !== undefined) {
-      res.locals.session = session;
+      res.locals.session = session.id;
+      res.locals.who = session.who;
       return next();
     }
-    if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);
-    res.status(401).json({ error: 'log in to the dashboard first' });
+    refuse(req, res);
+  };
+}
+
+const RECHECK_MS = 60_000;
+
+function refuse(req: Request, res: Response): void {
+  if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);
+  res.status(401).json({ error: 'log in to the dashboard first' });
+}
+
+/** Who is signed in: set by sessionGate for every page behind it. */
+export function whoOf(res: Response): Who {
+  return (res.locals.who as Who | undefined) ?? TOKEN_ADMIN;
+}
+
+/** Lets through only someone with `role` or a higher one; the rest get 403 and are told what they may do. */
+export function needs(role: StaffRole): RequestHandler {
+  return (req, res, next) => {
+    const who = whoOf(res);
+    if (roleAtLeast(who.role, role)) return next();
+    res.status(403);
+    const text = `This needs the ${role} role; ${who.name} is a ${who.role}.`;
+    if (req.accepts(['html', 'json']) !== 'html') return void res.json({ error: text });
+    sendPage(res, layout({ title: 'Not allowed', section: 'calls', root: rootOf(req), role: who.role, body: html`<div class="login"><h1>Not allowed</h1><p role="alert">${text} Nothing was done.</p><p><a href="${rootOf(req)}calls">The calls</a></p></div>` }));
   };
 }

@@ -7,6 +7,7 @@ import { parseFilter } from './filter-form.js';
 import { showNumber } from './layout.js';
 import { numbersShown } from './numbers-shown.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
+import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
 
 /** Calls per slice of a CSV export: formatting a slice here takes about half a millisecond. */
@@ -26,7 +27,7 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
       reads.campaigns(),
       reads.failedDeliveries(),
     ]);
-    sendPage(res, historyPage({ parsed, calls, total, fieldNames, campaigns, failedDeliveries, numbersShown: numbersShown(req) }));
+    sendPage(res, historyPage({ parsed, calls, total, fieldNames, campaigns, failedDeliveries, numbersShown: numbersShown(req), role: whoOf(res).role }));
   };
   router.get('/dashboard/calls', history);
   router.post('/dashboard/calls', formBody, history);

@@ -1,13 +1,17 @@
+import { roleAtLeast, type StaffRole } from '../privacy/roles.js';
 import { html, type Html } from './html.js';
 
-export type Section = 'live' | 'calls' | 'campaigns' | 'charts' | 'prompts';
+export type Section = 'live' | 'calls' | 'campaigns' | 'charts' | 'prompts' | 'people' | 'audit';
 
-const SECTIONS: readonly [Section, string, string][] = [
-  ['live', 'Live', ''],
-  ['calls', 'Calls', 'calls'],
-  ['campaigns', 'Campaigns', 'campaigns'],
-  ['charts', 'Charts', 'charts'],
-  ['prompts', 'Prompts', 'prompts'],
+/** Each section, and the least role that may open it (src/privacy/roles.ts). */
+const SECTIONS: readonly [Section, string, string, StaffRole][] = [
+  ['live', 'Live', '', 'operator'],
+  ['calls', 'Calls', 'calls', 'viewer'],
+  ['campaigns', 'Campaigns', 'campaigns', 'admin'],
+  ['charts', 'Charts', 'charts', 'viewer'],
+  ['prompts', 'Prompts', 'prompts', 'admin'],
+  ['people', 'People', 'people', 'admin'],
+  ['audit', 'Audit', 'audit', 'admin'],
 ];
 
 export interface Page {
@@ -25,10 +29,13 @@ export interface Page {
   numbersShown?: boolean;
   /** This page's path below the root ('calls', 'calls/<id>'): where the numbers toggle comes back to. */
   here?: string;
+  /** The role of whoever looks: the navigation offers what it may open (default admin). */
+  role?: StaffRole | undefined;
 }
 
 export function layout(page: Page): Html {
   const { root } = page;
+  const role = page.role ?? 'admin';
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -45,13 +52,17 @@ export function layout(page: Page): Html {
   ${
     page.section === undefined
       ? ''
-      : html`<nav>${SECTIONS.map(
+      : html`<nav>${SECTIONS.filter(([, , , least]) => roleAtLeast(role, least)).map(
           ([id, label, href]) => html`<a href="${root}${href || './'}"${id === page.section ? html` aria-current="page"` : ''}>${label}</a>`,
         )}</nav>
-  <form method="post" action="${root}numbers" class="numbers">
+  ${
+    roleAtLeast(role, 'operator')
+      ? html`<form method="post" action="${root}numbers" class="numbers">
     <input type="hidden" name="back" value="${page.here ?? ''}">
     <button name="show" value="${page.numbersShown ? 'no' : 'yes'}" type="submit">${page.numbersShown ? 'Mask numbers' : 'Show numbers'}</button>
-  </form>
+  </form>`
+      : ''
+  }
   <form method="post" action="${root}logout"><button type="submit">Log out</button></form>`
   }
 </header>

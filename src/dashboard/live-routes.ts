@@ -7,6 +7,7 @@ import { numbersShown } from './numbers-shown.js';
 import { livePage } from './pages/live.js';
 import { sendPage } from './respond.js';
 import type { SessionCookies } from './session-cookie.js';
+import { whoOf } from './gates.js';
 import { sessionCookieOf } from './session-request.js';
 
 /** At most this many live views at once: each holds a connection open. */
@@ -15,7 +16,7 @@ const KEEPALIVE_MS = 25_000;
 
 /** The live view: its page, and the stream of calls in progress it shows (server-sent events). */
 export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live'>, sessions: SessionCookies, liveViews: LiveViews): void {
-  router.get('/dashboard/', (req, res) => void sendPage(res, livePage({ numbersShown: numbersShown(req) })));
+  router.get('/dashboard/', (req, res) => void sendPage(res, livePage({ numbersShown: numbersShown(req), role: whoOf(res).role })));
 
   router.get('/dashboard/live', (req, res) => {
     if (deps.live.viewerCount >= MAX_VIEWERS) return void res.status(503).json({ error: 'too many live views open' });

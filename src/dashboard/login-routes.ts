@@ -1,5 +1,7 @@
 import type { Request, Response, Router } from 'express';
-import { checkSecret } from '../transport/auth.js';
+import type { AuditLog } from '../privacy/audit-log.js';
+import { roleAtLeast, TOKEN_ADMIN, type Who } from '../privacy/roles.js';
+import { checkSecret, clientAddressOf } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { html, type Html } from './html.js';
@@ -9,24 +11,52 @@ import { formBody, rootOf, sendPage } from './respond.js';
 import { SESSION_MS, type SessionCookies } from './session-cookie.js';
 import { cookieName, sessionCookieOf, sessionCookieOptions } from './session-request.js';
 
-/** The login form: the admin token, given once, becomes a session kept in the cookie. */
-export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | 'logger'>, token: string, sessions: SessionCookies): void {
-  router.get('/dashboard/login', (req, res) => void sendPage(res, loginPage(rootOf(req), undefined)));
+/**
+ * The login form: a staff account's name and password, or (the name left empty) the admin token, the
+ * first admin's way in. Either, given once, becomes a session kept in the cookie. A wrong password
+ * spends the same failure budget as a wrong token, and an unknown name costs the same time as a
+ * wrong password, so neither a name nor a password can be guessed faster than the other.
+ */
+export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | 'logger' | 'staff'>, token: string, sessions: SessionCookies, audit: AuditLog | undefined): void {
+  router.get('/dashboard/login', (req, res) => void sendPage(res, loginPage(rootOf(req), undefined, deps.staff !== undefined)));
   router.post('/dashboard/login', formBody, async (req: Request, res: Response) => {
-    const presented = typeof req.body?.token === 'string' ? (req.body.token as string) : undefined;
-    // As at every edge: an address out of failures is refused before the token is compared.
+    const field = (name: string): string | undefined => (typeof req.body?.[name] === 'string' ? (req.body[name] as string) : undefined);
+    const name = field('name')?.trim().toLowerCase() ?? '';
+    const secret = field('password') ?? field('token');
+    const address = clientAddressOf(req, deps.gate.proxyTrust);
+    let who: Who | undefined;
     try {
-      await checkSecret(req, deps.gate, presented, token, 'admin token');
+      if (name === '' || !deps.staff) {
+        // As at every edge: an address out of failures is refused before the token is compared.
+        await checkSecret(req, deps.gate, secret, token, 'admin token');
+        who = TOKEN_ADMIN;
+      } else {
+        const wait = await deps.gate.failures.exhausted(address);
+        if (wait > 0) throw new HttpError(429, `too many wrong passwords from this address: try again in ${wait} s`, { retryAfterSeconds: wait });
+        who = await deps.staff.check(name, secret ?? '');
+        if (!who) {
+          await deps.gate.failures.spend(address);
+          throw new HttpError(401, 'wrong name or password');
+        }
+      }
     } catch (error) {
       if (!(error instanceof HttpError) || (error.status !== 401 && error.status !== 429)) throw error;
-      deps.logger.warn({ ip: req.ip, status: error.status }, 'dashboard login refused');
+      deps.logger.warn({ ip: req.ip, status: error.status, staff: name || undefined }, 'dashboard login refused');
+      await audit?.record({ actor: name || TOKEN_ADMIN.name, role: 'none', action: 'log_in_failed', source: req.ip, detail: { status: error.status } });
       if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
       res.status(error.status);
-      const problem = error.status === 401 ? 'That is not the admin token.' : `Too many wrong tokens from this address: try again in ${error.retryAfterSeconds ?? 60} s.`;
-      return sendPage(res, loginPage('', problem));
+      const problem =
+        error.status === 401
+          ? name === ''
+            ? 'That is not the admin token.'
+            : 'Wrong name or password.'
+          : `Too many wrong attempts from this address: try again in ${error.retryAfterSeconds ?? 60} s.`;
+      return sendPage(res, loginPage('', problem, deps.staff !== undefined));
     }
-    res.cookie(cookieName(req), sessions.issue(Date.now()), sessionCookieOptions(req, SESSION_MS));
-    res.redirect(303, './');
+    await audit?.record({ actor: who.name, role: who.role, action: 'log_in', source: req.ip });
+    res.cookie(cookieName(req), sessions.issue(Date.now(), who), sessionCookieOptions(req, SESSION_MS));
+    // A viewer has no live view: the calls are where they start.
+    res.redirect(303, roleAtLeast(who.role, 'operator') ? './' : 'calls');
   });
 }
 
@@ -39,14 +69,16 @@ export function logoutRoutes(router: Router, sessions: SessionCookies, liveViews
   });
 }
 
-function loginPage(root: string, problem: string | undefined): Html {
+function loginPage(root: string, problem: string | undefined, accounts: boolean): Html {
   return layout({
     title: 'Log in',
     root,
     body: html`<form method="post" action="${root}login" class="login">
   <h1>Hotline dashboard</h1>
   ${problem ? html`<p class="warning" role="alert">${problem}</p>` : ''}
-  <label>Admin token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
+  ${accounts ? html`<label>Name <input name="name" autocomplete="username" autofocus></label>` : ''}
+  <label>${accounts ? 'Password' : 'Admin token'} <input type="password" name="password" autocomplete="current-password" required${accounts ? '' : html` autofocus`}></label>
+  ${accounts ? html`<p class="muted">Without a name, the password is the admin token.</p>` : ''}
   <button type="submit">Log in</button>
 </form>`,
   });

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { TOKEN_ADMIN, type Who } from '../privacy/roles.js';
 
 /**
  * The dashboard's logins. The cookie carries a random session id and its
@@ -23,28 +24,34 @@ export const SESSION_MS = 12 * 60 * 60 * 1000;
 /** Logins kept at most: the oldest gives way. Only someone with the admin token can make one. */
 const MAX_SESSIONS = 1000;
 
-/** The sessions in force, by id: the one place a logout is remembered. */
+/** The sessions in force, by id, with whom each is: the one place a logout is remembered. */
 export interface SessionStore {
   /** Keeps a new session; `now` lets the store forget those expired. */
-  add(id: string, expiresAt: number, now: number): void;
-  has(id: string, now: number): boolean;
+  add(id: string, expiresAt: number, now: number, who: Who): void;
+  /** Whose the session is, while it is in force. */
+  get(id: string, now: number): Who | undefined;
   delete(id: string): void;
 }
 
 /** One process's sessions. */
 export class MemorySessionStore implements SessionStore {
-  private readonly sessions = new Map<string, number>();
+  private readonly sessions = new Map<string, { expires: number; who: Who }>();
 
-  add(id: string, expiresAt: number, now: number): void {
-    for (const [old, expires] of this.sessions) if (expires <= now) this.sessions.delete(old);
+  add(id: string, expiresAt: number, now: number, who: Who): void {
+    for (const [old, { expires }] of this.sessions) if (expires <= now) this.sessions.delete(old);
     // A Map keeps insertion order: the first key is the oldest login.
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
-    this.sessions.set(id, expiresAt);
+    this.sessions.set(id, { expires: expiresAt, who });
   }
 
-  has(id: string, now: number): boolean {
-    const expires = this.sessions.get(id);
-    return expires !== undefined && expires > now;
+  get(id: string, now: number): Who | undefined {
+    const session = this.sessions.get(id);
+    return session !== undefined && session.expires > now ? session.who : undefined;
+  }
+
+  /** Ends every session of one person (their account was removed or its role changed). */
+  endAllOf(name: string): void {
+    for (const [id, { who }] of this.sessions) if (who.name === name) this.sessions.delete(id);
   }
 
   delete(id: string): void {
@@ -63,20 +70,26 @@ export class SessionCookies {
     this.key = createHmac('sha256', adminToken).update('hotline dashboard session v2').digest();
   }
 
-  /** A new session, good until `now + SESSION_MS` or its logout; the cookie's value. */
-  issue(now: number): string {
+  /** A new session of `who`, good until `now + SESSION_MS` or its logout; the cookie's value. */
+  issue(now: number, who: Who = TOKEN_ADMIN): string {
     const id = randomBytes(18).toString('base64url');
     const expires = now + SESSION_MS;
-    this.store.add(id, expires, now);
+    this.store.add(id, expires, now, who);
     const payload = `${id}.${expires}`;
     return `${payload}.${this.sign(payload)}`;
   }
 
   /** The session id of a value issued here, with this token, that is still in force; else undefined. */
   sessionOf(value: string | undefined, now: number): string | undefined {
+    return this.identityOf(value, now)?.id;
+  }
+
+  /** The session in force a value names, and whose it is. */
+  identityOf(value: string | undefined, now: number): { id: string; who: Who } | undefined {
     const session = this.read(value);
-    if (!session || session.expires <= now || !this.store.has(session.id, now)) return undefined;
-    return session.id;
+    if (!session || session.expires <= now) return undefined;
+    const who = this.store.get(session.id, now);
+    return who && { id: session.id, who };
   }
 
   /** Whether the value names a session in force. */

@@ -4,6 +4,7 @@ import { access, constants, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { keepWords, type Redact } from '../call/ports/redaction.js';
 import { readPriorCall, type PriorCall } from './prior-call.js';
 
 export interface TranscriptEntry {
@@ -61,6 +62,8 @@ export class TranscriptWriter {
     private readonly logger: Logger,
     /** The file a call of this session id is written to when nothing else is known. */
     private readonly provisional = typeof file === 'string' ? file : '',
+    /** What is written of the words: personal data taken out. */
+    private readonly redact: Redact = keepWords,
   ) {
     this.ready = Promise.resolve(file).then(
       (chosen) => this.settle(chosen),
@@ -78,7 +81,8 @@ export class TranscriptWriter {
 
   append(entry: TranscriptEntry): void {
     if (this.closed) return;
-    const line = `${JSON.stringify({ ts: new Date().toISOString(), session_id: this.sessionId, ...entry })}\n`;
+    const words = { text: this.redact(entry.text), ...(typeof entry.arguments === 'string' ? { arguments: this.redact(entry.arguments) } : {}) };
+    const line = `${JSON.stringify({ ts: new Date().toISOString(), session_id: this.sessionId, ...entry, ...words })}\n`;
     if (this.waiting) {
       this.waiting.push(line);
       return;
@@ -133,7 +137,11 @@ export class TranscriptStore {
   /** Transcripts being closed, by session id: a call that ended a moment ago is on disk before its id is placed again. */
   private readonly closing = new Map<string, Promise<void>>();
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    /** Applied to every line's words before it is written (see TranscriptWriter). */
+    private readonly redact: Redact = keepWords,
+  ) {}
 
   /** Creates the folder; a folder Hotline cannot write to stops the start with a line that says so. */
   async init(): Promise<void> {
@@ -169,7 +177,7 @@ export class TranscriptStore {
 
   /** A call's transcript, written to the file `file` resolves to (TranscriptStore.place), or to its session's first file. */
   open(sessionId: string, logger: Logger, file?: Promise<string>): TranscriptWriter {
-    return new TranscriptWriter(file ?? this.fileOf(sessionId), sessionId, logger, this.fileOf(sessionId));
+    return new TranscriptWriter(file ?? this.fileOf(sessionId), sessionId, logger, this.fileOf(sessionId), this.redact);
   }
 
   /** Where the `n`-th call (from 1) of a session id is written. */

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Clock } from '../../src/campaigns/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../../src/llm/scripted-server.js';
@@ -19,7 +19,7 @@ export async function startTestHotline(
   script: Script,
   env: Record<string, string> = {},
   llmTiming: { ttftMs?: number; tokenDelayMs?: number } = {},
-  hotlineOptions: { campaignClock?: Clock } = {},
+  hotlineOptions: { campaignClock?: Clock; logger?: Logger } = {},
 ): Promise<TestHotline> {
   const llm = await startScriptedLlmServer({ script, host: '127.0.0.1', ttftMs: 5, tokenDelayMs: 2, ...llmTiming });
   const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-test-'));
@@ -38,9 +38,9 @@ export async function startTestHotline(
     ...env,
   };
   const config = loadConfig(vars);
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const { logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), ...startOptions } = hotlineOptions;
   // Tool files' ${NAME} references see the test's variables, never the environment of whoever runs the tests.
-  const hotline = await startHotline(config, logger, { env: vars, ...hotlineOptions });
+  const hotline = await startHotline(config, logger, { env: vars, ...startOptions });
   return {
     hotline,
     llm,

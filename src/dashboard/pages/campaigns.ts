@@ -1,9 +1,11 @@
 import type { CampaignProgress } from '../../campaigns/progress.js';
 import { html, type Html } from '../html.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { formatTime, layout } from '../layout.js';
 
 export interface CampaignsPageOptions {
   numbersShown: boolean;
+  role?: StaffRole | undefined;
   /** The AIFLOW_* variables not set: said above the form, before anyone types. */
   outboundMissing: readonly string[];
   /** The way back to the dashboard's root: '' at campaigns, '../' at campaigns/new (a form sent back with its problems). */
@@ -36,6 +38,7 @@ export function campaignsPage(campaigns: readonly CampaignProgress[], options: C
     root,
     here: 'campaigns',
     numbersShown: options.numbersShown,
+    role: options.role,
     body: html`<h1>Campaigns <span class="count">${campaigns.length}</span></h1>
 ${options.created ? createdNotice(options.created) : ''}
 ${newCampaign(options, campaigns.length === 0)}

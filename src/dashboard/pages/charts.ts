@@ -1,6 +1,7 @@
 import type { CallEndReason } from '../../call/ports/call-summary.js';
 import { DAY_RANGES, type ChartData } from '../../store/call-stats.js';
 import { html, scriptJson, type Html } from '../html.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { formatTime, layout } from '../layout.js';
 
 /** How an end reason reads to the business; a record, so a reason added to the core must be worded here too. */
@@ -60,7 +61,7 @@ export function chartsView(data: ChartData): ChartsView {
 }
 
 /** The charts of calls, outcomes, waiting times and barge-ins. */
-export function chartsPage(data: ChartData, options: { numbersShown: boolean }): Html {
+export function chartsPage(data: ChartData, options: { numbersShown: boolean; role?: StaffRole | undefined }): Html {
   const { last24h } = data;
   const totalDays = sum(data.days.map((d) => d.calls));
   const totalOutcomes = sum(data.outcomes.map((o) => o.calls));
@@ -71,6 +72,7 @@ export function chartsPage(data: ChartData, options: { numbersShown: boolean }):
     root: '',
     here: 'charts',
     numbersShown: options.numbersShown,
+    role: options.role,
     scripts: ['chart.umd.min.js', 'charts.js'],
     body: html`<h1>Charts</h1>
 <p class="muted">As of ${formatTime(data.at)} UTC. Hours and days are UTC.</p>

@@ -3,6 +3,7 @@ import type { CampaignProgress } from '../../campaigns/progress.js';
 import type { CallListing } from '../../store/call-search.js';
 import { filterEntries, type ParsedFilter } from '../filter-form.js';
 import { html, type Html } from '../html.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
 
 export const PAGE_SIZE = 50;
@@ -16,6 +17,7 @@ export interface HistoryView {
   /** Report deliveries given up: the receiver was down longer than the retries lasted. */
   failedDeliveries: number;
   numbersShown: boolean;
+  role?: StaffRole | undefined;
 }
 
 /**
@@ -37,6 +39,7 @@ export function historyPage(view: HistoryView): Html {
     root: '',
     here: 'calls',
     numbersShown: view.numbersShown,
+    role: view.role,
     body: html`<h1>Calls <span class="count" id="total">${total}</span></h1>
 ${
   view.failedDeliveries > 0

@@ -2,6 +2,7 @@ import type { CallActivity } from '../../call/ports/call-activity.js';
 import { html, type Html } from '../html.js';
 import { formatTime, layout, showNumber } from '../layout.js';
 import type { TranscriptLine } from '../transcript-lines.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { conversationList } from './conversation.js';
 
 export interface LiveCallView {
@@ -10,6 +11,7 @@ export interface LiveCallView {
   lines: readonly TranscriptLine[];
   transcriptProblem: string | undefined;
   numbersShown: boolean;
+  role?: StaffRole | undefined;
   /** Where the call can be handed over: TRANSFER_TARGET, and the named targets. */
   transferTargets: { readonly default: boolean; readonly named: readonly string[] };
   /** What the caller hears before a handover or a hangup, as the confirmation quotes it. */
@@ -38,6 +40,7 @@ export function liveCallPage(view: LiveCallView): Html {
     root: '../',
     here: `calls/${encodeURIComponent(call.sessionId)}`,
     numbersShown: view.numbersShown,
+    role: view.role,
     scripts: ['call-live.js'],
     body: html`<p><a href="../">← Live calls</a></p>
 ${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}</p>` : ''}

@@ -1,13 +1,15 @@
 import { html, type Html } from '../html.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { layout } from '../layout.js';
 
 /** The calls in progress; live.js fills the table from the server's event stream. */
-export function livePage(options: { numbersShown: boolean }): Html {
+export function livePage(options: { numbersShown: boolean; role?: StaffRole | undefined }): Html {
   return layout({
     title: 'Live calls',
     section: 'live',
     root: '',
     numbersShown: options.numbersShown,
+    role: options.role,
     scripts: ['live.js'],
     body: html`<h1>Calls in progress <span id="live-count" class="count">…</span></h1>
 <p id="live-state" class="muted" role="status">Connecting…</p>

@@ -1,6 +1,7 @@
 import type { PromptsCheck } from '../../prompts-check.js';
 import type { PromptsStatus } from '../../prompts/prompt-store.js';
 import { html, type Html } from '../html.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { formatTime, layout } from '../layout.js';
 
 /**
@@ -8,7 +9,7 @@ import { formatTime, layout } from '../layout.js';
  * ConfigMap), and Hotline takes them by itself. Worded for whoever owns the
  * business's texts, not only for whoever runs Hotline.
  */
-export function promptsPage(status: PromptsStatus, options: { numbersShown: boolean }, checked?: PromptsCheck): Html {
+export function promptsPage(status: PromptsStatus, options: { numbersShown: boolean; role?: StaffRole | undefined }, checked?: PromptsCheck): Html {
   const check = status.lastCheck;
   return layout({
     title: 'Prompts',
@@ -16,6 +17,7 @@ export function promptsPage(status: PromptsStatus, options: { numbersShown: bool
     root: '',
     here: 'prompts',
     numbersShown: options.numbersShown,
+    role: options.role,
     body: html`<h1>Prompts</h1>
 <p class="muted">What the agent says is written in the files of the prompts folder. A change there is used from the next call on,
 without a restart; a change with a mistake in it is not used, and the agent keeps speaking from the last version that worked.</p>

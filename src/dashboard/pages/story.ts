@@ -5,6 +5,7 @@ import { html, type Html } from '../html.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
 import type { DeliveryState } from '../reads.js';
 import type { TranscriptLine } from '../transcript-lines.js';
+import type { StaffRole } from '../../privacy/roles.js';
 import { conversationList } from './conversation.js';
 
 export interface StoryView {
@@ -16,6 +17,7 @@ export interface StoryView {
   /** The other stored calls the service gave the same session id, if it used one again. */
   otherCalls?: readonly { callId: string; startedAt: string }[] | undefined;
   numbersShown: boolean;
+  role?: StaffRole | undefined;
   /** Why the person landed here instead of where they meant to go (a button pressed as the call ended). */
   notice?: string | undefined;
 }
@@ -40,6 +42,7 @@ export function storyPage(view: StoryView): Html {
     root: '../',
     here: `calls/${encodeURIComponent(call.callId)}`,
     numbersShown: view.numbersShown,
+    role: view.role,
     scripts: view.report ? [] : ['story.js'],
     body: html`<p><a href="../calls">← All calls</a></p>
 ${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}</p>` : ''}

@@ -204,5 +204,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_log_by_time ON audit_log (at);
   CREATE INDEX audit_log_by_session ON audit_log (session_id) WHERE session_id IS NOT NULL;
+  CREATE INDEX reports_by_created ON reports (created_at);
+  CREATE INDEX deliveries_by_created ON deliveries (created_at);
   `,
 ];

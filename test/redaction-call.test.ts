@@ -1,0 +1,130 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, test } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import { redactorOf } from '../src/privacy/redactor-of.js';
+import { transcriptFileName } from '../src/transcripts/transcript-store.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
+import { scriptByUserText } from './helpers/scripts.js';
+
+const ADMIN = 'redaction-admin-token-0123456789';
+const SECRET = 'redaction-report-secret-0123456789';
+/** A test card (Luhn-valid) and a test IBAN (checksum-valid), said digit by digit as speech-to-text writes them. */
+const CARD_SAID = 'four one one one one one one one one one one one one one one one';
+const IBAN_SAID = 'D E eight nine three seven zero four zero zero four four zero five three two zero one three zero zero zero';
+const WORDS = `My card is ${CARD_SAID} and my IBAN is ${IBAN_SAID}, thanks`;
+/** What must never be written: the numbers in any form. */
+const TRACES = [CARD_SAID, 'four one one one', '4111', IBAN_SAID, 'eight nine three seven', 'DE89', '370400440532013000'];
+
+let env: TestHotline | undefined;
+let receiver: ReportReceiver | undefined;
+afterEach(async () => {
+  await env?.close();
+  await receiver?.close();
+  env = receiver = undefined;
+});
+
+/** A logger as main.ts makes it (redacting), at debug, its lines kept. */
+function capturingLogger(lines: string[]) {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return createLogger({ level: 'debug', env: 'test', destination: sink, redact: redactorOf({ cards: true, ibans: true, patterns: [] }) });
+}
+
+async function callAndReport(vars: Record<string, string>, logLines: string[]): Promise<FakeVoiceService> {
+  receiver = await startReportReceiver(SECRET);
+  env = await startTestHotline(
+    scriptByUserText({ [WORDS]: { content: 'Thank you, I have noted both.' }, 'bye': { content: 'Goodbye!', toolCalls: [{ name: 'hangup', arguments: '{}' }] } }),
+    { ADMIN_TOKEN: ADMIN, REPORT_WEBHOOK_URL: receiver.url, REPORT_WEBHOOK_SECRET: SECRET, ...vars },
+    {},
+    { logger: capturingLogger(logLines) },
+  );
+  const service = await FakeVoiceService.connect(env.hotline.wsUrl);
+  service.start({ from_phone_number: '4915112345678' });
+  await service.next();
+  service.say(WORDS);
+  await service.next((a) => a.type === 'speak' && a.text === 'Thank you, I have noted both.');
+  service.end('caller_hangup');
+  await service.close();
+  await expect.poll(() => env!.hotline.registry.size).toBe(0);
+  await env.hotline.registry.whenRecorded();
+  await env.hotline.reports.whenIdle();
+  return service;
+}
+
+async function storyPage(sessionId: string): Promise<string> {
+  const login = await fetch(`${env!.hotline.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: ADMIN }).toString(),
+  });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const page = await fetch(`${env!.hotline.url}/dashboard/calls/${sessionId}`, { headers: { accept: 'text/html', cookie } });
+  expect(page.status).toBe(200);
+  return page.text();
+}
+
+function expectNoTrace(where: string, text: string): void {
+  for (const trace of TRACES) expect(text, `${where} keeps "${trace}"`).not.toContain(trace);
+}
+
+describe('a card number and an IBAN said digit by digit', () => {
+  test('are redacted in the transcript, the store, the dashboard story, the report and the log; the model still heard them', async () => {
+    const logLines: string[] = [];
+    const service = await callAndReport({}, logLines);
+
+    // The model's turn had the words as said (REDACT_FROM_MODEL is off by default).
+    const asked = JSON.stringify(env!.llm.requests.map((r) => r.body));
+    expect(asked).toContain(CARD_SAID);
+    expect(asked).toContain(IBAN_SAID);
+
+    const transcript = await readFile(path.join(env!.transcriptsDir, transcriptFileName(service.sessionId)), 'utf8');
+    expectNoTrace('the transcript', transcript);
+    expect(transcript).toContain('My card is [card number] and my IBAN is [IBAN], thanks');
+
+    const rows = JSON.stringify(await env!.hotline.store.db.selectFrom('calls').selectAll().execute());
+    expectNoTrace('the calls table', rows);
+    expect(rows).toContain('[card number]');
+    expectNoTrace('the reports table', JSON.stringify(await env!.hotline.store.db.selectFrom('reports').selectAll().execute()));
+
+    const story = await storyPage(service.sessionId);
+    expectNoTrace('the story page', story);
+    expect(story).toContain('[card number]');
+
+    const report = await receiver!.request(0);
+    expectNoTrace('the report', report.body);
+    expect(report.body).toContain('[IBAN]');
+
+    const logged = logLines.join('');
+    expectNoTrace('the log', logged);
+    expect(logged).toContain('My card is [card number]');
+  });
+
+  test('with REDACT_FROM_MODEL the model gets the redacted words too', async () => {
+    const logLines: string[] = [];
+    env = undefined;
+    const words = WORDS;
+    receiver = await startReportReceiver(SECRET);
+    env = await startTestHotline(
+      scriptByUserText({ 'My card is [card number] and my IBAN is [IBAN], thanks': { content: 'Noted.' } }),
+      { REDACT_FROM_MODEL: 'true' },
+      {},
+      { logger: capturingLogger(logLines) },
+    );
+    const service = await FakeVoiceService.connect(env.hotline.wsUrl);
+    service.start();
+    await service.next();
+    service.say(words);
+    await service.next((a) => a.type === 'speak' && a.text === 'Noted.');
+    expectNoTrace('the model’s request', JSON.stringify(env.llm.requests.map((r) => r.body)));
+    await service.close();
+  });
+});
