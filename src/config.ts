@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { parseRedactPatterns, RedactPatternError, type RedactPattern, type RedactionOptions } from './privacy/redaction.js';
 import { RETENTION_DEFAULT_VARIABLE, RETENTION_VARIABLES, retentionSettingsFromEnv, type RetentionSettings } from './privacy/retention.js';
 import { ConfigError } from './errors.js';
+import { isStaffRole, STAFF_ROLES, type StaffRole } from './privacy/roles.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
 import { CACHE_MARKS, type CacheMarks } from './llm/cache-marks.js';
 import { STREAM_USAGE_MODES, type StreamUsageMode } from './llm/stream-usage.js';
@@ -86,6 +87,19 @@ const transports = transportList('TRANSPORTS', 'websocket,webhook');
  * let a client pick its own address by writing the leftmost entry.
  */
 export type TrustProxy = false | number | string[];
+
+/** Who uses the dashboard, as an authenticating reverse proxy says (src/dashboard/proxy-identity.ts). */
+export interface ProxyAuthSettings {
+  /** The header naming the person, e.g. X-Forwarded-Email. */
+  userHeader: string;
+  /** The header listing their groups (comma or space separated), e.g. X-Forwarded-Groups. */
+  groupsHeader?: string | undefined;
+  /** Each group's role; a person gets the highest of their groups'. */
+  roles: Readonly<Record<string, StaffRole>>;
+  /** The role of someone none of whose groups is mapped. */
+  defaultRole: StaffRole;
+}
+
 
 /** proxy-addr itself judges the list, so a value it would refuse at startup is refused here, with the others. */
 function proxyListIsValid(entries: string[]): boolean {
@@ -223,6 +237,10 @@ const EnvSchema = z.object({
   PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds'),
   DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 300, ' of milliseconds'),
   DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 15, ' of milliseconds'),
+  PROXY_AUTH_USER_HEADER: text.regex(/^[A-Za-z0-9-]+$/, { error: 'PROXY_AUTH_USER_HEADER must be a header name, e.g. X-Forwarded-Email' }).optional(),
+  PROXY_AUTH_GROUPS_HEADER: text.regex(/^[A-Za-z0-9-]+$/, { error: 'PROXY_AUTH_GROUPS_HEADER must be a header name, e.g. X-Forwarded-Groups' }).optional(),
+  PROXY_AUTH_ROLES: text.optional(),
+  PROXY_AUTH_DEFAULT_ROLE: z.enum(STAFF_ROLES, { error: 'PROXY_AUTH_DEFAULT_ROLE must be viewer, operator or admin' }).default('viewer'),
   REDACT_CARDS: boolean('REDACT_CARDS', true),
   REDACT_IBANS: boolean('REDACT_IBANS', true),
   REDACT_PATTERNS: text.optional(),
@@ -370,6 +388,8 @@ export interface Config {
   timeZone: string | undefined;
   /** How long past the estimated end of playback a hangup or transfer waits for assistant_speech_ended. */
   playbackGraceMs: number;
+  /** An authenticating reverse proxy's word for who uses the dashboard; undefined: Hotline's own login only. */
+  proxyAuth: ProxyAuthSettings | undefined;
   privacy: {
     /** What is redacted from the caller's words (and Hotline's) before anything is written. */
     redaction: RedactionOptions;
@@ -421,6 +441,29 @@ function maxTokensParamFor(baseURL: string | undefined): 'max_tokens' | 'max_com
 }
 
 /** Reads the configuration; throws a ConfigError with one line per bad variable, saying how to fix it. */
+/** "admins=admin, support=operator" → each group's role. */
+function proxyAuthOf(
+  userHeader: string | undefined,
+  groupsHeader: string | undefined,
+  roles: string | undefined,
+  defaultRole: StaffRole,
+  trust: TrustProxy,
+): ProxyAuthSettings | undefined {
+  if (!userHeader) {
+    if (groupsHeader || roles) throw new ConfigError('PROXY_AUTH_GROUPS_HEADER and PROXY_AUTH_ROLES need PROXY_AUTH_USER_HEADER, the header naming the person');
+    return undefined;
+  }
+  // Without a trusted proxy the header would be believed from no one: a setting that does nothing is a mistake.
+  if (trust === false) throw new ConfigError('PROXY_AUTH_USER_HEADER is set without TRUST_PROXY: name the proxy\'s addresses, from which alone the header is believed');
+  const map: Record<string, StaffRole> = {};
+  for (const entry of (roles ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const [group, role] = entry.split('=').map((part) => part.trim());
+    if (!group || !isStaffRole(role)) throw new ConfigError(`PROXY_AUTH_ROLES: "${entry}" is not group=role with a role of viewer, operator or admin`);
+    map[group] = role;
+  }
+  return { userHeader, groupsHeader, roles: map, defaultRole };
+}
+
 function redactPatterns(text: string | undefined): RedactPattern[] {
   try {
     return parseRedactPatterns(text ?? '');
@@ -566,6 +609,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     },
     timeZone: e.TZ,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
+    proxyAuth: proxyAuthOf(e.PROXY_AUTH_USER_HEADER, e.PROXY_AUTH_GROUPS_HEADER, e.PROXY_AUTH_ROLES, e.PROXY_AUTH_DEFAULT_ROLE, e.TRUST_PROXY),
     privacy: {
       redaction: { cards: e.REDACT_CARDS, ibans: e.REDACT_IBANS, patterns: redactPatterns(e.REDACT_PATTERNS) },
       redactFromModel: e.REDACT_FROM_MODEL,

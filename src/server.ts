@@ -62,6 +62,7 @@ import { adminApiRouter } from './transport/admin-api.js';
 import { privacyApiRouter } from './transport/privacy-api.js';
 import { AuditLog } from './privacy/audit-log.js';
 import { StaffRepository } from './store/staff-repository.js';
+import { proxyIdentity } from './dashboard/proxy-identity.js';
 import { startRetentionSweeper } from './privacy/retention.js';
 import { redactorOf } from './privacy/redactor-of.js';
 import { redactedActivity } from './call/ports/redaction.js';
@@ -431,6 +432,7 @@ export async function startHotline(
         adminToken: config.adminToken,
         audit,
         staff: new StaffRepository(store.db),
+        ...(config.proxyAuth && { proxyIdentity: proxyIdentity(config.proxyAuth, proxyTrust) }),
         people: personData,
         live,
         reads: dashboardReads,

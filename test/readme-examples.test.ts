@@ -527,6 +527,7 @@ const EXAMPLES: Example[] = [
   },
   { name: 'the data CLI', first: 'npm run data -- export --number "+49 151 1234567" --out access-request.json', notRun: 'needs a person with calls in the store; data-cli.test.ts runs these commands against a store holding two callers’ calls' },
   { name: 'the people API with curl', first: 'curl -X POST http://localhost:3000/api/people/export', notRun: 'needs a person with calls in the store; person-data.test.ts sends these requests to a real Hotline after real calls' },
+  { name: 'the staff CLI', first: 'npm run staff -- add --name anna --role operator --generate   # prints a password once: hand it over safely', notRun: 'changes accounts in the reader’s store; staff.test.ts runs each of these commands against a store of its own' },
   { name: 'the signature headers', first: 'X-Hotline-Delivery:', notRun: 'an illustration of three headers; report-delivery.test.ts checks them on real deliveries' },
   { name: "a report's body", first: /^\{$/, notRun: 'an illustration with elided parts (…); reports.test.ts checks every key on real reports' },
   { name: 'a campaign definition', first: 'name: spring check-in', notRun: 'a definition with a CSV file the reader has; campaigns.test.ts creates campaigns from the same shape' },

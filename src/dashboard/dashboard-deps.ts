@@ -1,5 +1,6 @@
 import type { CallControl } from '../call/ports/call-control.js';
 import type { CreatedCampaign } from '../campaigns/create-campaign.js';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { AuditLog } from '../privacy/audit-log.js';
 import type { PersonDataDeps } from '../privacy/person-data.js';
@@ -65,6 +66,8 @@ export interface DashboardDeps {
   gate: SecretGate;
   /** Staff accounts: without them, only the admin token logs in. */
   staff?: StaffAccounts | undefined;
+  /** Who an authenticating reverse proxy says is there (PROXY_AUTH_*, from TRUST_PROXY's addresses only). */
+  proxyIdentity?: ((req: IncomingMessage) => Who | undefined) | undefined;
   /** Where staff actions are recorded, and read back on the audit page. */
   audit?: AuditLog | undefined;
   /** A person's data, for access and erasure requests (the People page). */

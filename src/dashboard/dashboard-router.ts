@@ -49,8 +49,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   loginRoutes(router, deps, token, sessions, deps.audit);
   router.get('/dashboard', withSlash);
   // Every page below needs a session in force; without one the browser goes to the login form.
-  router.use('/dashboard', sessionGate(sessions, deps.staff && ((who) => deps.staff!.get(who.name))));
+  router.use('/dashboard', sessionGate(sessions, deps.staff && ((who) => deps.staff!.get(who.name)), deps.proxyIdentity));
   const audit = dashboardAudit(deps.audit);
+  // Someone the proxy let in has logged in there: on record here once in a while, as a look is.
+  router.use('/dashboard', (req, res, next) => (res.locals.viaProxy ? void audit(req, res, { action: 'log_in', detail: { via: 'proxy' } }).then(() => next(), next) : next()));
 
   // What each role may open, before the routes themselves (src/privacy/roles.ts): a request straight to
   // a route meets its gate as a link would. A viewer reads the calls and charts, with numbers masked.

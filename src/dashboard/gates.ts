@@ -54,10 +54,23 @@ export const withSlash: RequestHandler = (req, res, next) => {
  * without one the browser goes to the login form. A staff account's session is checked against the
  * account now and then (`stillSo`): one removed, or given another role, is logged out within a minute.
  */
-export function sessionGate(sessions: SessionCookies, stillSo?: (who: Who) => Promise<Who | undefined>): RequestHandler {
+export function sessionGate(
+  sessions: SessionCookies,
+  stillSo?: (who: Who) => Promise<Who | undefined>,
+  /** Who an authenticating proxy says is there (TRUST_PROXY's addresses only): no login of Hotline's own. */
+  fromProxy?: (req: Request) => Who | undefined,
+): RequestHandler {
   const checked = new Map<string, number>();
   return async (req, res, next) => {
     const now = Date.now();
+    const proxied = fromProxy?.(req);
+    if (proxied) {
+      // Keyed by the person: the live views a logout closes are this person's.
+      res.locals.session = proxied.name;
+      res.locals.who = proxied;
+      res.locals.viaProxy = true;
+      return next();
+    }
     const session = sessions.identityOf(sessionCookieOf(req), now);
     if (session !== undefined && stillSo && session.who !== TOKEN_ADMIN && (checked.get(session.id) ?? 0) < now - RECHECK_MS) {
       const current = await stillSo(session.who).catch(() => session.who);

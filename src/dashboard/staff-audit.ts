@@ -14,7 +14,7 @@ export function dashboardAudit(log: AuditLog | undefined, now: () => number = Da
   return async (req, res, entry) => {
     if (!log) return;
     const who = whoOf(res);
-    if (LOOKS.includes(entry.action)) {
+    if (LOOKS.includes(entry.action) || entry.detail?.via === 'proxy') {
       const key = `${who.name}\n${entry.action}\n${entry.sessionId ?? ''}\n${entry.callId ?? ''}`;
       const at = now();
       if ((looked.get(key) ?? -Infinity) > at - LOOK_AGAIN_MS) return;
