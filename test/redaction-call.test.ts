@@ -106,6 +106,9 @@ describe('a card number and an IBAN said digit by digit', () => {
     const logged = logLines.join('');
     expectNoTrace('the log', logged);
     expect(logged).toContain('My card is [card number]');
+    // Numbers are masked in the log: the record and the transcript keep them whole.
+    expect(logged).not.toContain('4915112345678');
+    expect(logged).toContain('4915•••••••78');
   });
 
   test('with REDACT_FROM_MODEL the model gets the redacted words too', async () => {

@@ -17,6 +17,7 @@ import { Call } from './call.js';
 import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
 import { toolDefinitions } from './turn/tools.js';
 import type { Redact } from './ports/redaction.js';
+import { maskedOrNone } from '../privacy/mask-number.js';
 import type { TransferSetup } from './ending/transfer.js';
 
 export interface CallRegistryOptions {
@@ -398,7 +399,7 @@ export class CallRegistry implements CallControl {
 
   private tellNotConnected(session: VoiceEvent['session'], reason: string, request: PendingCall | undefined): void {
     if (!request) return;
-    this.options.logger.info({ sessionId: session.id, to: session.to_phone_number, reason }, 'requested outbound call did not connect');
+    this.options.logger.info({ sessionId: session.id, to: maskedOrNone(session.to_phone_number), reason }, 'requested outbound call did not connect');
     try {
       this.options.observer?.callNotConnected?.(request, reason);
     } catch (error) {

@@ -18,6 +18,7 @@ import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-dep
 import { CallEnding } from './ending/call-ending.js';
 import { CallActivityTracker } from './ports/call-activity.js';
 import { keepWords, type Redact } from './ports/redaction.js';
+import { maskedOrNone } from '../privacy/mask-number.js';
 import { CallRecord } from './call-record.js';
 import type { CallSoFar, CallSummary, VoicemailDetector } from './ports/call-summary.js';
 import { CallPrompts } from './call-prompts.js';
@@ -495,7 +496,8 @@ export class Call {
     this.beginCall(session, request);
     if (outbound && this.deps.voicemail) this.voicemail = this.watchForMailbox(this.deps.voicemail.detector, this.deps.voicemail.timing);
     this.log.info(
-      { direction: session.direction, from: session.from_phone_number, to: session.to_phone_number, requested: !!request },
+      // Masked: a log is no place for whole numbers (the record and the transcript keep them).
+      { direction: session.direction, from: maskedOrNone(session.from_phone_number), to: maskedOrNone(session.to_phone_number), requested: !!request },
       'call started',
     );
     this.deps.transcript.append({

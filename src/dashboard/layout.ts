@@ -1,3 +1,4 @@
+import { maskNumber } from '../privacy/mask-number.js';
 import { roleAtLeast, type StaffRole } from '../privacy/roles.js';
 import { html, type Html } from './html.js';
 
@@ -77,10 +78,7 @@ ${(page.scripts ?? []).map((src) => html`<script src="${root}assets/${src}" defe
 /** A phone number as the dashboard shows it: masked in the middle unless the viewer asked for numbers. */
 export function showNumber(number: string | null | undefined, shown: boolean): string {
   if (!number) return '—';
-  if (shown) return number;
-  const digits = number.replace(/\D/g, '');
-  if (digits.length <= 5) return '•'.repeat(digits.length);
-  return `${digits.slice(0, 4)}${'•'.repeat(digits.length - 6)}${digits.slice(-2)}`;
+  return shown ? number : maskNumber(number);
 }
 
 export function formatDuration(ms: number): string {

@@ -2,6 +2,7 @@ import type { OutboundRequestSource, PendingCall } from '../call/ports/outbound-
 import type { Logger } from '../logger.js';
 import type { OutboundRequestRepository } from '../store/outbound-request-repository.js';
 import { NumberInCallError } from './errors.js';
+import { maskNumber } from '../privacy/mask-number.js';
 import type { PendingCalls } from './pending-calls.js';
 
 /**
@@ -33,7 +34,7 @@ export class OutboundRequests implements OutboundRequestSource {
     try {
       added = await this.shared.add(pending, this.ttlMs, this.deadAfterMs);
     } catch (error) {
-      this.log.warn({ err: error, to: pending.toPhoneNumber }, 'the outbound request could not be stored; only this replica can greet the call as asked');
+      this.log.warn({ err: error, to: maskNumber(pending.toPhoneNumber) }, 'the outbound request could not be stored; only this replica can greet the call as asked');
       return pending;
     }
     if (added) return pending;

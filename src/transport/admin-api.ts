@@ -6,6 +6,7 @@ import { CallNotPlacedError } from '../outbound/errors.js';
 import type { OutboundCalls } from '../outbound/outbound-calls.js';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import { HotlineError } from '../errors.js';
+import { maskNumber } from '../privacy/mask-number.js';
 import { describeIssues } from '../protocol/parse-event.js';
 import { requireAdminToken, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
@@ -109,13 +110,13 @@ export function adminApiRouter(options: AdminApiOptions): Router {
         await options.outbound.place({ to: toPhoneNumber, variables: body.variables ?? {}, aiFlowId, billingDevice });
       } catch (error) {
         if (error instanceof CallNotPlacedError) {
-          logger.info({ toPhoneNumber, reason: error.code }, 'outbound call not placed');
+          logger.info({ toPhoneNumber: maskNumber(toPhoneNumber), reason: error.code }, 'outbound call not placed');
           throw new HttpError(error.status, error.message);
         }
-        logger.warn({ err: error, aiFlowId, toPhoneNumber }, 'outbound call refused');
+        logger.warn({ err: error, aiFlowId, toPhoneNumber: maskNumber(toPhoneNumber) }, 'outbound call refused');
         throw new HttpError(statusOf(error), error instanceof Error ? error.message : 'outbound call failed', { cause: error });
       }
-      logger.info({ aiFlowId, toPhoneNumber, variables: Object.keys(body.variables ?? {}) }, 'outbound call initiated');
+      logger.info({ aiFlowId, toPhoneNumber: maskNumber(toPhoneNumber), variables: Object.keys(body.variables ?? {}) }, 'outbound call initiated');
       res.status(201).json({ toPhoneNumber, status: 'initiated' });
     },
   );
