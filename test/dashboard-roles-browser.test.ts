@@ -7,6 +7,7 @@
  *
  * Needs Chromium from the system (Debian's `chromium`); skipped, and says so, without it.
  */
+import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -77,6 +78,7 @@ describe.skipIf(!browserPath)('staff roles in headless Chromium', () => {
     await staff.add('ada', 'admin', PASSWORD);
     const ended = await call(ANNA, true);
     const live = await call(LIVE, false);
+    const handedOver = await call('4930555555555', false);
 
     // The viewer: the calls and the charts, numbers masked, no live call, no controls.
     const vera = await logIn('vera');
@@ -114,6 +116,10 @@ describe.skipIf(!browserPath)('staff roles in headless Chromium', () => {
     otto.once('dialog', (dialog) => void dialog.accept());
     await otto.click('#hang-up-call');
     await live.nextOfType('barge_in');
+    await otto.goto(`${env.hotline.url}/dashboard/calls/${handedOver.sessionId}`);
+    otto.once('dialog', (dialog) => void dialog.accept());
+    await otto.click('#transfer-call');
+    await handedOver.nextOfType('barge_in');
 
     // The admin: an erasure, confirmed on a page that names what goes; then the audit log.
     const ada = await logIn('ada');
@@ -123,6 +129,10 @@ describe.skipIf(!browserPath)('staff roles in headless Chromium', () => {
     await ada.click('main form.filters button');
     await ada.waitForSelector('#found');
     expect(await ada.textContent('#found')).toContain('Erasing removes 1 call(s), 1 transcript(s), 1 report(s)');
+    // Her access request first: the document downloads, with her call in it.
+    const [download] = await Promise.all([ada.waitForEvent('download'), ada.click('#found form:not(.danger) button')]);
+    const exported = JSON.parse(await readFile((await download.path())!, 'utf8')) as { number: string; calls: { call: { session_id: string } }[] };
+    expect(exported).toMatchObject({ number: ANNA, calls: [{ call: { session_id: ended.sessionId } }] });
     await ada.click('form.danger button');
     // The browser asks for the word first (required); typed wrong, the server erases nothing.
     await ada.fill('input[name=confirm]', 'yes');
@@ -147,7 +157,9 @@ describe.skipIf(!browserPath)('staff roles in headless Chromium', () => {
         `otto open_live_call ${live.sessionId}`,
         'otto reveal_numbers',
         `otto hang_up ${live.sessionId}`,
+        `otto transfer ${handedOver.sessionId}`,
         'ada log_in',
+        'ada export_person',
         'ada erase_person',
       ]),
     );
