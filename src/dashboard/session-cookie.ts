@@ -49,10 +49,6 @@ export class MemorySessionStore implements SessionStore {
     return session !== undefined && session.expires > now ? session.who : undefined;
   }
 
-  /** Ends every session of one person (their account was removed or its role changed). */
-  endAllOf(name: string): void {
-    for (const [id, { who }] of this.sessions) if (who.name === name) this.sessions.delete(id);
-  }
 
   delete(id: string): void {
     this.sessions.delete(id);
