@@ -53,6 +53,11 @@ async function seed(): Promise<void> {
     await writeFile(file(id), `${JSON.stringify({ role: 'user', text: words })}\n`);
   }
   await calls.save(callProgress(1, { sessionId: 'anna-2', from: ANNA, transcriptFile: file('anna-2') }));
+  // Records the database refused, kept in a replica's journal: one of each caller's.
+  const journal = path.join(dir!, 'store-journal', 'replica-1');
+  await mkdir(journal, { recursive: true });
+  const refused = (sessionId: string, from: string) => JSON.stringify({ call: callSummary({ sessionId, from }), final: true, reason: 'a bug', at: '2026-11-22T03:05:02.000Z' });
+  await writeFile(path.join(journal, 'rejected.jsonl'), `${refused('anna-0', ANNA)}\n${refused('bert-0', BERT)}\n`);
   await writeFile(file('anna-2'), `${JSON.stringify({ role: 'user', text: 'Anna again' })}\n`);
   await store.close();
 }
@@ -68,20 +73,29 @@ describe.each(await storeKinds())('npm run data (%s)', (kind) => {
     const exported = await run(['export', '--number', '0151 1234 5678', '--out', out]);
     expect(exported).toMatchObject({ code: 0, stdout: '' });
     expect(exported.stderr).toContain('exported 1 call(s), 2 transcript(s)');
-    const document = JSON.parse(await readFile(out, 'utf8')) as { number: string; calls: { call: { session_id: string }; transcript: { text: string }[] }[] };
+    expect(exported.stderr).toContain('1 record(s) the database refused');
+    const document = JSON.parse(await readFile(out, 'utf8')) as {
+      number: string;
+      calls: { call: { session_id: string }; transcript: { text: string }[] }[];
+      refusedRecords: { call: { sessionId: string } }[];
+    };
     expect(document.number).toBe(ANNA);
+    expect(document.refusedRecords.map((r) => r.call.sessionId)).toEqual(['anna-0']);
     expect(document.calls.map((c) => c.call.session_id).sort()).toEqual(['anna-1', 'anna-2']);
     expect(JSON.stringify(document)).not.toContain('Bert');
 
     const dry = await run(['erase', '--number', '+49 151 12345678', '--dry-run']);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/^would erase 1 call\(s\), 2 transcript\(s\).*; 1 call\(s\) in progress \(nothing was changed\)\n$/);
-    expect((await readdir(dir)).sort()).toEqual(['anna-1.jsonl', 'anna-2.jsonl', 'bert-1.jsonl', 'export']);
+    expect(dry.stdout).toMatch(/^would erase 1 call\(s\), 2 transcript\(s\).*; 1 call\(s\) in progress; 1 record\(s\) the database refused \(store journal\) \(nothing was changed\)\n$/);
+    expect((await readdir(dir)).sort()).toEqual(['anna-1.jsonl', 'anna-2.jsonl', 'bert-1.jsonl', 'export', 'store-journal']);
 
     const erased = await run(['erase', '--number', '0049-151-12345678', '--stop-calling']);
     expect(erased.code).toBe(0);
     expect(erased.stdout).toMatch(/^erased 1 call\(s\).*\(erasure [0-9a-f-]{36}\); 1 call\(s\) still in progress were left: erase again once they have ended; the number is on the stop list now\n$/);
-    expect((await readdir(dir)).sort()).toEqual(['anna-2.jsonl', 'bert-1.jsonl', 'export']);
+    expect((await readdir(dir)).sort()).toEqual(['anna-2.jsonl', 'bert-1.jsonl', 'export', 'store-journal']);
+    const kept = await readFile(path.join(dir, 'store-journal', 'replica-1', 'rejected.jsonl'), 'utf8');
+    expect(kept).toContain('bert-0');
+    expect(kept).not.toContain(ANNA);
 
     const after = await run(['export', '--number', ANNA]);
     const again = JSON.parse(after.stdout) as { calls: { call: { session_id: string } }[]; stopList: unknown[] };

@@ -149,6 +149,7 @@ function describe(counts: PersonCounts): string {
     `${counts.calls} call(s), ${counts.transcripts} transcript(s), ${counts.reports} report(s), ${counts.deliveries} report delivery(ies), ` +
     `${counts.campaignContacts} campaign entry(ies), ${counts.outboundRequests} requested call(s)` +
     (counts.callsInProgress > 0 ? `; ${counts.callsInProgress} call(s) in progress` : '') +
+    (counts.refusedRecords > 0 ? `; ${counts.refusedRecords} record(s) the database refused (store journal)` : '') +
     (counts.stopList > 0 ? '; on the stop list (kept)' : '')
   );
 }

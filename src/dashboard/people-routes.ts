@@ -111,6 +111,7 @@ function found(root: string, number: string, counts: PersonCounts): Html {
 function describe(counts: PersonCounts): string {
   return (
     `${counts.calls} call(s), ${counts.transcripts} transcript(s), ${counts.reports} report(s), ${counts.deliveries} report delivery(ies), ` +
-    `${counts.campaignContacts} campaign entry(ies) and ${counts.outboundRequests} requested call(s)`
+    `${counts.campaignContacts} campaign entry(ies) and ${counts.outboundRequests} requested call(s)` +
+    (counts.refusedRecords > 0 ? `, and ${counts.refusedRecords} record(s) the database refused` : '')
   );
 }

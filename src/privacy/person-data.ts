@@ -7,12 +7,14 @@
  * Stored numbers are as the voice service sent them, so candidates are found by their last digits in
  * the database and then compared as phone keys (src/outbound/phone-number.ts).
  */
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { normalizePhoneNumber, phoneKey } from '../outbound/phone-number.js';
 import type { Db } from '../store/schema.js';
+import { storeJournalRoot } from '../store/store-journal-dir.js';
+import { REJECTED_FILE } from '../store/write-journal.js';
 
 /** The last digits compared in the database; the rest is compared after. */
 const TAIL_DIGITS = 6;
@@ -37,6 +39,8 @@ export interface PersonCounts {
   campaignContacts: number;
   outboundRequests: number;
   stopList: number;
+  /** Call records the database refused, kept in the store journal's rejected.jsonl for someone to look at. */
+  refusedRecords: number;
 }
 
 export interface PersonExport {
@@ -48,6 +52,8 @@ export interface PersonExport {
   campaignContacts: Record<string, unknown>[];
   outboundRequests: Record<string, unknown>[];
   stopList: Record<string, unknown>[];
+  /** Call records the database refused (each replica's rejected.jsonl in the store journal). */
+  refusedRecords: Record<string, unknown>[];
   /** What staff did with these calls (the audit log's entries naming them). */
   auditLog: Record<string, unknown>[];
 }
@@ -71,6 +77,7 @@ export interface ErasureResult {
 
 interface Found {
   key: string;
+  refused: RefusedFile[];
   calls: CallRow[];
   reports: Record<string, unknown>[];
   deliveries: Record<string, unknown>[];
@@ -111,6 +118,7 @@ export async function exportPersonData(deps: PersonDataDeps, number: string): Pr
     campaignContacts: found.contacts.map(parsedColumns),
     outboundRequests: found.outbound.map(parsedColumns),
     stopList: found.stopList,
+    refusedRecords: found.refused.flatMap((file) => file.theirs),
     auditLog: await auditOf(deps.db, found.calls.map((call) => call.session_id)),
   };
 }
@@ -171,6 +179,8 @@ export async function erasePersonData(
       .values({ id, erased_at: now.toISOString(), actor: options.actor, counts: JSON.stringify({ ...counts, callsInProgress: undefined }) })
       .execute();
   });
+  // Refused records are rewritten in place: the journal's writer keeps appending to the same file.
+  for (const file of found.refused) if (file.theirs.length > 0) await writeFile(file.path, file.others.map((line) => `${line}\n`).join(''));
   // Files after the rows: a failure here leaves a file the retention sweep or a second erasure removes, never a row without its file's erasure on record.
   const liveFiles = new Set(found.calls.filter((call) => call.ended_at === null).map((call) => call.transcript_file));
   for (const file of new Set(ended.map((call) => call.transcript_file))) {
@@ -215,7 +225,8 @@ async function find(deps: PersonDataDeps, key: string): Promise<Found> {
   const outbound = (await db.selectFrom('outbound_requests').selectAll().where('to_number', 'like', tail).execute()).filter((row) => same(row.to_number));
   const stopList = (await db.selectFrom('stop_list').selectAll().where('number', 'like', tail).execute()).filter((row) => same(row.number));
   const transcriptFiles = [...new Set(calls.map((call) => call.transcript_file))];
-  return { key, calls, reports, deliveries: unique(deliveries, 'id'), contacts, outbound, stopList, transcriptFiles };
+  const refused = await refusedRecords(deps.transcriptsDir, same);
+  return { key, refused, calls, reports, deliveries: unique(deliveries, 'id'), contacts, outbound, stopList, transcriptFiles };
 }
 
 function countsOf(found: Found): PersonCounts {
@@ -228,7 +239,48 @@ function countsOf(found: Found): PersonCounts {
     campaignContacts: found.contacts.length,
     outboundRequests: found.outbound.length,
     stopList: found.stopList.length,
+    refusedRecords: found.refused.reduce((sum, file) => sum + file.theirs.length, 0),
   };
+}
+
+interface RefusedFile {
+  path: string;
+  theirs: Record<string, unknown>[];
+  /** The file's other lines, as they were. */
+  others: string[];
+}
+
+/** Each replica's rejected.jsonl, split into the person's records and the rest. */
+async function refusedRecords(transcriptsDir: string, same: (stored: unknown) => boolean): Promise<RefusedFile[]> {
+  const root = storeJournalRoot(transcriptsDir);
+  const dirs = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const files: RefusedFile[] = [];
+  for (const dir of dirs) {
+    if (!dir.isDirectory()) continue;
+    const file = path.join(root, dir.name, REJECTED_FILE);
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    const theirs: Record<string, unknown>[] = [];
+    const others: string[] = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      const record = parseLine(line);
+      const call = record?.call as { direction?: unknown; from?: unknown; to?: unknown } | undefined;
+      if (record && call && same(call.direction === 'outbound' ? call.to : call.from)) theirs.push(record);
+      else others.push(line);
+    }
+    files.push({ path: file, theirs, others });
+  }
+  return files;
+}
+
+function parseLine(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSON columns (text in the row) as the values they hold, for a document a person can read. */
