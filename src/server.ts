@@ -62,6 +62,7 @@ import { adminApiRouter } from './transport/admin-api.js';
 import { privacyApiRouter } from './transport/privacy-api.js';
 import { AuditLog } from './privacy/audit-log.js';
 import { StaffRepository } from './store/staff-repository.js';
+import { StoreSessions } from './store/session-repository.js';
 import { proxyIdentity } from './dashboard/proxy-identity.js';
 import { startRetentionSweeper } from './privacy/retention.js';
 import { redactorOf } from './privacy/redactor-of.js';
@@ -432,6 +433,8 @@ export async function startHotline(
         adminToken: config.adminToken,
         audit,
         staff: new StaffRepository(store.db),
+        // Replicas behind one balancer: a login must hold on each of them, and a logout end it on all.
+        ...(config.databaseUrl && { sessionStore: new StoreSessions(store.db) }),
         ...(config.proxyAuth && { proxyIdentity: proxyIdentity(config.proxyAuth, proxyTrust) }),
         people: personData,
         live,

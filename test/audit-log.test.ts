@@ -58,6 +58,6 @@ test('a campaign changed on the dashboard is on record, and the API reads the lo
   expect(paused.status).toBe(404);
   const api = await fetch(`${env.hotline.url}/api/audit?action=campaign_change`, { headers: { authorization: `Bearer ${ADMIN}` } });
   expect(api.status).toBe(200);
-  expect(await api.json()).toMatchObject({ entries: [{ actor: 'admin-token', role: 'admin', action: 'campaign_change', detail: { campaign: 'no-such-campaign', do: 'pause', outcome: 'not_found' } }] });
+  expect(await api.json()).toMatchObject({ entries: [{ actor: 'ADMIN_TOKEN', role: 'admin', action: 'campaign_change', detail: { campaign: 'no-such-campaign', do: 'pause', outcome: 'not_found' } }] });
   expect((await fetch(`${env.hotline.url}/api/audit`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
 });

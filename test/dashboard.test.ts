@@ -129,14 +129,14 @@ describe('access', () => {
     expect((await get('/dashboard/calls', forged)).status).toBe(303);
   });
 
-  test('a session cookie expires, and a new admin token ends every session', () => {
+  test('a session cookie expires, and a new admin token ends every session', async () => {
     const sessions = new SessionCookies('token-a');
-    const issued = sessions.issue(1_000);
-    expect(sessions.valid(issued, 2_000)).toBe(true);
-    expect(sessions.valid(issued, 1_000 + 12 * 3600_000 + 1)).toBe(false);
-    expect(new SessionCookies('token-b').valid(issued, 2_000)).toBe(false);
-    expect(sessions.valid('garbage', 2_000)).toBe(false);
-    expect(sessions.valid(undefined, 2_000)).toBe(false);
+    const issued = await sessions.issue(1_000);
+    expect(await sessions.valid(issued, 2_000)).toBe(true);
+    expect(await sessions.valid(issued, 1_000 + 12 * 3600_000 + 1)).toBe(false);
+    expect(await new SessionCookies('token-b').valid(issued, 2_000)).toBe(false);
+    expect(await sessions.valid('garbage', 2_000)).toBe(false);
+    expect(await sessions.valid(undefined, 2_000)).toBe(false);
   });
 
   test('wrong tokens from one address run out its budget: 429', async () => {

@@ -206,6 +206,26 @@ describe.skipIf(!(await postgresReachable()))('two Hotline processes on one Post
 });
 
 describe.skipIf(!(await postgresReachable()))('an operator on any replica', () => {
+  test('a login on one replica holds on the others, and a logout on any ends it on all', async () => {
+    const place = await freshStoreLocation('postgres');
+    cleanups.push(() => place.remove());
+    const start = (id: string) => startReplica({ ...place.env, REPLICA_ID: id, ADMIN_TOKEN: 'admin-secret-1', CLUSTER_SECRET: 'cluster-secret-of-the-test-1' }, cleanups);
+    const [a, b] = await Promise.all([start('replica-a'), start('replica-b')]);
+    const login = await fetch(`${a.url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password: 'admin-secret-1' }).toString(),
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const calls = (on: { url: string }) => fetch(`${on.url}/dashboard/calls`, { redirect: 'manual', headers: { cookie, accept: 'text/html' } });
+    expect((await calls(a)).status).toBe(200);
+    expect((await calls(b)).status).toBe(200);
+    expect((await fetch(`${b.url}/dashboard/logout`, { method: 'POST', redirect: 'manual', headers: { cookie } })).status).toBe(303);
+    expect((await calls(a)).status).toBe(303);
+    expect((await calls(b)).status).toBe(303);
+  }, CHILD_TEST_TIMEOUT_MS * 2);
+
   test('the dashboard of one replica shows a live call of another, and its hangup ends that call; a wrong cluster secret opens nothing', async () => {
     const place = await freshStoreLocation('postgres');
     cleanups.push(() => place.remove());

@@ -62,7 +62,7 @@ describe('the SQLite store opened', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['audit_log', 'calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'deliveries', 'erasures', 'outbound_requests', 'replicas', 'reports', 'staff', 'stop_list', 'webhook_sessions']);
+    expect(tables).toEqual(['audit_log', 'calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'dashboard_sessions', 'deliveries', 'erasures', 'outbound_requests', 'replicas', 'reports', 'staff', 'stop_list', 'webhook_sessions']);
   });
 
   test('its connection waits for another program\'s lock and keeps foreign keys', async () => {

@@ -10,6 +10,7 @@ import type { SecretGate } from '../transport/auth.js';
 import type { CsvExports } from '../transport/csv-export.js';
 import type { LiveCalls } from './live-calls.js';
 import type { DashboardReads } from './reads.js';
+import type { SessionStore } from './session-cookie.js';
 
 /** A value, or its promise: the store's writers answer synchronously or, on the asynchronous store, later (issue 22). */
 type MaybePromise<T> = T | Promise<T>;
@@ -68,6 +69,8 @@ export interface DashboardDeps {
   staff?: StaffAccounts | undefined;
   /** Who an authenticating reverse proxy says is there (PROXY_AUTH_*, from TRUST_PROXY's addresses only). */
   proxyIdentity?: ((req: IncomingMessage) => Who | undefined) | undefined;
+  /** Where logins are kept: in the store where replicas share it, else this process's memory. */
+  sessionStore?: SessionStore | undefined;
   /** Where staff actions are recorded, and read back on the audit page. */
   audit?: AuditLog | undefined;
   /** A person's data, for access and erasure requests (the People page). */

@@ -37,7 +37,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     router.use('/dashboard', dashboardOff);
     return router;
   }
-  const sessions = new SessionCookies(token);
+  const sessions = new SessionCookies(token, deps.sessionStore);
   // Live views open per session: a logout closes its own at once.
   const liveViews = new LiveViews();
 

@@ -71,11 +71,11 @@ export function sessionGate(
       res.locals.viaProxy = true;
       return next();
     }
-    const session = sessions.identityOf(sessionCookieOf(req), now);
-    if (session !== undefined && stillSo && session.who !== TOKEN_ADMIN && (checked.get(session.id) ?? 0) < now - RECHECK_MS) {
+    const session = await sessions.identityOf(sessionCookieOf(req), now);
+    if (session !== undefined && stillSo && session.who.name !== TOKEN_ADMIN.name && (checked.get(session.id) ?? 0) < now - RECHECK_MS) {
       const current = await stillSo(session.who).catch(() => session.who);
       if (current?.role !== session.who.role) {
-        sessions.end(sessionCookieOf(req));
+        await sessions.end(sessionCookieOf(req));
         checked.delete(session.id);
         return refuse(req, res);
       }

@@ -29,8 +29,10 @@ export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live'>, se
     });
     const close = () => res.end();
     const forget = liveViews.open(res.locals.session as string, close);
-    // A session that expired (or was logged out in another process) ends its stream within a keep-alive.
-    const keepAlive = setInterval(() => (sessions.valid(sessionCookieOf(req), Date.now()) ? res.write(': keep-alive\n\n') : close()), KEEPALIVE_MS);
+    // A session that expired (or was logged out on another replica) ends its stream within a keep-alive.
+    // Someone the proxy let in has no session of Hotline's: the proxy ends theirs.
+    const inForce = async (): Promise<boolean> => res.locals.viaProxy === true || (await sessions.valid(sessionCookieOf(req), Date.now()).catch(() => true));
+    const keepAlive = setInterval(() => void inForce().then((yes) => (yes ? res.write(': keep-alive\n\n') : close())), KEEPALIVE_MS);
     keepAlive.unref();
     req.on('close', () => {
       clearInterval(keepAlive);

@@ -54,7 +54,7 @@ export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | '
       return sendPage(res, loginPage('', problem, deps.staff !== undefined));
     }
     await audit?.record({ actor: who.name, role: who.role, action: 'log_in', source: req.ip });
-    res.cookie(cookieName(req), sessions.issue(Date.now(), who), sessionCookieOptions(req, SESSION_MS));
+    res.cookie(cookieName(req), await sessions.issue(Date.now(), who), sessionCookieOptions(req, SESSION_MS));
     // A viewer has no live view: the calls are where they start.
     res.redirect(303, roleAtLeast(who.role, 'operator') ? './' : 'calls');
   });
@@ -62,8 +62,8 @@ export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | '
 
 /** The logout: the session ends everywhere, its live views with it. */
 export function logoutRoutes(router: Router, sessions: SessionCookies, liveViews: LiveViews): void {
-  router.post('/dashboard/logout', (req, res) => {
-    liveViews.closeAll(sessions.end(sessionCookieOf(req)));
+  router.post('/dashboard/logout', async (req, res) => {
+    liveViews.closeAll(await sessions.end(sessionCookieOf(req)));
     res.clearCookie(cookieName(req), sessionCookieOptions(req));
     res.redirect(303, 'login');
   });

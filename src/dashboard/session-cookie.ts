@@ -8,10 +8,11 @@ import { TOKEN_ADMIN, type Who } from '../privacy/roles.js';
  * of the cookie is worth nothing after it. A new ADMIN_TOKEN ends every
  * session too (the signature no longer fits).
  *
- * The ids live in this process's memory: a restart logs everyone out, which
- * costs a login and keeps no revoked cookie alive. A list of revoked cookies
- * instead would forget them at a restart and let them in again. Several
- * processes behind one address will need a SessionStore kept in the database.
+ * The ids live in this process's memory (a restart logs everyone out, which
+ * costs a login and keeps no revoked cookie alive; a list of revoked cookies
+ * instead would forget them at a restart and let them in again), or, where
+ * several replicas share PostgreSQL, in the store: a login holds on every
+ * replica behind the balancer, and a logout ends it on all of them.
  */
 export const COOKIE_NAME = 'hotline_dashboard';
 /**
@@ -24,33 +25,35 @@ export const SESSION_MS = 12 * 60 * 60 * 1000;
 /** Logins kept at most: the oldest gives way. Only someone with the admin token can make one. */
 const MAX_SESSIONS = 1000;
 
-/** The sessions in force, by id, with whom each is: the one place a logout is remembered. */
+/**
+ * The sessions in force, by id, with whom each is: the one place a logout is remembered. In this
+ * process's memory (one process), or in the store, where every replica sees each login and logout.
+ */
 export interface SessionStore {
   /** Keeps a new session; `now` lets the store forget those expired. */
-  add(id: string, expiresAt: number, now: number, who: Who): void;
+  add(id: string, expiresAt: number, now: number, who: Who): Promise<void>;
   /** Whose the session is, while it is in force. */
-  get(id: string, now: number): Who | undefined;
-  delete(id: string): void;
+  get(id: string, now: number): Promise<Who | undefined>;
+  delete(id: string): Promise<void>;
 }
 
 /** One process's sessions. */
 export class MemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, { expires: number; who: Who }>();
 
-  add(id: string, expiresAt: number, now: number, who: Who): void {
+  async add(id: string, expiresAt: number, now: number, who: Who): Promise<void> {
     for (const [old, { expires }] of this.sessions) if (expires <= now) this.sessions.delete(old);
     // A Map keeps insertion order: the first key is the oldest login.
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     this.sessions.set(id, { expires: expiresAt, who });
   }
 
-  get(id: string, now: number): Who | undefined {
+  async get(id: string, now: number): Promise<Who | undefined> {
     const session = this.sessions.get(id);
     return session !== undefined && session.expires > now ? session.who : undefined;
   }
 
-
-  delete(id: string): void {
+  async delete(id: string): Promise<void> {
     this.sessions.delete(id);
   }
 }
@@ -67,36 +70,37 @@ export class SessionCookies {
   }
 
   /** A new session of `who`, good until `now + SESSION_MS` or its logout; the cookie's value. */
-  issue(now: number, who: Who = TOKEN_ADMIN): string {
+  async issue(now: number, who: Who = TOKEN_ADMIN): Promise<string> {
     const id = randomBytes(18).toString('base64url');
     const expires = now + SESSION_MS;
-    this.store.add(id, expires, now, who);
+    await this.store.add(id, expires, now, who);
     const payload = `${id}.${expires}`;
     return `${payload}.${this.sign(payload)}`;
   }
 
   /** The session id of a value issued here, with this token, that is still in force; else undefined. */
-  sessionOf(value: string | undefined, now: number): string | undefined {
-    return this.identityOf(value, now)?.id;
+  async sessionOf(value: string | undefined, now: number): Promise<string | undefined> {
+    return (await this.identityOf(value, now))?.id;
   }
 
   /** The session in force a value names, and whose it is. */
-  identityOf(value: string | undefined, now: number): { id: string; who: Who } | undefined {
+  async identityOf(value: string | undefined, now: number): Promise<{ id: string; who: Who } | undefined> {
     const session = this.read(value);
+    // A forged or expired cookie is refused without asking the store.
     if (!session || session.expires <= now) return undefined;
-    const who = this.store.get(session.id, now);
+    const who = await this.store.get(session.id, now);
     return who && { id: session.id, who };
   }
 
   /** Whether the value names a session in force. */
-  valid(value: string | undefined, now: number): boolean {
-    return this.sessionOf(value, now) !== undefined;
+  async valid(value: string | undefined, now: number): Promise<boolean> {
+    return (await this.sessionOf(value, now)) !== undefined;
   }
 
   /** Logs the session out: its cookie, and every copy of it, is refused from now on. */
-  end(value: string | undefined): string | undefined {
+  async end(value: string | undefined): Promise<string | undefined> {
     const session = this.read(value);
-    if (session) this.store.delete(session.id);
+    if (session) await this.store.delete(session.id);
     return session?.id;
   }
 

@@ -21,5 +21,5 @@ export interface Who {
   readonly role: StaffRole;
 }
 
-/** Whoever logs in with ADMIN_TOKEN: there is one such, so the audit log names the token, not a person. */
-export const TOKEN_ADMIN: Who = { name: 'admin-token', role: 'admin' };
+/** Whoever logs in with ADMIN_TOKEN: the audit log names the token, not a person (in capitals, which no staff name has). */
+export const TOKEN_ADMIN: Who = { name: 'ADMIN_TOKEN', role: 'admin' };

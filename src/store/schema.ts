@@ -20,6 +20,7 @@ export interface StoreSchema {
   erasures: ErasuresTable;
   staff: StaffTable;
   audit_log: AuditLogTable;
+  dashboard_sessions: DashboardSessionsTable;
 }
 
 export interface CallsTable {
@@ -176,6 +177,15 @@ export interface StaffTable {
   password_hash: string;
   created_at: string;
   updated_at: string;
+}
+
+/** A dashboard login in force, for every replica to see: the id's SHA-256, never the id a cookie carries. */
+export interface DashboardSessionsTable {
+  id_hash: string;
+  /** Epoch ms. */
+  expires_at: number;
+  name: string;
+  role: string;
 }
 
 /** One staff action, appended and never changed (only the retention sweep removes old ones). */

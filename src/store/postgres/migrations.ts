@@ -176,7 +176,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN conversation TEXT;
   ALTER TABLE webhook_sessions ADD COLUMN handover TEXT;
   `,
-  // 4: erasures, staff accounts and the audit log (SQLite's step 10).
+  // 4: erasures, staff accounts, their sessions and the audit log (SQLite's step 10).
   `
   CREATE TABLE erasures (
     id          TEXT PRIMARY KEY,
@@ -204,6 +204,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_log_by_time ON audit_log (at);
   CREATE INDEX audit_log_by_session ON audit_log (session_id) WHERE session_id IS NOT NULL;
+  CREATE TABLE dashboard_sessions (
+    id_hash     TEXT PRIMARY KEY,
+    expires_at  BIGINT NOT NULL,
+    name        TEXT NOT NULL,
+    role        TEXT NOT NULL
+  );
+  CREATE INDEX dashboard_sessions_by_expiry ON dashboard_sessions (expires_at);
   CREATE INDEX reports_by_created ON reports (created_at);
   CREATE INDEX deliveries_by_created ON deliveries (created_at);
   `,

@@ -280,7 +280,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `,
   // 10: personal data under the business's control. An erasure leaves only the fact and its counts;
   // staff sign in with their own accounts (the password as a scrypt hash); every staff action is in an
-  // append-only audit log, which names calls by id and people by nothing. The retention sweep finds
+  // append-only audit log, which names calls by id and people by nothing; their logins hold on every
+  // replica (dashboard_sessions, by the hash of the id). The retention sweep finds
   // old reports and deliveries by their time.
   `
   CREATE TABLE erasures (
@@ -309,6 +310,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX audit_log_by_time ON audit_log (at);
   CREATE INDEX audit_log_by_session ON audit_log (session_id) WHERE session_id IS NOT NULL;
+  CREATE TABLE dashboard_sessions (
+    id_hash     TEXT PRIMARY KEY,
+    expires_at  INTEGER NOT NULL,
+    name        TEXT NOT NULL,
+    role        TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX dashboard_sessions_by_expiry ON dashboard_sessions (expires_at);
   CREATE INDEX reports_by_created ON reports (created_at);
   CREATE INDEX deliveries_by_created ON deliveries (created_at);
   `,
