@@ -162,6 +162,7 @@ const EnvSchema = z.object({
     .default('auto'),
   LLM_MAX_TOOL_ROUNDS: int('LLM_MAX_TOOL_ROUNDS', 1, 4),
   LLM_CACHE_MARKS: z.enum(CACHE_MARKS, { error: 'LLM_CACHE_MARKS must be none or anthropic' }).default('none'),
+  LLM_PRICES_FILE: text.optional(),
   LLM_STREAM_USAGE: z.enum(STREAM_USAGE_MODES, { error: 'LLM_STREAM_USAGE must be auto, true or false' }).default('auto'),
   TOOL_HOLD_MS: int('TOOL_HOLD_MS', 0, 500, ' of milliseconds'),
   TOOL_HOLD_REPEAT_MS: int('TOOL_HOLD_REPEAT_MS', 500, 5000, ' of milliseconds'),
@@ -288,6 +289,8 @@ export interface Config {
     maxToolRounds: number;
     /** Anthropic-style cache marks after the static system prompt and the tools, for gateways that cache only where marked. */
     cacheMarks: CacheMarks;
+    /** A JSON price table over the built-in list prices (src/llm/prices.ts). */
+    pricesFile: string | undefined;
     /** Whether each request asks for its token usage (`stream_options.include_usage`). */
     streamUsage: StreamUsageMode;
     /** A cheap request at startup tells whether the LLM is reachable and the key accepted. */
@@ -536,6 +539,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       maxTokensParam: e.LLM_MAX_TOKENS_PARAM === 'auto' ? maxTokensParamFor(e.OPENAI_BASE_URL) : e.LLM_MAX_TOKENS_PARAM,
       maxToolRounds: e.LLM_MAX_TOOL_ROUNDS,
       cacheMarks: e.LLM_CACHE_MARKS,
+      pricesFile: e.LLM_PRICES_FILE,
       streamUsage: e.LLM_STREAM_USAGE,
       checkAtStart: e.LLM_CHECK_AT_START,
     },

@@ -1,6 +1,7 @@
 import { APIConnectionError, APIError } from 'openai';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalTimeoutError } from './errors.js';
+import type { TokenUsage } from './llm/usage.js';
 import { LlmStreamError } from './llm/sse-chunks.js';
 
 // Seconds; voice latency matters from tens of milliseconds to a few seconds.
@@ -19,6 +20,8 @@ export class Metrics {
   private readonly webhookAnswers: Counter<'status'>;
   private readonly toolLatency: Histogram<'tool' | 'outcome'>;
   private readonly toolFailures: Counter<'tool' | 'outcome'>;
+  private readonly llmTokens: Counter<'model' | 'kind'>;
+  private readonly llmCost: Counter<'model'>;
 
   constructor(activeCalls: () => number) {
     const registers = [this.registry];
@@ -32,6 +35,13 @@ export class Metrics {
       },
     });
     this.turns = new Counter({ name: 'hotline_turns_total', help: 'LLM turns started', registers });
+    this.llmTokens = new Counter({
+      name: 'hotline_llm_tokens_total',
+      help: 'LLM tokens as the servers counted them: prompt (cached among them), completion (reasoning among them)',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.llmCost = new Counter({ name: 'hotline_llm_cost_usd_total', help: 'What the LLM tokens cost, in USD, at the price table\'s prices', labelNames: ['model'], registers });
     this.firstSpeak = new Histogram({
       name: 'hotline_first_speak_seconds',
       help: "From the caller's words arriving to the first sentence of the reply leaving Hotline",
@@ -78,6 +88,15 @@ export class Metrics {
 
   firstSpeakSent(ms: number): void {
     this.firstSpeak.observe(ms / 1000);
+  }
+
+  /** One request's tokens, and their cost when the model has a price. */
+  llmUsed(model: string, usage: TokenUsage, costUsd: number | undefined): void {
+    this.llmTokens.inc({ model, kind: 'prompt' }, usage.prompt);
+    this.llmTokens.inc({ model, kind: 'completion' }, usage.completion);
+    if (usage.cached !== undefined) this.llmTokens.inc({ model, kind: 'cached' }, usage.cached);
+    if (usage.reasoning !== undefined) this.llmTokens.inc({ model, kind: 'reasoning' }, usage.reasoning);
+    if (costUsd !== undefined) this.llmCost.inc({ model }, costUsd);
   }
 
   llmFirstTokenArrived(ms: number): void {

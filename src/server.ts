@@ -63,6 +63,7 @@ import { privacyApiRouter } from './transport/privacy-api.js';
 import { AuditLog } from './privacy/audit-log.js';
 import { StaffRepository } from './store/staff-repository.js';
 import { StoreSessions } from './store/session-repository.js';
+import { loadPriceTable } from './llm/prices.js';
 import { proxyIdentity } from './dashboard/proxy-identity.js';
 import { startRetentionSweeper } from './privacy/retention.js';
 import { redactorOf } from './privacy/redactor-of.js';
@@ -140,6 +141,8 @@ export async function startHotline(
   const prompts = await PromptStore.open(config.promptsDir, logger, { watch });
   // Card numbers, IBANs and the business's own patterns never reach a transcript, the store, the dashboard or a report.
   const redact = redactorOf(config.privacy.redaction);
+  // Read before anything starts: a price file that cannot be used stops the start with what to fix.
+  const prices = await loadPriceTable(config.llm.pricesFile);
   const transcripts = new TranscriptStore(config.transcriptsDir, redact);
   await transcripts.init();
 
@@ -330,6 +333,7 @@ export async function startHotline(
     // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
     recordEachReply: webhookOwners !== undefined,
     redaction: { redact, fromModel: config.privacy.redactFromModel },
+    prices,
     earlierLife: async (sessionId) => {
       // Handed over by a stopping replica: its record as it was let go. Else the store's (its replica killed, or an earlier start).
       const handed = await webhookOwners?.takeHandover(sessionId);

@@ -17,6 +17,7 @@ import { CallReportSchema } from '../src/reports/report-builder.js';
 import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
+import { dollars } from '../src/dashboard/pages/story.js';
 import { testCalls } from './helpers/test-calls.js';
 
 const ADMIN = 'prompt-cache-admin-token';
@@ -120,8 +121,10 @@ async function story(env: TestHotline, sessionId: string): Promise<string> {
 }
 
 describe('a prefix the provider can cache', () => {
-  test('two calls send the same bytes up to the first value; turn 2 starts with turn 1 byte for byte; the cached tokens are on record', async () => {
-    const env = await start();
+  test('two calls send the same bytes up to the first value; turn 2 starts with turn 1 byte for byte; the cached tokens are on record, and what they cost', async () => {
+    const prices = path.join(await promptsFolder(SYSTEM), 'prices.json');
+    await writeFile(prices, JSON.stringify({ 'test-model': { input: 1, cached_input: 0.1, output: 4 } }));
+    const env = await start({ LLM_PRICES_FILE: prices });
     const first = await talk(env, '4915100000001', '4930100000001', [LONG, 'And then?']);
     const firstTurns = await ended(env, first);
     const second = await talk(env, '4917700000002', '4930200000002', ['Hello']);
@@ -166,12 +169,17 @@ describe('a prefix the provider can cache', () => {
     expect(page).toContain(`0 / ${n(count1!.promptTokens)} tokens cached`);
     expect(page).toContain(`${n(count2!.cachedTokens)} / ${n(count2!.promptTokens)} tokens cached`);
     expect(page).toContain(`${n(count1!.promptTokens + count2!.promptTokens)} prompt, ${n(count2!.cachedTokens)} of them cached`);
+    // What they cost at the price file's prices: cached prompt tokens at a tenth.
+    const cost = firstTurns.reduce((sum, t) => sum + ((t.tokens!.prompt - t.tokens!.cached!) * 1 + t.tokens!.cached! * 0.1 + t.tokens!.completion * 4) / 1e6, 0);
+    expect(firstTurns[0]!.costUsd! + firstTurns[1]!.costUsd!).toBeCloseTo(cost, 12);
+    expect(page).toContain(`<dd class="cost" id="call-cost">${dollars(cost)}</dd>`);
 
     // The report carries them too.
     await env.hotline.reports.whenIdle();
     const report = CallReportSchema.parse(JSON.parse((await env.hotline.reports.getCall(first.sessionId))!.report!.body));
     expect(report.turns.each.map((t) => t.tokens?.cached)).toEqual([0, count2!.cachedTokens]);
     expect(report.turns.tokens).toMatchObject({ prompt: count1!.promptTokens + count2!.promptTokens, cached: count2!.cachedTokens });
+    expect(report.turns.cost_usd).toBeCloseTo(cost, 12);
   });
 
   test('a reply cut by a barge-in is cut once: the requests after it repeat it byte for byte', async () => {

@@ -136,6 +136,8 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
           first_speak_ms: { p50: 700, max: 1200 },
           // Both turns' counts summed; the cached and reasoning ones as far as a server said them.
           tokens: { prompt: 8610, cached: 3072, completion: 71, reasoning: 0 },
+          // The priced turn's cost; the other's model had no price.
+          cost_usd: 0.0004,
         },
         barge_ins: 1,
         tool_calls: [{ name: 'order_status', arguments: '{"order_number":"4711"}', outcome: 'ok', duration_ms: 130, reused: false }],
@@ -143,6 +145,11 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
         tags: { campaign: 'c1' },
       });
       expect(report.turns.each[1]!.tokens).toEqual({ prompt: 4410, cached: null, completion: 31, reasoning: null });
+      expect(report.turns.each.map((turn) => [turn.model, turn.cost_usd])).toEqual([
+        ['gpt-4o-mini', 0.0004],
+        ['house-model', null],
+        [null, null],
+      ]);
       expect(report.turns.each[2]).toEqual({
         at: '2026-11-22T03:04:40.000Z',
         llm_first_token_ms: null,
@@ -150,6 +157,8 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
         interrupted: false,
         failed: true,
         tokens: null,
+        model: null,
+        cost_usd: null,
       });
       expect(report.transcript).toHaveLength(ORDER_CALL.length);
       expect(report.transcript[3]).toMatchObject({ role: 'tool', text: 'shipped', tool: { name: 'order_status', outcome: 'ok' } });

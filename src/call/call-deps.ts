@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Redact } from './ports/redaction.js';
 import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
+import type { TokenUsage } from '../llm/usage.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
@@ -113,6 +114,8 @@ export interface CallDeps {
    * another replica may take the call up from its record (replicas on one store). One write more per turn.
    */
   recordEachReply?: boolean | undefined;
+  /** What a model's tokens cost (src/llm/prices.ts); without it turns have tokens but no price. */
+  prices?: { costOf(model: string, usage: TokenUsage): number | undefined } | undefined;
   /** What is written of anyone's words (the transcript writer applies it too); none without. */
   redact?: Redact | undefined;
   /** The model is given the redacted words as well; by default it hears what the caller said, within the call. */

@@ -21,6 +21,8 @@ interface TurnStats {
   playbackEndedMs?: number;
   failed: boolean;
   tokens?: TokenUsage;
+  model?: string;
+  costUsd?: number;
 }
 
 const TIMELINE = ['llmRequestMs', 'llmFirstTokenMs', 'firstSpeakMs', 'playbackStartedMs', 'playbackEndedMs'] as const;
@@ -130,9 +132,12 @@ export class CallRecord {
    * One of the turn's LLM requests ended with the server's count of its tokens. No write of its
    * own: the counts go with the record's next one (a turn, a tool run, the call's end).
    */
-  tokensUsed(reply: Reply, usage: TokenUsage): void {
+  tokensUsed(reply: Reply, usage: TokenUsage, model: string, costUsd: number | undefined): void {
     const stats = this.turns.findLast((turn) => turn.reply === reply);
-    if (stats) stats.tokens = addUsage(stats.tokens, usage);
+    if (!stats) return;
+    stats.tokens = addUsage(stats.tokens, usage);
+    stats.model = model;
+    if (costUsd !== undefined) stats.costUsd = (stats.costUsd ?? 0) + costUsd;
   }
 
   bargedIn(): void {
@@ -189,6 +194,8 @@ export class CallRecord {
           interrupted: stats.reply.interrupted,
           failed: stats.failed,
           ...(stats.tokens ? { tokens: stats.tokens } : {}),
+          ...(stats.model ? { model: stats.model } : {}),
+          ...(stats.costUsd !== undefined ? { costUsd: stats.costUsd } : {}),
         };
       })],
       bargeIns: this.bargeIns,

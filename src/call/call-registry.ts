@@ -14,7 +14,7 @@ import type { CallObserver, CallSoFar, CallStartedInfo, VoicemailDetector } from
 import type { OutboundRequestSource, PendingCall } from './ports/outbound-request.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 import { Call } from './call.js';
-import type { ActionSink, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
+import type { ActionSink, CallDeps, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
 import { toolDefinitions } from './turn/tools.js';
 import type { Redact } from './ports/redaction.js';
 import { maskedOrNone } from '../privacy/mask-number.js';
@@ -55,6 +55,8 @@ export interface CallRegistryOptions {
   earlierLife?: ((sessionId: string) => Promise<PriorCall | undefined>) | undefined;
   /** Another replica may take a call up from its record: each reply is recorded as soon as it has played (CallDeps). */
   recordEachReply?: boolean | undefined;
+  /** What a model's tokens cost (CallDeps.prices). */
+  prices?: CallDeps['prices'];
   /** Personal data out of every word written (CallDeps.redact), and out of the model's too with `fromModel`. */
   redaction?: { redact: Redact; fromModel: boolean } | undefined;
   /** New calls beyond this many are refused. */
@@ -540,6 +542,7 @@ export class CallRegistry implements CallControl {
       activity: this.options.activity,
       progress: this.options.observer?.callProgress && ((soFar) => this.tellProgress(soFar)),
       recordEachReply: this.options.recordEachReply,
+      prices: this.options.prices,
       redact: this.options.redaction?.redact,
       redactFromModel: this.options.redaction?.fromModel,
     });

@@ -720,7 +720,12 @@ export class Call {
         if (t === this.turn) this.record.mark('llmFirstTokenMs');
       },
       // Each request's tokens, counted with the turn's: they reach the store with the record's next write.
-      onUsage: (t, usage) => this.record.tokensUsed(t.reply, usage),
+      onUsage: (t, usage) => {
+        const model = this.prompts.settings.model ?? this.deps.llm.model;
+        const cost = this.deps.prices?.costOf(model, usage);
+        this.record.tokensUsed(t.reply, usage, model, cost);
+        this.deps.metrics.llmUsed(model, usage, cost);
+      },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
         this.log.warn({ err: loggableLlmError(error), turn: t.id, delayMs }, 'LLM request failed; retrying once');

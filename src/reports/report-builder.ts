@@ -8,6 +8,7 @@ import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
 import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
 import { FIELDS_STATUSES, FieldValuesSchema, type FieldValues } from '../store/report-repository.js';
 import { addUsage, type TokenUsage } from '../llm/usage.js';
+import { sumCost } from '../llm/prices.js';
 import type { TranscriptLine } from './transcript-lines.js';
 
 const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() });
@@ -77,6 +78,8 @@ export const CallReportSchema = z.object({
     llm_first_token_ms: Stat,
     first_speak_ms: Stat,
     tokens: Tokens.nullable(),
+    /** What the turns' tokens cost, in USD; null when no turn's model has a price. */
+    cost_usd: z.number().nullable(),
     each: z.array(
       z.object({
         at: z.string(),
@@ -85,6 +88,8 @@ export const CallReportSchema = z.object({
         interrupted: z.boolean(),
         failed: z.boolean(),
         tokens: Tokens.nullable(),
+        model: z.string().nullable(),
+        cost_usd: z.number().nullable(),
       }),
     ),
   }),
@@ -137,6 +142,7 @@ export function buildReport(call: CallSummary, transcript: readonly TranscriptLi
       llm_first_token_ms: stat(call.turns.map((turn) => turn.llmFirstTokenMs)),
       first_speak_ms: stat(call.turns.map((turn) => turn.firstSpeakMs)),
       tokens: tokensOf(call.turns.reduce<TokenUsage | undefined>((sum, turn) => (turn.tokens ? addUsage(sum, turn.tokens) : sum), undefined)),
+      cost_usd: sumCost(call.turns),
       each: call.turns.map((turn) => ({
         at: turn.at,
         llm_first_token_ms: rounded(turn.llmFirstTokenMs),
@@ -144,6 +150,8 @@ export function buildReport(call: CallSummary, transcript: readonly TranscriptLi
         interrupted: turn.interrupted,
         failed: turn.failed,
         tokens: tokensOf(turn.tokens),
+        model: turn.model ?? null,
+        cost_usd: turn.costUsd ?? null,
       })),
     },
     barge_ins: call.bargeIns,

@@ -21,6 +21,8 @@ export const TurnSchema = z.object({
   interrupted: z.boolean(),
   failed: z.boolean(),
   tokens: TokenUsageSchema.optional(),
+  model: z.string().optional(),
+  costUsd: z.number().nonnegative().optional(),
 });
 
 /** A tool run as stored (a call row's `tool_runs`, the journal). */

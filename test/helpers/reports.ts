@@ -20,8 +20,8 @@ export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
     serviceReason: 'hangup',
     turns: [
       // The first server counted its cached tokens; the second (Mistral's way) did not say.
-      { at: '2026-11-22T03:03:58.000Z', llmFirstTokenMs: 400, firstSpeakMs: 700, interrupted: false, failed: false, tokens: { prompt: 4200, completion: 40, cached: 3072, reasoning: 0 } },
-      { at: '2026-11-22T03:04:20.000Z', llmFirstTokenMs: 900, firstSpeakMs: 1200, interrupted: true, failed: false, tokens: { prompt: 4410, completion: 31 } },
+      { at: '2026-11-22T03:03:58.000Z', llmFirstTokenMs: 400, firstSpeakMs: 700, interrupted: false, failed: false, tokens: { prompt: 4200, completion: 40, cached: 3072, reasoning: 0 }, model: 'gpt-4o-mini', costUsd: 0.0004 },
+      { at: '2026-11-22T03:04:20.000Z', llmFirstTokenMs: 900, firstSpeakMs: 1200, interrupted: true, failed: false, tokens: { prompt: 4410, completion: 31 }, model: 'house-model' },
       { at: '2026-11-22T03:04:40.000Z', interrupted: false, failed: true },
     ],
     bargeIns: 1,

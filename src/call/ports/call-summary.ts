@@ -62,6 +62,10 @@ export interface TurnSummary {
    * its prompt cache). Absent when the server sent no counts, or the turn was cut before they came.
    */
   readonly tokens?: TokenUsage;
+  /** The model the turn asked. */
+  readonly model?: string;
+  /** What its tokens cost, in USD, at the prices of the day (LLM_PRICES_FILE); absent for a model without a price. */
+  readonly costUsd?: number;
 }
 
 export interface ToolRunSummary {

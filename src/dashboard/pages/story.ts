@@ -1,5 +1,6 @@
 import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js';
 import { addUsage, type TokenUsage } from '../../llm/usage.js';
+import { sumCost } from '../../llm/prices.js';
 import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../html.js';
 import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
@@ -124,7 +125,7 @@ function waterfall(turns: readonly TurnSummary[], callerLines: readonly Transcri
     return html`<li class="${turn.interrupted ? 'interrupted' : ''}${turn.failed ? ' failed' : ''}">
       <span class="label">${i + 1}. ${callerLines[i]?.text ?? ''}</span>
       <span class="track">${bars}</span>
-      <span class="figure">${first !== undefined ? html`first speak ${Math.round(first)} ms` : turn.failed ? 'failed' : 'no speech'}${turn.interrupted ? ' · interrupted' : ''}${turnTokens(turn.tokens)}</span>
+      <span class="figure">${first !== undefined ? html`first speak ${Math.round(first)} ms` : turn.failed ? 'failed' : 'no speech'}${turn.interrupted ? ' · interrupted' : ''}${turnTokens(turn.tokens)}${turnCost(turn.costUsd)}</span>
     </li>`;
   })}
   </ol>
@@ -140,7 +141,14 @@ function callTokens(turns: readonly TurnSummary[]): Html | '' {
   if (!sum) return '';
   const cached = sum.cached === undefined ? 'the server did not say how many were cached' : `${count(sum.cached)} of them cached`;
   const reasoning = sum.reasoning ? ` (${count(sum.reasoning)} reasoning)` : '';
-  return html`<dt>LLM tokens</dt><dd class="tokens">${count(sum.prompt)} prompt, ${cached}; ${count(sum.completion)} completion${reasoning}</dd>`;
+  const cost = sumCost(turns);
+  return html`<dt>LLM tokens</dt><dd class="tokens">${count(sum.prompt)} prompt, ${cached}; ${count(sum.completion)} completion${reasoning}</dd>
+<dt>LLM cost</dt><dd class="cost" id="call-cost">${cost === null ? 'no price for this model (LLM_PRICES_FILE)' : dollars(cost)}</dd>`;
+}
+
+/** Dollars to a tenth of a cent, or the fraction of a cent a short call costs. */
+export function dollars(usd: number): string {
+  return usd >= 0.01 ? `$${usd.toFixed(3)}` : `$${usd.toPrecision(2)}`;
 }
 
 /** A turn's cached / prompt tokens under its figure; the rest in its title. */
@@ -148,6 +156,10 @@ function turnTokens(tokens: TokenUsage | undefined): Html | '' {
   if (!tokens) return '';
   const title = `prompt ${count(tokens.prompt)}, cached ${tokens.cached === undefined ? 'not said' : count(tokens.cached)}, completion ${count(tokens.completion)}${tokens.reasoning === undefined ? '' : `, reasoning ${count(tokens.reasoning)}`}`;
   return html`<span class="tokens" title="${title}">${tokens.cached === undefined ? '?' : count(tokens.cached)} / ${count(tokens.prompt)} tokens cached</span>`;
+}
+
+function turnCost(costUsd: number | undefined): Html | '' {
+  return costUsd === undefined ? '' : html` <span class="cost">${dollars(costUsd)}</span>`;
 }
 
 function count(n: number): string {
