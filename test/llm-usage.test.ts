@@ -5,6 +5,7 @@
  * chunk, Groq's x_groq, none at all). And asking for usage never breaks a server that refuses it.
  */
 import { readFileSync } from 'node:fs';
+import type { TurnSummary } from '../src/call/ports/call-summary.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,8 +65,8 @@ async function start(env: Record<string, string> = {}): Promise<TestHotline> {
   return calls.start(script, { REPLY_MAX_CHARS: '20000', THINKING_FILLER_MS: '0', ...env });
 }
 
-/** The caller says `words`; the turn's record once the reply has played. */
-async function turnTokens(env: TestHotline, words: string): Promise<TokenUsage | undefined> {
+/** The caller says `words`; the turn's record once its tokens (and their cost) are on it, or the reply has played. */
+async function turnOf(env: TestHotline, words: string): Promise<TurnSummary> {
   const service = await calls.connect();
   service.start();
   await service.nextOfType('speak');
@@ -74,7 +75,11 @@ async function turnTokens(env: TestHotline, words: string): Promise<TokenUsage |
   await service.next((a) => a.type === 'speak');
   const call = env.hotline.registry.get(service.sessionId)!;
   await expect.poll(() => call.quietRecord()?.turns.length, { timeout: 10_000 }).toBe(1);
-  return call.quietRecord()!.turns[0]!.tokens;
+  return call.quietRecord()!.turns[0]!;
+}
+
+async function turnTokens(env: TestHotline, words: string): Promise<TokenUsage | undefined> {
+  return (await turnOf(env, words)).tokens;
 }
 
 describe('usage as each server reports it', () => {
@@ -87,17 +92,10 @@ describe('usage as each server reports it', () => {
 describe('what the tokens cost', () => {
   test('a recorded OpenAI stream at gpt-4o-mini’s list price: on the turn and in the metrics', async () => {
     const env = await start({ LLM_MODEL: 'gpt-4o-mini' });
-    const service = await calls.connect();
-    service.start();
-    await service.nextOfType('speak');
-    await service.whenQuiet();
-    service.say('openai-gpt4omini-text.sse');
-    await service.next((a) => a.type === 'speak');
-    const call = env.hotline.registry.get(service.sessionId)!;
-    await expect.poll(() => call.quietRecord()?.turns[0]?.costUsd, { timeout: 10_000 }).toBeDefined();
+    const turn = await turnOf(env, 'openai-gpt4omini-text.sse');
     // 78 prompt tokens at $0.15 and 9 completion tokens at $0.60 per million.
-    expect(call.quietRecord()!.turns[0]).toMatchObject({ model: 'gpt-4o-mini', tokens: { prompt: 78, completion: 9 } });
-    expect(call.quietRecord()!.turns[0]!.costUsd).toBeCloseTo((78 * 0.15 + 9 * 0.6) / 1e6, 12);
+    expect(turn).toMatchObject({ model: 'gpt-4o-mini', tokens: { prompt: 78, completion: 9 } });
+    expect(turn.costUsd).toBeCloseTo((78 * 0.15 + 9 * 0.6) / 1e6, 12);
     const metrics = await (await fetch(`${env.hotline.url}/metrics`)).text();
     expect(metrics).toMatch(/hotline_llm_tokens_total\{model="gpt-4o-mini",kind="prompt"\} 78/);
     expect(metrics).toMatch(/hotline_llm_tokens_total\{model="gpt-4o-mini",kind="completion"\} 9/);
@@ -109,30 +107,16 @@ describe('what the tokens cost', () => {
     const file = path.join(dir, 'prices.json');
     await writeFile(file, JSON.stringify({ 'gemini-flash-house': { input: 1, cached_input: 0.1, output: 2 } }));
     const env = await start({ LLM_MODEL: 'gemini-flash-house', LLM_PRICES_FILE: file });
-    const service = await calls.connect();
-    service.start();
-    await service.nextOfType('speak');
-    await service.whenQuiet();
-    service.say('openrouter-gemini-native-options.sse');
-    await service.next((a) => a.type === 'speak');
-    const call = env.hotline.registry.get(service.sessionId)!;
-    await expect.poll(() => call.quietRecord()?.turns[0]?.costUsd, { timeout: 10_000 }).toBeDefined();
     // 687 prompt tokens, 679 of them cached; 187 completion.
-    expect(call.quietRecord()!.turns[0]!.costUsd).toBeCloseTo((8 * 1 + 679 * 0.1 + 187 * 2) / 1e6, 12);
+    expect((await turnOf(env, 'openrouter-gemini-native-options.sse')).costUsd).toBeCloseTo((8 * 1 + 679 * 0.1 + 187 * 2) / 1e6, 12);
     await rm(dir, { recursive: true, force: true });
   });
 
   test('a model without a price: tokens counted, no cost made up', async () => {
     const env = await start();
-    const service = await calls.connect();
-    service.start();
-    await service.nextOfType('speak');
-    await service.whenQuiet();
-    service.say('openai-gpt4omini-text.sse');
-    await service.next((a) => a.type === 'speak');
-    const call = env.hotline.registry.get(service.sessionId)!;
-    await expect.poll(() => call.quietRecord()?.turns[0]?.tokens, { timeout: 10_000 }).toBeDefined();
-    expect(call.quietRecord()!.turns[0]!.costUsd).toBeUndefined();
+    const turn = await turnOf(env, 'openai-gpt4omini-text.sse');
+    expect(turn.tokens).toBeDefined();
+    expect(turn.costUsd).toBeUndefined();
     expect(await (await fetch(`${env.hotline.url}/metrics`)).text()).not.toContain('hotline_llm_cost_usd_total{');
   });
 });

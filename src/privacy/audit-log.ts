@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import type { Db } from '../store/schema.js';
+import type { AuditLogTable, Db } from '../store/schema.js';
 
 export const AUDIT_ACTIONS = [
   'log_in',
@@ -39,17 +39,8 @@ export interface AuditEntry {
   detail?: Record<string, string | number | boolean> | undefined;
 }
 
-export interface AuditRow {
-  id: string;
-  at: string;
-  actor: string;
-  role: string;
-  action: string;
-  source: string | null;
-  call_id: string | null;
-  session_id: string | null;
-  detail: Record<string, unknown> | null;
-}
+/** A row as read back: the table's columns, its detail parsed. */
+export type AuditRow = Omit<AuditLogTable, 'detail'> & { detail: Record<string, unknown> | null };
 
 export interface AuditFilter {
   actor?: string | undefined;
