@@ -67,7 +67,6 @@ import { loadPriceTable } from './llm/prices.js';
 import { proxyIdentity } from './dashboard/proxy-identity.js';
 import { startRetentionSweeper } from './privacy/retention.js';
 import { redactorOf } from './privacy/redactor-of.js';
-import { redactedActivity } from './call/ports/redaction.js';
 import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
@@ -275,7 +274,7 @@ export async function startHotline(
       () => undefined,
     );
   });
-  const liveRelay = config.databaseUrl ? new LiveRelay(config.databaseUrl, replica, live, logger) : undefined;
+  const liveRelay = config.databaseUrl ? new LiveRelay(config.databaseUrl, replica, live, logger, redact) : undefined;
   await liveRelay?.start();
   const activity: CallActivityObserver = liveRelay
     ? {
@@ -289,7 +288,6 @@ export async function startHotline(
         },
       }
     : live;
-  const shownActivity = redactedActivity(activity, redact) ?? activity;
   // The store's queries off the event loop through the store; the prompts folder and transcripts parsed on a thread.
   const dashboardReads = new StoreReads(store, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
@@ -329,7 +327,7 @@ export async function startHotline(
       ],
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
-    activity: shownActivity,
+    activity,
     // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
     recordEachReply: webhookOwners !== undefined,
     redaction: { redact, fromModel: config.privacy.redactFromModel },
@@ -435,6 +433,7 @@ export async function startHotline(
       }),
       dashboardRouter({
         adminToken: config.adminToken,
+        redact,
         audit,
         staff: new StaffRepository(store.db),
         // Replicas behind one balancer: a login must hold on each of them, and a logout end it on all.

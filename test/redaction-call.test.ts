@@ -9,6 +9,7 @@ import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
 import { scriptByUserText } from './helpers/scripts.js';
+import { eventsOf } from './helpers/sse-events.js';
 
 const ADMIN = 'redaction-admin-token-0123456789';
 const SECRET = 'redaction-report-secret-0123456789';
@@ -21,6 +22,8 @@ const TRACES = [CARD_SAID, 'four one one one', '4111', IBAN_SAID, 'eight nine th
 
 let env: TestHotline | undefined;
 let receiver: ReportReceiver | undefined;
+/** What the live view was told while the call went on. */
+const liveSeen: string[] = [];
 afterEach(async () => {
   await env?.close();
   await receiver?.close();
@@ -46,11 +49,19 @@ async function callAndReport(vars: Record<string, string>, logLines: string[]): 
     {},
     { logger: capturingLogger(logLines) },
   );
+  // The live view watches the call: what it is told of the caller's words goes to every operator's browser.
+  const watching = new AbortController();
+  const cookie = await logIn();
+  const live = eventsOf((await fetch(`${env.hotline.url}/dashboard/live`, { headers: { cookie, accept: 'text/event-stream' }, signal: watching.signal })).body!);
+  await live.next('snapshot');
   const service = await FakeVoiceService.connect(env.hotline.wsUrl);
   service.start({ from_phone_number: '4915112345678' });
   await service.next();
   service.say(WORDS);
   await service.next((a) => a.type === 'speak' && a.text === 'Thank you, I have noted both.');
+  const said = (await live.nextWith('update', (data) => JSON.stringify(data).includes('My card is'))) as unknown;
+  liveSeen.push(JSON.stringify(said));
+  watching.abort();
   service.end('caller_hangup');
   await service.close();
   await expect.poll(() => env!.hotline.registry.size).toBe(0);
@@ -59,14 +70,18 @@ async function callAndReport(vars: Record<string, string>, logLines: string[]): 
   return service;
 }
 
-async function storyPage(sessionId: string): Promise<string> {
+async function logIn(): Promise<string> {
   const login = await fetch(`${env!.hotline.url}/dashboard/login`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: ADMIN }).toString(),
+    body: new URLSearchParams({ password: ADMIN }).toString(),
   });
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  return (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+async function storyPage(sessionId: string): Promise<string> {
+  const cookie = await logIn();
   const page = await fetch(`${env!.hotline.url}/dashboard/calls/${sessionId}`, { headers: { accept: 'text/html', cookie } });
   expect(page.status).toBe(200);
   return page.text();
@@ -94,6 +109,10 @@ describe('a card number and an IBAN said digit by digit', () => {
     expectNoTrace('the calls table', rows);
     expect(rows).toContain('[card number]');
     expectNoTrace('the reports table', JSON.stringify(await env!.hotline.store.db.selectFrom('reports').selectAll().execute()));
+
+    expect(liveSeen).toHaveLength(1);
+    expectNoTrace('the live view', liveSeen[0]!);
+    expect(liveSeen[0]).toContain('[card number]');
 
     const story = await storyPage(service.sessionId);
     expectNoTrace('the story page', story);

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import { CALL_PHASES, type CallActivity, type CallActivityObserver } from '../call/ports/call-activity.js';
 import type { Logger } from '../logger.js';
+import { keepWords, type Redact } from '../call/ports/redaction.js';
 import type { ReplicaRegistry } from './replica-registry.js';
 
 const CHANNEL = 'hotline_live';
@@ -53,6 +54,8 @@ export class LiveRelay implements CallActivityObserver {
     /** Where the other replicas' calls are shown (the dashboard's live view). */
     private readonly view: CallActivityObserver,
     logger: Logger,
+    /** The words as they may be written anywhere: redacted once a batch goes, never on the speak path. */
+    private readonly redact: Redact = keepWords,
   ) {
     this.log = logger.child({ component: 'live-relay' });
     this.stopBeats = registry.onBeat(() => void this.dropTheDead());
@@ -123,7 +126,8 @@ export class LiveRelay implements CallActivityObserver {
       else message.calls.push(item);
       bytes += size;
     };
-    for (const call of calls) add({ ...call, callerSaid: shorten(call.callerSaid), agentSaid: shorten(call.agentSaid) });
+    const words = (text: string | undefined): string | undefined => shorten(text === undefined ? undefined : this.redact(text));
+    for (const call of calls) add({ ...call, callerSaid: words(call.callerSaid), agentSaid: words(call.agentSaid) });
     for (const id of ended) add(id);
     if (message.calls.length + message.ended.length > 0) this.notify(message);
   }

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { AuditLog } from '../privacy/audit-log.js';
 import type { PersonDataDeps } from '../privacy/person-data.js';
 import type { Who } from '../privacy/roles.js';
+import type { Redact } from '../call/ports/redaction.js';
 import type { PromptSet, PromptsStatus } from '../prompts/prompt-store.js';
 import type { SecretGate } from '../transport/auth.js';
 import type { CsvExports } from '../transport/csv-export.js';
@@ -69,6 +70,8 @@ export interface DashboardDeps {
   staff?: StaffAccounts | undefined;
   /** Who an authenticating reverse proxy says is there (PROXY_AUTH_*, from TRUST_PROXY's addresses only). */
   proxyIdentity?: ((req: IncomingMessage) => Who | undefined) | undefined;
+  /** The words as they may be shown (personal data redacted); the live view applies it as it sends. */
+  redact?: Redact | undefined;
   /** Where logins are kept: in the store where replicas share it, else this process's memory. */
   sessionStore?: SessionStore | undefined;
   /** Where staff actions are recorded, and read back on the audit page. */

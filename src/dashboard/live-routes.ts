@@ -8,6 +8,7 @@ import { livePage } from './pages/live.js';
 import { sendPage } from './respond.js';
 import type { SessionCookies } from './session-cookie.js';
 import { whoOf } from './gates.js';
+import { keepWords, type Redact } from '../call/ports/redaction.js';
 import { sessionCookieOf } from './session-request.js';
 
 /** At most this many live views at once: each holds a connection open. */
@@ -15,7 +16,8 @@ const MAX_VIEWERS = 20;
 const KEEPALIVE_MS = 25_000;
 
 /** The live view: its page, and the stream of calls in progress it shows (server-sent events). */
-export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live'>, sessions: SessionCookies, liveViews: LiveViews): void {
+export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live' | 'redact'>, sessions: SessionCookies, liveViews: LiveViews): void {
+  const redact = deps.redact ?? keepWords;
   router.get('/dashboard/', (req, res) => void sendPage(res, livePage({ numbersShown: numbersShown(req), role: whoOf(res).role })));
 
   router.get('/dashboard/live', (req, res) => {
@@ -24,7 +26,7 @@ export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live'>, se
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     const stop = deps.live.watch({
-      view: (call) => liveView(call, shown),
+      view: (call) => liveView(call, shown, redact),
       send: (event, data) => void res.write(`event: ${event}\ndata: ${data}\n\n`),
     });
     const close = () => res.end();
@@ -42,14 +44,15 @@ export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live'>, se
   });
 }
 
-function liveView(call: CallActivity, shown: boolean): Record<string, unknown> {
+/** One call as the live view shows it; its words redacted here, as a batch goes out, not as each is said. */
+function liveView(call: CallActivity, shown: boolean, redact: Redact): Record<string, unknown> {
   return {
     sessionId: call.sessionId,
     number: showNumber(call.direction === 'inbound' ? call.from : call.to, shown),
     direction: call.direction,
     startedAt: call.startedAt,
     phase: call.phase,
-    callerSaid: call.callerSaid ?? '',
-    agentSaid: call.agentSaid ?? '',
+    callerSaid: redact(call.callerSaid ?? ''),
+    agentSaid: redact(call.agentSaid ?? ''),
   };
 }
