@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, readFile, readdir, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runDataCli } from '../src/cli/data.js';
 import { CallRepository } from '../src/store/call-repository.js';
 import { pino } from 'pino';
 import { openStore } from '../src/store/store.js';
 import { callProgress, callSummary, stored } from './helpers/reports.js';
+import { textSink } from './helpers/text-sink.js';
 import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
 const ANNA = '4915112345678';
@@ -21,19 +21,8 @@ afterEach(async () => {
   location = dir = undefined;
 });
 
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join('') };
-}
-
 async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = collector();
+  const out = textSink();
   let stderr = '';
   const env = { ...location!.env, TRANSCRIPTS_DIR: dir!, DEFAULT_COUNTRY_CODE: '49', NODE_ENV: 'test' };
   const code = await runDataCli(args, env, { stdout: out.stream, stderr: { write: (text: string) => ((stderr += text), true) } });

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { redactorOf } from '../src/privacy/redactor-of.js';
@@ -9,6 +8,7 @@ import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
 import { scriptByUserText } from './helpers/scripts.js';
+import { textSink } from './helpers/text-sink.js';
 import { eventsOf } from './helpers/sse-events.js';
 
 const ADMIN = 'redaction-admin-token-0123456789';
@@ -30,24 +30,18 @@ afterEach(async () => {
   env = receiver = undefined;
 });
 
-/** A logger as main.ts makes it (redacting), at debug, its lines kept. */
-function capturingLogger(lines: string[]) {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return createLogger({ level: 'debug', env: 'test', destination: sink, redact: redactorOf({ cards: true, ibans: true, patterns: [] }) });
+/** A logger as main.ts makes it (redacting), at debug, what it writes kept in `sink`. */
+function capturingLogger(sink: ReturnType<typeof textSink>) {
+  return createLogger({ level: 'debug', env: 'test', destination: sink.stream, redact: redactorOf({ cards: true, ibans: true, patterns: [] }) });
 }
 
-async function callAndReport(vars: Record<string, string>, logLines: string[]): Promise<FakeVoiceService> {
+async function callAndReport(vars: Record<string, string>, log: ReturnType<typeof textSink>): Promise<FakeVoiceService> {
   receiver = await startReportReceiver(SECRET);
   env = await startTestHotline(
     scriptByUserText({ [WORDS]: { content: 'Thank you, I have noted both.' }, 'bye': { content: 'Goodbye!', toolCalls: [{ name: 'hangup', arguments: '{}' }] } }),
     { ADMIN_TOKEN: ADMIN, REPORT_WEBHOOK_URL: receiver.url, REPORT_WEBHOOK_SECRET: SECRET, ...vars },
     {},
-    { logger: capturingLogger(logLines) },
+    { logger: capturingLogger(log) },
   );
   // The live view watches the call: what it is told of the caller's words goes to every operator's browser.
   const watching = new AbortController();
@@ -93,8 +87,8 @@ function expectNoTrace(where: string, text: string): void {
 
 describe('a card number and an IBAN said digit by digit', () => {
   test('are redacted in the transcript, the store, the dashboard story, the report and the log; the model still heard them', async () => {
-    const logLines: string[] = [];
-    const service = await callAndReport({}, logLines);
+    const log = textSink();
+    const service = await callAndReport({}, log);
 
     // The model's turn had the words as said (REDACT_FROM_MODEL is off by default).
     const asked = JSON.stringify(env!.llm.requests.map((r) => r.body));
@@ -122,7 +116,7 @@ describe('a card number and an IBAN said digit by digit', () => {
     expectNoTrace('the report', report.body);
     expect(report.body).toContain('[IBAN]');
 
-    const logged = logLines.join('');
+    const logged = log.text();
     expectNoTrace('the log', logged);
     expect(logged).toContain('My card is [card number]');
     // Numbers are masked in the log: the record and the transcript keep them whole.
@@ -131,7 +125,7 @@ describe('a card number and an IBAN said digit by digit', () => {
   });
 
   test('with REDACT_FROM_MODEL the model gets the redacted words too', async () => {
-    const logLines: string[] = [];
+    const log = textSink();
     env = undefined;
     const words = WORDS;
     receiver = await startReportReceiver(SECRET);
@@ -139,7 +133,7 @@ describe('a card number and an IBAN said digit by digit', () => {
       scriptByUserText({ 'My card is [card number] and my IBAN is [IBAN], thanks': { content: 'Noted.' } }),
       { REDACT_FROM_MODEL: 'true' },
       {},
-      { logger: capturingLogger(logLines) },
+      { logger: capturingLogger(log) },
     );
     const service = await FakeVoiceService.connect(env.hotline.wsUrl);
     service.start();

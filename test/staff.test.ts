@@ -2,7 +2,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runStaffCli } from '../src/cli/staff.js';
@@ -10,6 +10,7 @@ import { dummyVerify, hashPassword, passwordProblem, verifyPassword } from '../s
 import { AuditLog } from '../src/privacy/audit-log.js';
 import { roleAtLeast, StaffError, StaffRepository, STAFF_ROLES } from '../src/store/staff-repository.js';
 import { openStore } from '../src/store/store.js';
+import { textSink } from './helpers/text-sink.js';
 import { freshStore, freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
 const PASSWORD = 'secret-password-123';
@@ -198,17 +199,6 @@ describe.each(await storeKinds())('StaffRepository (%s)', (kind) => {
   });
 });
 
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join('') };
-}
-
 describe.each(await storeKinds())('npm run staff (%s)', (kind) => {
   let location: TestStoreLocation | undefined;
   let dir: string | undefined;
@@ -221,7 +211,7 @@ describe.each(await storeKinds())('npm run staff (%s)', (kind) => {
   async function run(args: string[], input: string[] = [`${PASSWORD}\n`]): Promise<{ code: number; stdout: string; stderr: string }> {
     location ??= await freshStoreLocation(kind);
     dir ??= await mkdtemp(path.join(tmpdir(), 'hotline-staff-'));
-    const out = collector();
+    const out = textSink();
     let stderr = '';
     const env = { ...location.env, TRANSCRIPTS_DIR: dir, NODE_ENV: 'test' };
     const code = await runStaffCli(args, env, { stdout: out.stream, stderr: { write: (text: string) => ((stderr += text), true) }, stdin: Readable.from(input) });
