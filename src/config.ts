@@ -9,6 +9,7 @@ import { isStaffRole, STAFF_ROLES, type StaffRole } from './privacy/roles.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
 import { CACHE_MARKS, type CacheMarks } from './llm/cache-marks.js';
 import { STREAM_USAGE_MODES, type StreamUsageMode } from './llm/stream-usage.js';
+import { headerSecrets, tracingSettingsFrom, type TracingSettings } from './telemetry/tracing-settings.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
@@ -246,6 +247,15 @@ const EnvSchema = z.object({
   REDACT_IBANS: boolean('REDACT_IBANS', true),
   REDACT_PATTERNS: text.optional(),
   REDACT_FROM_MODEL: boolean('REDACT_FROM_MODEL', false),
+  // OpenTelemetry's standard variables (src/telemetry/tracing-settings.ts), and Hotline's content switch.
+  OTEL_SDK_DISABLED: text.optional(),
+  OTEL_TRACES_EXPORTER: text.optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url('OTEL_EXPORTER_OTLP_ENDPOINT', 'http://localhost:4318'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'http://localhost:4318/v1/traces'),
+  OTEL_EXPORTER_OTLP_HEADERS: text.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: text.optional(),
+  OTEL_SERVICE_NAME: text.min(1).default('hotline'),
+  OTEL_INCLUDE_CONTENT: boolean('OTEL_INCLUDE_CONTENT', false),
   // Read, checked and turned into days by retentionSettingsFromEnv; listed so the schema names every variable.
   ...Object.fromEntries([RETENTION_DEFAULT_VARIABLE, ...Object.values(RETENTION_VARIABLES)].map((name) => [name, text.optional()])),
 });
@@ -401,14 +411,25 @@ export interface Config {
     /** Days each kind of personal data is kept (undefined: kept until erased). */
     retention: RetentionSettings;
   };
+  /** OpenTelemetry traces of every call, over OTLP/HTTP; undefined (the default) traces nothing and loads none of it. */
+  tracing: TracingSettings | undefined;
 }
 
 /** Every secret of the configuration, for redacting logs. */
 export function secretsOf(config: Config): string[] {
   const { auth, llm, adminToken, outbound, reports, replica } = config;
-  return [llm.apiKey, auth.webhookSecret, auth.wsToken, auth.metricsToken, adminToken, outbound.accessToken, reports.webhookSecret, replica.clusterSecret].filter(
-    (s): s is string => typeof s === 'string' && s !== '',
-  );
+  return [
+    llm.apiKey,
+    auth.webhookSecret,
+    auth.wsToken,
+    auth.metricsToken,
+    adminToken,
+    outbound.accessToken,
+    reports.webhookSecret,
+    replica.clusterSecret,
+    // A collector's headers carry its API key.
+    ...headerSecrets(config.tracing),
+  ].filter((s): s is string => typeof s === 'string' && s !== '');
 }
 
 /** Hotline's own shared secrets by variable name, for the strength check (secret-strength.ts). */
@@ -516,6 +537,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
         'The SQLite file is one process\'s; without DATABASE_URL run one (WORKERS=1).',
     );
   }
+  const replicaId = e.REPLICA_ID ?? hostname().slice(0, 64);
   const config: Config = {
     env: e.NODE_ENV,
     workers,
@@ -574,7 +596,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
           : path.resolve(e.DATABASE_FILE),
     databaseUrl: e.DATABASE_URL,
     // A container's or pod's host name is its own, and the same across a restart of the process in it.
-    replica: { id: e.REPLICA_ID ?? hostname().slice(0, 64), internalUrl: e.INTERNAL_URL, clusterSecret: e.CLUSTER_SECRET },
+    replica: { id: replicaId, internalUrl: e.INTERNAL_URL, clusterSecret: e.CLUSTER_SECRET },
     reports: {
       webhookUrl: e.REPORT_WEBHOOK_URL,
       webhookSecret: e.REPORT_WEBHOOK_SECRET,
@@ -619,6 +641,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       redactFromModel: e.REDACT_FROM_MODEL,
       retention: retentionSettingsFromEnv(withoutEmptyValues(rawEnv)),
     },
+    tracing: tracingSettingsFrom(e, replicaId),
   };
   // Elsewhere a weak secret is warned about at startup (announce.ts): tests and trials use short ones.
   const weak = weakSecrets(sharedSecretsOf(config));

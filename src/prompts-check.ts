@@ -1,8 +1,9 @@
 /**
  * Everything `npm run prompts:check` reports of a prompts folder, as data: the
- * prompt files, the clips system.md names, report.md, the tools folder and
- * voicemail.yaml. The command prints it; the dashboard shows it.
+ * prompt files, the clips system.md names, report.md, the tools folder,
+ * voicemail.yaml and the evals. The command prints it; the dashboard shows it.
  */
+import { checkEvalsFolder } from './evals/check-evals.js';
 import { checkPromptsFolder } from './prompts/prompt-store.js';
 import { checkReportPrompt } from './reports/report-prompt.js';
 import { checkToolsFolder, type ToolsCheckOptions } from './tools/tools-check.js';
@@ -18,7 +19,7 @@ export interface CheckedFile {
   /** What the file holds: its placeholders, report fields, tool, phrases. */
   readonly summary: string;
   readonly problems: readonly CheckedProblem[];
-  readonly kind: 'prompt' | 'report' | 'tool' | 'voicemail';
+  readonly kind: 'prompt' | 'report' | 'tool' | 'voicemail' | 'eval';
 }
 
 export interface PromptsCheck {
@@ -48,12 +49,13 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
     standIns: demoStandIns(env),
     ...(options.mcpTimeoutMs !== undefined ? { mcpTimeoutMs: options.mcpTimeoutMs } : {}),
   };
-  const [folder, report, tools, voicemail] = await Promise.all([
+  const [folder, report, tools, voicemail, evals] = await Promise.all([
     checkPromptsFolder(dir),
     // Optional files: without them nothing is listed.
     checkReportPrompt(dir),
     checkToolsFolder(dir, env, toolOptions),
     checkVoicemailFile(dir),
+    checkEvalsFolder(dir),
   ]);
   const files: CheckedFile[] = [
     ...folder.files.map((f): CheckedFile => ({
@@ -67,6 +69,7 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
     ...(voicemail
       ? [{ file: voicemail.file, summary: voicemail.summary, problems: voicemail.problems.map(({ severity, message }) => ({ severity, message })), kind: 'voicemail' as const }]
       : []),
+    ...evals.map((f): CheckedFile => ({ file: f.file, summary: f.summary, problems: f.problems.map((message) => ({ severity: 'error', message })), kind: 'eval' })),
   ];
   return { dir, files, clips: folder.clips, problems: files.reduce((n, f) => n + f.problems.length, 0) };
 }

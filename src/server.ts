@@ -45,7 +45,7 @@ import { LiveRelay } from './cluster/live-relay.js';
 import type { CallActivityObserver } from './call/ports/call-activity.js';
 import { internalApiRouter } from './transport/internal-api.js';
 import { postgresPool } from './store/postgres/postgres-dialect.js';
-import type { CallSummary } from './call/ports/call-summary.js';
+import type { CallObserver, CallSummary } from './call/ports/call-summary.js';
 import { storeJournalDir } from './store/store-journal-dir.js';
 import { WriteJournal } from './store/write-journal.js';
 import { combineToolBoxes } from './tools/combined-toolbox.js';
@@ -73,6 +73,7 @@ import { WebhookCalls } from './transport/webhook-calls.js';
 import { webhookRouter } from './transport/webhook.js';
 import { RequestsInFlight } from './transport/requests-in-flight.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
+import { startTracing } from './telemetry/start-tracing.js';
 
 /** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
 const RECORDS_CLOSE_MS = 5_000;
@@ -82,6 +83,8 @@ const IN_FLIGHT_WAIT_MS = 5_000;
 const BALANCER_QUIET_MS = 1_000;
 /** Connections for counting wrong secrets across replicas: only failures use them. */
 const FAILURE_POOL_MAX = 2;
+/** A stop waits at most this long for the last spans to reach the collector. */
+const TRACING_CLOSE_MS = 3_000;
 
 export interface RunningHotline {
   /** http://host:port of the bound server. */
@@ -127,6 +130,8 @@ export async function startHotline(
     env?: Readonly<Record<string, string | undefined>>;
     /** Tools offered before the files' and MCP servers' (a scenario's stubs): a name here wins. */
     extraTools?: ToolBox;
+    /** Also told of every call that ended (an eval waits for its call's record). */
+    callObservers?: readonly CallObserver[];
     /** The campaigns' clock (calling hours, retries, answer timeouts); default the system's. */
     campaignClock?: Clock;
     /**
@@ -159,6 +164,8 @@ export async function startHotline(
     apiKey = 'demo';
     baseURL = demo.baseURL;
   }
+  // Traces of every call when an OTLP endpoint is configured; otherwise OpenTelemetry is never loaded.
+  const tracing = await startTracing(config.tracing, { logger, redact, llmBaseUrl: baseURL });
   let toolEnv = options.env ?? process.env;
   let shop: DemoShop | undefined;
   if (config.llm.mode === 'demo' && !toolEnv.SHOP_API_URL) {
@@ -205,6 +212,7 @@ export async function startHotline(
       : {}),
     retry: { giveUpAfterMs: config.reports.giveUpAfterMs },
     logger,
+    tracing: tracing.deliveries,
   });
 
   const { outbound } = config;
@@ -324,6 +332,7 @@ export async function startHotline(
         },
         campaigns,
         ...(webhookOwners ? [{ callEnded: (summary: CallSummary) => webhookOwners.release(summary.sessionId) }] : []),
+        ...(options.callObservers ?? []),
       ],
       (error) => logger.error({ err: error }, 'a call observer failed'),
     ),
@@ -354,6 +363,7 @@ export async function startHotline(
       toolHoldMs: config.tools.holdMs,
       toolHoldRepeatMs: config.tools.holdRepeatMs,
     },
+    tracing: tracing.calls,
     maxCalls: config.limits.maxCalls,
     idleTimeoutMs: config.limits.idleTimeoutMs,
     logger,
@@ -585,6 +595,8 @@ export async function startHotline(
     llm.close();
     await demo?.close();
     await shop?.close();
+    // Last: every call, tool run and report delivery above has ended its spans.
+    await tracing.close(TRACING_CLOSE_MS);
   }
 
   return {

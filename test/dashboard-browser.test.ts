@@ -160,9 +160,9 @@ describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the da
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
     const csv = await readFile((await download.path())!, 'utf8');
-    // RFC 4180 lines (CRLF); the call's own id last, after the columns as they were.
+    // RFC 4180 lines (CRLF); the call's own id and its LLM cost last, after the columns as they were.
     const lines = csv.trim().split('\r\n');
-    expect(lines[0]).toBe('session_id,started_at,ended_at,direction,from,to,duration_s,end_reason,turns,barge_ins,campaign,summary,fields,call_id');
+    expect(lines[0]).toBe('session_id,started_at,ended_at,direction,from,to,duration_s,end_reason,turns,barge_ins,campaign,summary,fields,call_id,cost_usd');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(service.sessionId);
     expect(lines[1]).toContain('agent_hung_up');

@@ -12,7 +12,7 @@ import { writeEndedCalls } from '../src/bench/dashboard-load.js';
 import type { CallSummary } from '../src/call/ports/call-summary.js';
 import { FileThread } from '../src/dashboard/file-thread.js';
 import { StoreReads } from '../src/dashboard/reads.js';
-import { CallSearch, type CallFilter } from '../src/store/call-search.js';
+import { CallSearch, type CallFilter, type CallListing } from '../src/store/call-search.js';
 import type { FieldValues, StoredReport } from '../src/store/report-repository.js';
 import type { Store } from '../src/store/store.js';
 import { callSummary, ORDER_CALL, writeTranscript } from './helpers/reports.js';
@@ -111,6 +111,8 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
       campaign: null,
       summary: 'Asked about ORDER 4711; 100% sure',
       fields: { callback_wanted: true, customer_number: '4711', score: 3 },
+      // Its second turn's model has no price: the call's cost is not known (null), not $0.0004.
+      costUsd: null,
     });
     expect(listed.find((call) => call.callId === 'b')?.campaign).toBe('spring');
   });
@@ -119,7 +121,7 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
     const calls = await search();
     expect(await calls.page({}, 2, 2)).toMatchObject({ total: 6, calls: [{ callId: 'd' }, { callId: 'c' }] });
     expect(await calls.page({ direction: 'inbound' }, 2, 4)).toMatchObject({ total: 5, calls: [{ callId: 'a' }] });
-    expect(await calls.page({}, 10, 60)).toEqual({ total: 6, calls: [] });
+    expect(await calls.page({}, 10, 60)).toEqual({ total: 6, calls: [], cost: { usd: null, unknown: 6 } });
   });
 
   test('each filter, and filters together', async () => {
@@ -183,6 +185,98 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
   test('the field names of the latest reports, sorted, for the filter', async () => {
     const calls = await search();
     expect(await calls.fieldNames()).toEqual(['Zeta', 'alpha', 'callback_wanted', 'customer_number', 'score', 'sentiment']);
+  });
+
+  describe('the LLM cost', () => {
+    /**
+     * A call whose turns cost these: a number in USD; `null` for a turn whose tokens were counted
+     * and whose model had no price; 'uncounted' for one no server counted tokens of (cut off, failed).
+     */
+    function costing(sessionId: string, day: number, costs: readonly (number | null | 'uncounted')[], overrides: Partial<CallSummary> = {}): CallSummary {
+      const endedAt = `2026-11-${day}T10:00:00.000Z`;
+      const turns = costs.map((cost) => {
+        const turn = { at: endedAt, interrupted: false, failed: false };
+        if (cost === 'uncounted') return turn;
+        const counted = { ...turn, tokens: { prompt: 1000, completion: 20 }, model: cost === null ? 'house-model' : 'gpt-4o-mini' };
+        return cost === null ? counted : { ...counted, costUsd: cost };
+      });
+      return callSummary({ sessionId, endedAt, turns, ...overrides });
+    }
+
+    const COSTED = [
+      costing('cheap', 20, [0.0004, 0.0021]),
+      // Hung up during the greeting, a template: no LLM asked, nothing spent.
+      costing('zero', 21, []),
+      // 0.1 + 0.2 is 0.30000000000000004 in doubles: "at most $0.30" must still find it.
+      costing('mid', 22, [0.1, 0.2], { direction: 'outbound', from: '4930000000', to: '4915122222222' }),
+      costing('big', 23, [0.5, 0.75]),
+      costing('unpriced', 24, [0.01, null]),
+      costing('uncounted', 25, ['uncounted', 'uncounted']),
+      // A turn cut off before its counts came adds nothing; the counted one is the cost.
+      costing('partial', 26, [0.05, 'uncounted']),
+    ];
+    const KNOWN: Record<string, number | null> = { cheap: 0.0025, zero: 0, mid: 0.3, big: 1.25, unpriced: null, uncounted: null, partial: 0.05 };
+
+    async function costSearch(): Promise<CallSearch> {
+      const store = await openStore(kind);
+      await writeEndedCalls(store.db, COSTED.map((call) => ({ call })));
+      await callInProgress(store, 'live');
+      return new CallSearch(store);
+    }
+
+    const sumOf = (listed: readonly CallListing[]) => listed.reduce((sum, call) => sum + (call.costUsd ?? 0), 0);
+
+    test("each call's cost as its turns add up; unknown ones null, a call with no turn $0", async () => {
+      const { calls } = await (await costSearch()).page({}, 100, 0);
+      const costs = Object.fromEntries(calls.map((call) => [call.callId, call.costUsd]));
+      expect(Object.keys(costs).sort()).toEqual(Object.keys(KNOWN).sort());
+      for (const [id, cost] of Object.entries(KNOWN)) {
+        if (cost === null) expect(costs[id], id).toBeNull();
+        else expect(costs[id], id).toBeCloseTo(cost, 12);
+      }
+    });
+
+    test('the sum is of every call that matches, not only the page shown; calls of unknown cost are counted apart, never as $0', async () => {
+      const search = await costSearch();
+      const all = await search.page({}, 100, 0);
+      const page = await search.page({}, 2, 0);
+      expect(page.calls).toHaveLength(2);
+      expect(page.total).toBe(7);
+      expect(page.cost.unknown).toBe(2);
+      expect(page.cost.usd).toBeCloseTo(sumOf(all.calls), 12);
+      expect(page.cost.usd).toBeCloseTo(0.0025 + 0 + 0.3 + 1.25 + 0.05, 12);
+      // Later pages carry the same sum: it is the filter's, not the page's.
+      expect((await search.page({}, 2, 4)).cost).toEqual(page.cost);
+      // Only calls of unknown cost: no sum at all, rather than $0.
+      expect((await search.page({ since: '2026-11-24T00:00:00.000Z', until: '2026-11-26T00:00:00.000Z' }, 100, 0)).cost).toEqual({ usd: null, unknown: 2 });
+      // Nothing matches: nothing to sum and nothing unknown.
+      expect((await search.page({ endReason: 'voicemail' }, 100, 0)).cost).toEqual({ usd: null, unknown: 0 });
+    });
+
+    test('filtered by cost at least and at most, with the other filters: the expensive calls, and the sum of exactly those', async () => {
+      const search = await costSearch();
+      const cases: [CallFilter, string[]][] = [
+        [{ costAtLeast: 0.25 }, ['big', 'mid']],
+        [{ costAtLeast: 1 }, ['big']],
+        [{ costAtMost: 0.3 }, ['partial', 'mid', 'zero', 'cheap']],
+        [{ costAtLeast: 0.0025, costAtMost: 0.05 }, ['partial', 'cheap']],
+        // $0 at least: every call whose cost is known, and none whose is not.
+        [{ costAtLeast: 0 }, ['partial', 'big', 'mid', 'zero', 'cheap']],
+        [{ costAtLeast: 0.25, direction: 'outbound' }, ['mid']],
+        [{ costAtLeast: 2 }, []],
+      ];
+      for (const [filter, expected] of cases) {
+        const { calls, total, cost } = await search.page(filter, 100, 0);
+        expect(calls.map((call) => call.callId), JSON.stringify(filter)).toEqual(expected);
+        expect(total).toBe(expected.length);
+        // A cost filter finds only calls whose cost is known.
+        expect(cost.unknown).toBe(0);
+        if (expected.length === 0) expect(cost.usd).toBeNull();
+        else expect(cost.usd, JSON.stringify(filter)).toBeCloseTo(sumOf(calls), 12);
+      }
+      // The export's batches carry the cost and take the same filter.
+      expect((await search.batch({ costAtLeast: 1 }, undefined, 10)).map((call) => [call.callId, call.costUsd])).toEqual([['big', 1.25]]);
+    });
   });
 });
 

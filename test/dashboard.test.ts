@@ -6,8 +6,10 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
-import { seedCalls } from '../src/bench/dashboard-load.js';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, onTestFinished, test } from 'vitest';
+import { seedCalls, writeEndedCalls } from '../src/bench/dashboard-load.js';
+import type { TurnSummary } from '../src/call/ports/call-summary.js';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import { eventsOf } from './helpers/sse-events.js';
@@ -18,6 +20,9 @@ import type { TestHotline } from './helpers/hotline.js';
 import { closedPort, startReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
 import { testCalls } from './helpers/test-calls.js';
+import { startHotlineOn } from './helpers/browser.js';
+import { callSummary } from './helpers/reports.js';
+import { storeKinds } from './helpers/stores.js';
 
 const ADMIN = 'dashboard-admin-token';
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -473,6 +478,119 @@ describe('pages', () => {
     const nowhere = await post('/dashboard/redeliver', {}, cookie);
     expect(nowhere.status).toBe(409);
     expect(await nowhere.text()).toContain('set <code>REPORT_WEBHOOK_URL</code>');
+  });
+});
+
+describe.each(await storeKinds())("the LLM cost in the history and the story, on %s", (kind) => {
+  /** Turns costing these (USD); `null` a turn whose model has no price; 'uncounted' one without token counts. */
+  function turnsCosting(costs: readonly (number | null | 'uncounted')[]): TurnSummary[] {
+    return costs.map((cost) => {
+      const turn = { at: new Date().toISOString(), interrupted: false, failed: false };
+      if (cost === 'uncounted') return turn;
+      const counted = { ...turn, tokens: { prompt: 900, completion: 25 }, model: cost === null ? 'house-model' : 'gpt-4o-mini' };
+      return cost === null ? counted : { ...counted, costUsd: cost };
+    });
+  }
+
+  const SEEDED: readonly [string, (number | null | 'uncounted')[]][] = [
+    ['cheap', [0.0022, 0.002]],
+    ['pricey', [0.5, 0.75]],
+    // 0.30000000000000004 in doubles: "at most $0.30" still finds it.
+    ['mid', [0.1, 0.2]],
+    ['unpriced', [0.01, null]],
+    ['no-counts', ['uncounted']],
+    ['no-turn', []],
+  ];
+
+  async function seeded(): Promise<{ cookie: string }> {
+    const own = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN });
+    env = own;
+    onTestFinished(() => own.close());
+    const now = Date.now();
+    await writeEndedCalls(
+      own.hotline.store.db,
+      SEEDED.map(([id, costs], i) => ({ call: callSummary({ sessionId: id, endedAt: new Date(now - i * 60_000).toISOString(), turns: turnsCosting(costs) }) })),
+    );
+    return { cookie: await logIn() };
+  }
+
+  const costCell = (page: string, id: string) => page.match(new RegExp(`href="calls/${id}"[\\s\\S]*?data-label="LLM cost" class="cost">(.*?)</td>`))?.[1];
+  const rowsOf = (page: string) => [...page.matchAll(/<a href="calls\/([\w-]+)">/g)].map((m) => m[1]);
+
+  test('a column per call ("—" when not known), the sum of every call that matches with the unknown ones told apart, a filter by cost', async () => {
+    const { cookie } = await seeded();
+    const all = await (await get('/dashboard/calls', cookie)).text();
+    expect(all).toContain('id="total">6<');
+    expect(costCell(all, 'pricey')).toBe('$1.250');
+    expect(costCell(all, 'mid')).toBe('$0.300');
+    expect(costCell(all, 'cheap')).toBe('$0.0042');
+    expect(costCell(all, 'no-turn')).toBe('$0');
+    // Not known: a dash, never $0.
+    for (const id of ['unpriced', 'no-counts']) expect(costCell(all, id)).toMatch(/^<span class="muted" title="not known: [^"]+">—<\/span>$/);
+    // The sum of all that match: 1.25 + 0.3 + 0.0042 + 0, and the two of unknown cost said apart.
+    expect(all).toContain('LLM cost of all 6 calls that match: <strong id="cost-sum">$1.554</strong> for 4 of them; <span class="warning" id="cost-unknown">2 calls with no known cost (—) are not in the sum</span>');
+
+    // The expensive ones: the sum is theirs, and the filter stays in the paging and export forms.
+    const expensive = await (await post('/dashboard/calls', { cost_min: '0.25' }, cookie)).text();
+    expect(expensive).toContain('id="total">2<');
+    expect(rowsOf(expensive)).toEqual(['pricey', 'mid']);
+    expect(expensive).toContain('LLM cost of all 2 calls that match: <strong id="cost-sum">$1.550</strong></p>');
+    expect(expensive).not.toContain('id="cost-unknown"');
+    expect(expensive).toContain('name="cost_min" inputmode="decimal" autocomplete="off" size="7" value="0.25"');
+    expect(expensive).toContain('<input type="hidden" name="cost_min" value="0.25">');
+    const cheap = await (await post('/dashboard/calls', { cost_max: '$0.30' }, cookie)).text();
+    expect(rowsOf(cheap)).toEqual(['cheap', 'mid', 'no-turn']);
+    expect(cheap).toContain('<strong id="cost-sum">$0.304</strong></p>');
+    const one = await (await post('/dashboard/calls', { cost_min: '0.0042', cost_max: '0.0042' }, cookie)).text();
+    expect(rowsOf(one)).toEqual(['cheap']);
+    expect(one).toContain('LLM cost of the call that matches: <strong id="cost-sum">$0.0042</strong>');
+  });
+
+  test('an amount that is not one is told in words and ignored; the page still lists the calls', async () => {
+    const { cookie } = await seeded();
+    const cases: [Record<string, string>, string, number][] = [
+      [{ cost_min: 'abc' }, 'Cost at least: &quot;abc&quot; is not an amount in US dollars; write it like 0.05.', 6],
+      [{ cost_max: '-1' }, 'Cost at most: &quot;-1&quot; is below $0, and no call costs less than nothing.', 6],
+      [{ cost_min: '1,5' }, 'Cost at least: &quot;1,5&quot; is not an amount in US dollars; write it like 0.05.', 6],
+      [{ cost_min: HOSTILE }, 'Cost at least: &quot;&lt;img src=x onerror=a…&quot; is not an amount in US dollars', 6],
+      [{ cost_min: '5', cost_max: '1' }, 'No call can cost at least $5 and at most $1: the least is above the most.', 0],
+    ];
+    for (const [form, message, total] of cases) {
+      const res = await post('/dashboard/calls', form, cookie);
+      expect(res.status, JSON.stringify(form)).toBe(200);
+      const page = await res.text();
+      expect(page, JSON.stringify(form)).toContain(message);
+      expect(page).toContain(`id="total">${total}<`);
+      expect(page).not.toContain(HOSTILE);
+      expect(page).not.toMatch(/at \w+ \(.*\.ts:\d+/);
+    }
+    // The export takes the same form: a bad amount filters nothing, and is no error.
+    const csv = await post('/dashboard/calls.csv', { cost_min: 'abc' }, cookie);
+    expect(csv.status).toBe(200);
+    expect(parse(await csv.text())).toHaveLength(7);
+  });
+
+  test('the CSV has each call\'s cost last (empty when not known) for the calls the filter picks; the story says the call\'s cost and why one is not known', async () => {
+    const { cookie } = await seeded();
+    const rows = (await (await post('/dashboard/calls.csv', {}, cookie)).text()).trim();
+    const [header, ...lines] = parse(rows) as string[][];
+    expect(header!.slice(-2)).toEqual(['call_id', 'cost_usd']);
+    const costs = Object.fromEntries(lines.map((line) => [line.at(-2), line.at(-1)]));
+    expect(Number(costs['pricey'])).toBe(1.25);
+    expect(Number(costs['mid'])).toBeCloseTo(0.3, 12);
+    expect(costs['no-turn']).toBe('0');
+    expect(costs['unpriced']).toBe('');
+    expect(costs['no-counts']).toBe('');
+    const expensive = parse(await (await post('/dashboard/calls.csv', { cost_min: '1' }, cookie)).text()) as string[][];
+    expect(expensive.slice(1).map((line) => [line.at(-2), line.at(-1)])).toEqual([['pricey', '1.25']]);
+
+    const story = async (id: string) => (await get(`/dashboard/calls/${id}`, cookie)).text();
+    expect(await story('pricey')).toContain('<dt>LLM cost</dt><dd class="cost" id="call-cost">$1.250</dd>');
+    expect(await story('no-turn')).toContain('<dd class="cost" id="call-cost">$0 <span class="muted">(no LLM turn)</span></dd>');
+    expect(await story('unpriced')).toContain(
+      '<dd class="cost unknown" id="call-cost">— <span class="muted">not known: no price for house-model (LLM_PRICES_FILE); the turns with a price cost $0.010</span></dd>',
+    );
+    expect(await story('no-counts')).toContain('<dd class="cost unknown" id="call-cost">— <span class="muted">not known: no token counts came from the server</span></dd>');
   });
 });
 

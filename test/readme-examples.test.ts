@@ -34,6 +34,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { parseEval } from '../src/evals/load-evals.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs, tsxLoader } from './helpers/child-process.js';
@@ -588,6 +589,15 @@ const EXAMPLES: Example[] = [
   { name: 'the outbound flow on one machine: what the emulator shows', first: '> hotline@0.1.0 simulate', run: async () => undefined },
   { name: 'a scenario', first: 'name: barge-in', notRun: 'a scenario file: npm run scenarios (scenarios.test.ts) runs the shipped ones, this one among them (scenarios/barge-in.yaml)' },
   { name: 'a scenario with tools', first: 'tools:', notRun: 'an excerpt of scenarios/tools.yaml, which scenarios.test.ts runs' },
+  {
+    name: 'an eval file',
+    first: 'name: order-status',
+    // Not played (the shipped prompts/evals/order-status.yaml is, by eval.test.ts), but it must be an eval as written.
+    run: async (block) => {
+      expect(parseEval(block.lines.join('\n'), 'README.md').caller.max_turns).toBe(6);
+    },
+  },
+  { name: 'an eval against Ollama', first: 'ollama pull', notRun: 'needs Ollama and its models; eval.test.ts runs npm run eval against an OpenAI-compatible server' },
   { name: 'transcript lines', first: '{"ts":', notRun: 'an illustration with elided numbers (…); transcripts.test.ts checks real transcripts' },
   {
     name: 'npm run db',

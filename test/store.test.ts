@@ -3,18 +3,24 @@
  * were written, a call's snapshots ordered by revision.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ConfigError } from '../src/errors.js';
-import { CallRepository } from '../src/store/call-repository.js';
+import type { CallSummary, TurnSummary } from '../src/call/ports/call-summary.js';
+import { callCostUsd } from '../src/llm/prices.js';
+import { CallRepository, callRowOf } from '../src/store/call-repository.js';
+import { CallSearch } from '../src/store/call-search.js';
+import { EXPORT_FORMAT, importStore } from '../src/store/store-transfer.js';
 import { DeliveryRepository } from '../src/store/delivery-repository.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { ReportRepository, type StoredReport } from '../src/store/report-repository.js';
-import { openStore, schemaVersion, type Store } from '../src/store/store.js';
+import { openStore, schemaVersion, type Store, type StoreLocation } from '../src/store/store.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { callProgress, callSummary, stored } from './helpers/reports.js';
 import { freshStore, freshStoreLocation, postgresReachable, storeKinds, type StoreKind } from './helpers/stores.js';
@@ -139,6 +145,88 @@ describe('SQLite files of earlier releases', () => {
   });
 });
 
+/** Turns as the call core records them: each a cost in USD; `null` counted and not priced; 'uncounted' no counts at all. */
+function turnsCosting(costs: readonly (number | null | 'uncounted')[]): TurnSummary[] {
+  return costs.map((cost) => {
+    const turn = { at: '2026-11-20T10:00:10.000Z', interrupted: false, failed: cost === 'uncounted' };
+    if (cost === 'uncounted') return turn;
+    const counted = { ...turn, tokens: { prompt: 1200, completion: 30, cached: 0 }, model: cost === null ? 'house-model' : 'gpt-4o-mini' };
+    return cost === null ? counted : { ...counted, costUsd: cost };
+  });
+}
+
+/** Calls as the release before `cost_usd` stored them, with what their cost is to be once it has the column. */
+const CALLS_BEFORE_COST: readonly { id: string; turns: TurnSummary[]; ended: boolean; cost: number | null }[] = [
+  { id: 'priced', turns: turnsCosting([0.0004, 0.0021]), ended: true, cost: 0.0025 },
+  { id: 'unpriced', turns: turnsCosting([0.0004, null]), ended: true, cost: null },
+  { id: 'uncounted', turns: turnsCosting(['uncounted']), ended: true, cost: null },
+  { id: 'cut-short', turns: turnsCosting([0.003, 'uncounted']), ended: true, cost: 0.003 },
+  { id: 'no-turn', turns: [], ended: true, cost: 0 },
+  { id: 'going', turns: turnsCosting([0.01]), ended: false, cost: 0.01 },
+];
+
+/** The INSERT the release before would have made (no cost_usd); our own values, quoted as SQL literals. */
+function insertBeforeCost(call: (typeof CALLS_BEFORE_COST)[number]): string {
+  const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  const end = call.ended ? `'2026-11-20T10:01:00.000Z', 60000, 'caller_hung_up'` : 'NULL, NULL, NULL';
+  return `INSERT INTO calls (call_id, session_id, direction, started_at, ended_at, duration_ms, end_reason, turns, barge_ins, tool_runs, transcript_file, revision)
+    VALUES (${text(call.id)}, ${text(call.id)}, 'inbound', '2026-11-20T10:00:00.000Z', ${end}, ${text(JSON.stringify(call.turns))}, 0, '[]', '/t/x.jsonl', 1)`;
+}
+
+/** A store left as the release before `cost_usd` left it (SQLite step 10, PostgreSQL step 4), holding CALLS_BEFORE_COST. */
+async function storeBeforeCost(kind: StoreKind): Promise<StoreLocation> {
+  const place = await freshStoreLocation(kind);
+  cleanups.push(() => place.remove());
+  if (kind === 'sqlite') {
+    const old = new BetterSqlite3(place.location.databaseFile);
+    for (const step of SQLITE_MIGRATIONS.slice(0, 10)) old.exec(step);
+    old.pragma('user_version = 10');
+    for (const call of CALLS_BEFORE_COST) old.exec(insertBeforeCost(call));
+    old.close();
+    return place.location;
+  }
+  const client = new pg.Client({ connectionString: place.location.databaseUrl });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE hotline_schema (version INTEGER NOT NULL, applied_at TEXT NOT NULL)');
+    for (const [i, step] of POSTGRES_MIGRATIONS.slice(0, 4).entries()) {
+      await client.query(step);
+      await client.query('INSERT INTO hotline_schema (version, applied_at) VALUES ($1, $2)', [i + 1, '2026-11-20T00:00:00.000Z']);
+    }
+    for (const call of CALLS_BEFORE_COST) await client.query(insertBeforeCost(call));
+  } finally {
+    await client.end();
+  }
+  return place.location;
+}
+
+describe.each(await storeKinds())('a %s store of the release before calls had a cost', (kind) => {
+  test("opened, each call's cost is filled from its stored turns, as a new write would work it out; unknown ones stay null", async () => {
+    const opened = await openStore(await storeBeforeCost(kind), logger);
+    cleanups.push(() => opened.close());
+    expect(await schemaVersion(opened)).toEqual({ current: kind === 'sqlite' ? SQLITE_MIGRATIONS.length : POSTGRES_MIGRATIONS.length, latest: expect.any(Number) });
+    const rows = await opened.db.selectFrom('calls').select(['call_id', 'cost_usd']).orderBy('call_id').execute();
+    expect(rows.map((row) => row.call_id)).toEqual(CALLS_BEFORE_COST.map((call) => call.id).sort());
+    for (const call of CALLS_BEFORE_COST) {
+      const stored = rows.find((row) => row.call_id === call.id)!.cost_usd;
+      // The migration's SQL and the writer's code (call-cost.ts) agree.
+      const written = callCostUsd(call.turns);
+      if (call.cost === null) {
+        expect(stored, call.id).toBeNull();
+        expect(written, call.id).toBeNull();
+      } else {
+        expect(stored, call.id).toBeCloseTo(call.cost, 12);
+        expect(written, call.id).toBeCloseTo(call.cost, 12);
+      }
+    }
+    // The history sums them: the ended calls of known cost, the two unknown ones counted apart.
+    expect((await new CallSearch(opened).page({}, 10, 0)).cost).toEqual({ usd: expect.closeTo(0.0025 + 0.003 + 0, 12), unknown: 2 });
+    // The call that was going on ends in this release: its row's cost is written with it.
+    await new CallRepository(opened.db).save(stored(callSummary({ sessionId: 'going', turns: turnsCosting([0.01, 0.02]) }), 2));
+    expect((await opened.db.selectFrom('calls').select('cost_usd').where('call_id', '=', 'going').executeTakeFirstOrThrow()).cost_usd).toBeCloseTo(0.03, 12);
+  });
+});
+
 describe.each(await storeKinds())('the calls, reports and deliveries on %s', (kind) => {
   test('rows outlive a close and a new open of the store', async () => {
     const location = await freshStoreLocation(kind);
@@ -227,6 +315,43 @@ describe.each(await storeKinds())('the calls, reports and deliveries on %s', (ki
       expect((await calls.find('s'))?.callId).toBe('second');
       expect((await calls.find('first'))?.callId).toBe('first');
       expect(await calls.find('nobody')).toBeUndefined();
+    });
+
+    test("each snapshot writes the call's cost as its turns stand; an older one arriving late leaves it", async () => {
+      const { db } = await store(kind);
+      const calls = new CallRepository(db);
+      const costOf = async (callId = 'call-1') => (await db.selectFrom('calls').select('cost_usd').where('call_id', '=', callId).executeTakeFirstOrThrow()).cost_usd;
+      await calls.save(callProgress(1, { turns: turnsCosting([0.001]) }));
+      expect(await costOf()).toBeCloseTo(0.001, 12);
+      await calls.save(stored(callSummary({ turns: turnsCosting([0.001, 0.004]) }), 3));
+      expect(await costOf()).toBeCloseTo(0.005, 12);
+      await calls.save(callProgress(2, { turns: turnsCosting([0.001]) }));
+      expect(await costOf()).toBeCloseTo(0.005, 12);
+      // The helpers' call has a turn whose model has no price: its cost is not known, not $0.0004.
+      await calls.save(stored(callSummary({ sessionId: 'unpriced' })));
+      expect(await costOf('unpriced')).toBeNull();
+      // The summary read back is the call as it was summed up: the column is the store's, not the record's.
+      expect(await calls.get('unpriced')).toEqual(callSummary({ sessionId: 'unpriced' }));
+    });
+
+    test("an export made before calls had a cost is imported with each call's cost worked out from its turns", async () => {
+      const target = await store(kind);
+      const header = { format: EXPORT_FORMAT, version: 1, dialect: 'sqlite', schema: 10, exportedAt: '2026-11-20T00:00:00.000Z' };
+      const rowBefore = (call: CallSummary) => {
+        const { cost_usd: _cost, ...row } = callRowOf(stored(call));
+        return { table: 'calls', row: { ...row, owner: null } };
+      };
+      const lines = [
+        header,
+        rowBefore(callSummary({ sessionId: 'priced', turns: turnsCosting([0.002, 0.003]) })),
+        rowBefore(callSummary({ sessionId: 'unpriced' })),
+      ].map((line) => `${JSON.stringify(line)}\n`);
+      expect((await importStore(target, Readable.from(lines))).added.calls).toBe(2);
+      const rows = await target.db.selectFrom('calls').select(['call_id', 'cost_usd']).orderBy('call_id').execute();
+      expect(rows).toEqual([
+        { call_id: 'priced', cost_usd: expect.closeTo(0.005, 12) },
+        { call_id: 'unpriced', cost_usd: null },
+      ]);
     });
 
     test('calls without a report, since a time', async () => {

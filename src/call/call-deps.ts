@@ -16,6 +16,7 @@ import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallSoFar, VoicemailDetector } from './ports/call-summary.js';
+import type { CallTrace } from './ports/tracing.js';
 import type { TransferSetup } from './ending/transfer.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 
@@ -120,4 +121,6 @@ export interface CallDeps {
   redact?: Redact | undefined;
   /** The model is given the redacted words as well; by default it hears what the caller said, within the call. */
   redactFromModel?: boolean | undefined;
+  /** The call's trace (its turns, LLM requests, tool runs and speaks); none without. */
+  trace?: CallTrace | undefined;
 }

@@ -17,6 +17,7 @@ import { Call } from './call.js';
 import type { ActionSink, CallDeps, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
 import { toolDefinitions } from './turn/tools.js';
 import type { Redact } from './ports/redaction.js';
+import { NO_CALL_TRACING, type CallTracing } from './ports/tracing.js';
 import { maskedOrNone } from '../privacy/mask-number.js';
 import type { TransferSetup } from './ending/transfer.js';
 
@@ -59,6 +60,8 @@ export interface CallRegistryOptions {
   prices?: CallDeps['prices'];
   /** Personal data out of every word written (CallDeps.redact), and out of the model's too with `fromModel`. */
   redaction?: { redact: Redact; fromModel: boolean } | undefined;
+  /** Where each call is traced (OpenTelemetry); nothing without. */
+  tracing?: CallTracing | undefined;
   /** New calls beyond this many are refused. */
   maxCalls: number;
   /** Calls with no event for this long are ended; 0 never. */
@@ -503,7 +506,15 @@ export class CallRegistry implements CallControl {
     /** Its record elsewhere, when already read. */
     known?: PriorCall,
   ): Call {
-    const logger = this.options.logger.child({ sessionId: id });
+    const trace = (this.options.tracing ?? NO_CALL_TRACING).call({
+      sessionId: id,
+      direction: session.direction === 'outbound' ? 'outbound' : 'inbound',
+      from: session.from_phone_number,
+      to: session.to_phone_number,
+      adopted: !starting,
+    });
+    // Each line of the call's log names its trace, so a log line leads to the call's spans and back.
+    const logger = this.options.logger.child(trace.logFields ? { sessionId: id, ...trace.logFields } : { sessionId: id });
     const { transcripts } = this.options;
     // Which file is this call's is known a moment later; its first lines wait in memory meanwhile.
     const placement = transcripts.place(id, starting).catch((error: unknown) => {
@@ -545,6 +556,7 @@ export class CallRegistry implements CallControl {
       prices: this.options.prices,
       redact: this.options.redaction?.redact,
       redactFromModel: this.options.redaction?.fromModel,
+      trace,
     });
     this.calls.set(id, call);
     if (starting) {

@@ -18,6 +18,7 @@ import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-dep
 import { CallEnding } from './ending/call-ending.js';
 import { CallActivityTracker } from './ports/call-activity.js';
 import { keepWords, type Redact } from './ports/redaction.js';
+import { NO_CALL_TRACE, type CallTrace, type SpeechParent } from './ports/tracing.js';
 import { maskedOrNone } from '../privacy/mask-number.js';
 import { CallRecord } from './call-record.js';
 import type { CallSoFar, CallSummary, VoicemailDetector } from './ports/call-summary.js';
@@ -28,7 +29,7 @@ import { CallerInput, type CallerInputHost, type InputMarks } from './input/call
 import { EventGate } from './event-gate.js';
 import { History } from './history.js';
 import { RedeliveryFilter } from './redelivery.js';
-import { Reply } from './speech/reply.js';
+import { Reply, type SpokenChunk } from './speech/reply.js';
 import { ReplyLog } from './speech/reply-log.js';
 import type { SilenceStep } from './input/silence.js';
 import { notInterruptible } from './speech/speak-action.js';
@@ -85,6 +86,10 @@ export class Call {
   private readonly activity: CallActivityTracker;
   /** Events wait here while the call gets ready (an adopted call's past, the caller's record). */
   private readonly gate: EventGate<Exclude<VoiceEvent, SessionEndEvent>>;
+  /** The call's spans (the no-op when calls are not traced). */
+  private readonly trace: CallTrace;
+  /** The latest turn: its words may still go out after it has settled (its last sentence, a paced one). */
+  private lastTurn: Turn | undefined;
 
   constructor(
     id: string,
@@ -94,6 +99,7 @@ export class Call {
     this.id = id;
     this.log = deps.logger;
     this.redact = deps.redact ?? keepWords;
+    this.trace = deps.trace ?? NO_CALL_TRACE;
     this.history = new History(deps.settings.historyMaxChars, deps.logger, this.redact);
     this.replies = new ReplyLog(deps.transcript);
     this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard(), deps.recordEachReply ?? false, this.redact);
@@ -105,7 +111,14 @@ export class Call {
     this.activity = new CallActivityTracker(deps.activity, { generating: () => this.turn !== undefined, speaking: () => this.voice.playback.pending });
     this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, deps.logger);
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
-    this.voice = new Voice(id, this.input.silence, (action) => this.send(action), () => this.speechHeld);
+    this.voice = new Voice(
+      id,
+      this.input.silence,
+      (action) => this.send(action),
+      () => this.speechHeld,
+      // Untraced, the voice is given nothing: its speaks then cost no look-up of their turn.
+      this.trace.recording ? (chunks, start) => this.speechParentOf(chunks).speak(start) : undefined,
+    );
     this.ending = new CallEnding({
       log: this.log,
       sessionId: id,
@@ -279,6 +292,8 @@ export class Call {
       ...(open ? { open: true } : {}),
     });
     this.log.info({ reason, turns: this.turnCount }, 'call ended');
+    this.voice.playback.endTraces();
+    this.trace.end({ reason, callId: this.record.callId, turns: this.turnCount });
     return this.deps.transcript.close();
   }
 
@@ -313,6 +328,8 @@ export class Call {
     this.activity.ended();
     this.deps.transcript.append({ role: 'event', text: 'session_end', reason: 'handed_over', origin: 'hotline', open: true });
     this.log.info({ turns: this.turnCount }, 'call handed over to another replica');
+    this.voice.playback.endTraces();
+    this.trace.end({ reason: 'handed_over', callId: this.record.callId, turns: this.turnCount });
     return this.deps.transcript.close();
   }
 
@@ -325,6 +342,7 @@ export class Call {
     this.input.dispose();
     this.voicemail?.dispose();
     this.ending.dispose();
+    this.trace.end({ reason: 'ended_before', callId: this.record.callId, turns: this.turnCount });
     this.deps.transcript.discard();
   }
 
@@ -610,7 +628,7 @@ export class Call {
     this.replies.settle();
     // Within the call the model hears what was said, unless it too must not (REDACT_FROM_MODEL).
     this.history.addUser(this.deps.redactFromModel ? this.redact(text) : text);
-    this.startTurn(wordsAt);
+    this.startTurn(wordsAt, text);
     this.afterRequest(() => {
       this.log.debug({ text: this.redact(text), ...marks }, 'caller said');
       // The transcript writer redacts what it writes.
@@ -701,7 +719,7 @@ export class Call {
     this.deps.businessConnections?.spent(this);
   }
 
-  private startTurn(wordsAt: number): void {
+  private startTurn(wordsAt: number, callerText: string): void {
     const id = ++this.turnCount;
     this.expectNothing();
     // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
@@ -711,7 +729,8 @@ export class Call {
       id,
       ...turnRequest(this.deps, this.prompts.settings, this.messages(), this.prompts.system.staticChars),
       businessTools: () => this.tools.offered(),
-      runTools: (calls, signal, say) => this.tools.run(calls, signal, say),
+      runTools: (calls, signal, say, trace) => this.tools.run(calls, signal, say, trace),
+      trace: this.trace.turn(id, callerText),
       ...(this.fillerText ? { fillerText: this.fillerText } : {}),
       ...(this.fillerAgainText ? { fillerAgainText: this.fillerAgainText } : {}),
       speak: (t, text, extra) => this.speakFromTurn(t, text, extra),
@@ -725,6 +744,7 @@ export class Call {
         const cost = this.deps.prices?.costOf(model, usage);
         this.record.tokensUsed(t.reply, usage, model, cost);
         this.deps.metrics.llmUsed(model, usage, cost);
+        return cost;
       },
       onRetry: (t, error, delayMs) => {
         // Nothing was said yet, so a retry costs the caller less than an apology.
@@ -734,13 +754,25 @@ export class Call {
     });
     this.input.silence.spoke();
     this.turn = turn;
+    this.lastTurn = turn;
     this.history.addReply(turn.reply);
     this.replies.track(turn.reply);
     turn
       .run()
       // run() reports failures as outcomes; the catches are only safety nets.
       .catch((error: unknown): TurnOutcome => ({ status: 'failed', error }))
-      .then((outcome) => this.onTurnDone(turn, outcome))
+      .then((outcome) => {
+        try {
+          this.onTurnDone(turn, outcome);
+        } finally {
+          // After onTurnDone: the turn's last words, sent there, are spoken within its span.
+          turn.trace.end(
+            outcome.status === 'failed'
+              ? { status: 'failed', error: outcome.error }
+              : { status: outcome.status, action: outcome.status === 'completed' ? outcome.finalAction?.name : undefined },
+          );
+        }
+      })
       .catch((error: unknown) => this.log.error({ err: error, turn: id }, 'turn completion failed'));
     this.afterRequest(() => {
       this.deps.metrics.turnStarted();
@@ -761,6 +793,7 @@ export class Call {
     if (firstMs !== undefined) {
       this.deps.metrics.firstSpeakSent(firstMs);
       this.record.mark('firstSpeakMs');
+      turn.trace.firstSpeak(firstMs);
     }
   }
 
@@ -770,6 +803,13 @@ export class Call {
     if (turn.closing) return;
     const { pacing } = this.deps;
     if (pacing === 'stream' || (pacing === 'sentences' && !this.voice.playback.pending)) this.voice.deliver();
+  }
+
+  /** A speak is traced under the turn whose words it carries; a line of the call's own (a greeting, an apology) under the call. */
+  private speechParentOf(chunks: readonly SpokenChunk[]): SpeechParent {
+    const turn = this.lastTurn;
+    if (turn) for (const chunk of chunks) if (chunk.reply === turn.reply) return turn.trace;
+    return this.trace;
   }
 
   /** True when what is delivered now ends what Hotline has to say: the caller's turn follows. */

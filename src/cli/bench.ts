@@ -37,6 +37,7 @@ import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.j
 import { runWebhook, type WebhookResult } from '../bench/webhook.js';
 import { measureWorkers, type WorkersResult } from '../bench/workers.js';
 import { measureNetwork, type NetworkResult } from '../bench/network.js';
+import { startOtlpSink, type OtlpSink } from '../bench/otlp-sink.js';
 import type { LinkKind } from '../bench/network-link.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../command-line.js';
 
@@ -66,6 +67,9 @@ Run:
   --same-priority           the callers and the LLM server keep Hotline's CPU priority
                             (default: they drop to the lowest, standing in for other hosts)
   --seed <n>                seed of the random timings (default 1)
+  --tracing                 the bench's main Hotline traces every call with OpenTelemetry, exported over OTLP/HTTP
+                            to a receiver on the callers' thread that discards it (the store, workers and network
+                            phases start their own Hotline, untraced; default off)
 
 The LLM server and the callers:
   --ttft-ms <ms>            time to the first token (default 300)
@@ -140,12 +144,13 @@ const BENCH = command({
     link: { type: 'string' },
     'server-idle-s': { type: 'string' },
     'keep-alive-hint': { type: 'boolean', default: false },
+    tracing: { type: 'boolean', default: false },
     seed: { type: 'string' },
   },
 });
 
 type BenchValues = CommandLine<typeof BENCH.options, false>['values'];
-type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres' | 'gap' | 'link' | 'keep-alive-hint'>;
+type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres' | 'gap' | 'link' | 'keep-alive-hint' | 'tracing'>;
 
 /** Every setting of the run, checked before anything starts; throws UsageError. */
 function benchSettings(values: BenchValues) {
@@ -188,6 +193,7 @@ function benchSettings(values: BenchValues) {
     keepAliveHint: values['keep-alive-hint'],
     llmThread: values['llm-thread'],
     samePriority: values['same-priority'],
+    tracing: values.tracing,
     out: values.out,
   };
 }
@@ -264,6 +270,7 @@ const {
   keepAliveHint,
   llmThread,
   samePriority,
+  tracing,
   out,
 } = commandLineOrExit(BENCH, process.argv.slice(2), ({ values }) => benchSettings(values));
 endQuietlyWhenOutputCloses();
@@ -313,12 +320,14 @@ let store: StoreBenchResult | undefined;
 let fixture: BenchFixture | undefined;
 let workers: WorkersResult | undefined;
 let network: NetworkResult | undefined;
+let otlpSink: OtlpSink | undefined;
 
 // First, while no Hotline thread runs and this thread has not given way to one: the writer's figures.
 const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
 
 if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls > 0) {
   if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
+  otlpSink = tracing ? await startOtlpSink() : undefined;
   fixture = await BenchFixture.start({
     ttftMs,
     tokenDelayMs,
@@ -327,8 +336,14 @@ if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls 
     storedCalls: dashboardCalls,
     // The floor of first-speak overhead (raw-reader.ts), measured beside Hotline in the same run.
     floor: phases.has('first-speak'),
+    ...(otlpSink ? { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.endpoint } } : {}),
   });
   await runMainPhases(fixture);
+  if (otlpSink) {
+    // Received at all: a run "with tracing" that exported nothing would measure nothing.
+    progress(`tracing: ${otlpSink.exports} exports, ${(otlpSink.bytes / 1e6).toFixed(1)} MB of spans received and discarded`);
+    await otlpSink.close();
+  }
 }
 if (writerFigures) store = await measureFirstSpeakOnStores(storeOptions, writerFigures);
 // These two build dist/ and start Hotline as processes of their own, apart from every phase above.
@@ -498,6 +513,7 @@ const partial: Omit<BenchResults, 'targets'> = {
     link,
     serverIdleS,
     keepAliveHint,
+    tracing,
   },
   startedAt: startedIso,
   durationS: (now() - startedAt) / 1000,

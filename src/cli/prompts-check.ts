@@ -57,14 +57,15 @@ async function main(): Promise<number> {
     lines.push(`${file.file}: ${file.summary}`);
     for (const problem of file.problems) lines.push(`  ${problem.severity}: ${problem.message}`);
   };
-  // The prompt files and their clips first, then report.md, the tools folder and voicemail.yaml.
+  // The prompt files and their clips first, then report.md, the tools folder, voicemail.yaml and the evals.
   check.files.filter((f) => f.kind === 'prompt').forEach(show);
   for (const clip of check.clips) lines.push(`audio.${clip.name}: ${clip.file} (${(clip.durationMs / 1000).toFixed(1)} s)`);
   check.files.filter((f) => f.kind !== 'prompt').forEach(show);
   const count = (kind: CheckedFile['kind']) => check.files.filter((f) => f.kind === kind).length;
   // Without a tools folder the summary stays as it always was.
   const toolFiles = count('tool') > 0 ? `${plural(count('tool'), 'tool file')}, ` : '';
-  lines.push(`${plural(count('prompt') + count('report'), 'file')}, ${toolFiles}${plural(check.problems, 'problem')}`);
+  const evals = count('eval') > 0 ? `${plural(count('eval'), 'eval')}, ` : '';
+  lines.push(`${plural(count('prompt') + count('report'), 'file')}, ${toolFiles}${evals}${plural(check.problems, 'problem')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return check.problems > 0 ? 1 : 0;
 }

@@ -21,13 +21,13 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
     const input = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
     const parsed = parseFilter(input);
     const { reads } = deps;
-    const [{ calls, total }, fieldNames, campaigns, failedDeliveries] = await Promise.all([
+    const [{ calls, total, cost }, fieldNames, campaigns, failedDeliveries] = await Promise.all([
       reads.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE),
       reads.fieldNames(),
       reads.campaigns(),
       reads.failedDeliveries(),
     ]);
-    sendPage(res, historyPage({ parsed, calls, total, fieldNames, campaigns, failedDeliveries, numbersShown: numbersShown(req), role: whoOf(res).role }));
+    sendPage(res, historyPage({ parsed, calls, total, cost, fieldNames, campaigns, failedDeliveries, numbersShown: numbersShown(req), role: whoOf(res).role }));
   };
   router.get('/dashboard/calls', history);
   router.post('/dashboard/calls', formBody, history);
@@ -50,7 +50,7 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
   });
 }
 
-const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields', 'call_id'];
+const CSV_COLUMNS = ['session_id', 'started_at', 'ended_at', 'direction', 'from', 'to', 'duration_s', 'end_reason', 'turns', 'barge_ins', 'campaign', 'summary', 'fields', 'call_id', 'cost_usd'];
 
 function csvRow(call: CallListing, shown: boolean): CsvCell[] {
   return [
@@ -69,5 +69,7 @@ function csvRow(call: CallListing, shown: boolean): CsvCell[] {
     call.fields ? JSON.stringify(call.fields) : '',
     // Last, so the columns before keep their places: a session id the service used again is another call.
     call.callId,
+    // After it for the same reason; unrounded. Empty when not known: no figure, rather than a 0 that looks like one.
+    call.costUsd ?? '',
   ];
 }

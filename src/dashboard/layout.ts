@@ -87,6 +87,15 @@ export function formatDuration(ms: number): string {
   return `${m}:${String(seconds % 60).padStart(2, '0')}`;
 }
 
+/** Dollars to a tenth of a cent, or the fraction of a cent a short call costs. */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0';
+  return usd >= 0.01 ? `$${usd.toFixed(3)}` : `$${usd.toPrecision(2)}`;
+}
+
+/** A cost the store could not know (callCostUsd in llm/prices.ts): a dash, never $0. */
+export const UNKNOWN_COST = '—';
+
 /** An ISO time as "2026-11-23 05:12:03" (UTC: the server's logs and the database say UTC too). */
 export function formatTime(iso: string): string {
   return iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '');

@@ -4,7 +4,7 @@ import { progressOf, type CampaignProgress } from '../campaigns/progress.js';
 import { CallRepository } from '../store/call-repository.js';
 import { openCampaignStore } from '../campaigns/definition.js';
 import { CallStats, type ChartData, type DayRange } from '../store/call-stats.js';
-import { CallSearch, type BatchCursor, type CallFilter, type CallListing } from '../store/call-search.js';
+import { CallSearch, type BatchCursor, type CallFilter, type CallListing, type CostTotal } from '../store/call-search.js';
 import { DeliveryRepository, type Delivery } from '../store/delivery-repository.js';
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import type { Store } from '../store/store.js';
@@ -19,7 +19,7 @@ export type { PromptsToCheck } from './file-thread.js';
  * `prompts:check` sees it — answered as promises, none of it worked out on the event loop.
  */
 export interface DashboardReads {
-  page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number }>;
+  page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number; cost: CostTotal }>;
   batch(filter: CallFilter, after: BatchCursor | undefined, size: number): Promise<CallListing[]>;
   fieldNames(): Promise<string[]>;
   /** Every campaign with its progress, newest first. */

@@ -107,3 +107,25 @@ export function sumCost(turns: readonly { readonly costUsd?: number }[]): number
   for (const turn of turns) if (turn.costUsd !== undefined) sum = (sum ?? 0) + turn.costUsd;
   return sum;
 }
+
+/**
+ * What a call's LLM turns cost in USD, or null when that is not known — the calls table's
+ * `cost_usd`, which the history lists, filters and sums.
+ *
+ * Null rather than a sum that looks complete: a business adding up its calls must not be told $0
+ * (or too little) for tokens nobody priced. So the cost is unknown when a turn's tokens were counted
+ * but its model had no price (LLM_PRICES_FILE), or when the call had turns and no server counted a
+ * token of any of them. A call without a turn asked no LLM (the greeting is a template): $0.
+ * A turn cut off before its counts came adds nothing; the counted ones still give the cost.
+ *
+ * The SQL steps that fill the column for calls stored before it (store/sqlite/migrations.ts step 11,
+ * store/postgres/migrations.ts step 5) say the same in SQL: change one, change them all.
+ */
+export function callCostUsd(turns: readonly { readonly tokens?: unknown; readonly costUsd?: number }[]): number | null {
+  let sum: number | null = null;
+  for (const turn of turns) {
+    if (turn.costUsd !== undefined) sum = (sum ?? 0) + turn.costUsd;
+    else if (turn.tokens !== undefined) return null;
+  }
+  return turns.length === 0 ? 0 : sum;
+}

@@ -23,6 +23,7 @@ import { AbortScope } from '../abort-scope.js';
 import type { Logger } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
 import type { DeliveriesOf, Delivery, DeliveryRepository } from '../store/delivery-repository.js';
+import { NO_DELIVERY_TRACING, type DeliveryAttemptEnd, type DeliveryTracing } from './delivery-tracing.js';
 import { signBody } from './webhook-signature.js';
 
 export { verifySignature } from './webhook-signature.js';
@@ -62,6 +63,8 @@ export interface DeliveryQueueOptions {
   readonly retry?: Partial<RetryPolicy> | undefined;
   readonly logger: Logger;
   readonly onAttempt?: ((attempt: DeliveryAttempt) => void) | undefined;
+  /** Where each attempt is traced; nothing without. */
+  readonly tracing?: DeliveryTracing | undefined;
   /** Test hooks. */
   readonly now?: () => number;
   readonly random?: () => number;
@@ -232,7 +235,15 @@ export class DeliveryQueue {
     const attempt = delivery.attempts + 1;
     const timestamp = Math.floor(this.now() / 1000);
     const scope = new AbortScope([this.stopping.signal], this.timeoutMs);
+    const trace = (this.options.tracing ?? NO_DELIVERY_TRACING).attempt({
+      deliveryId: delivery.id,
+      callId: delivery.callId,
+      sessionId: delivery.sessionId,
+      attempt,
+      url,
+    });
     let error: string | undefined;
+    let httpStatus: number | undefined;
     try {
       const { href, authorization } = splitCredentials(url);
       const response = await fetch(href, {
@@ -244,6 +255,8 @@ export class DeliveryQueue {
           'x-hotline-timestamp': String(timestamp),
           'x-hotline-signature': signBody(secret, timestamp, delivery.body),
           ...(authorization ? { authorization } : {}),
+          // The receiver may carry the call's trace on into its own spans.
+          ...trace.propagation,
         },
         body: delivery.body,
         // A redirect is not a delivery: a POST must not be re-sent somewhere else.
@@ -252,21 +265,36 @@ export class DeliveryQueue {
       });
       // Nothing of the answer is needed but its status; let the connection go back to the pool.
       await response.body?.cancel().catch(() => undefined);
+      httpStatus = response.status;
       if (response.status < 200 || response.status >= 300) error = `HTTP ${response.status}`;
     } catch (failure) {
-      if (this.stopping.signal.aborted) return;
+      if (this.stopping.signal.aborted) {
+        trace.end({ status: 'stopped' });
+        return;
+      }
       error = scope.timedOut ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(failure);
     } finally {
       scope.dispose();
     }
     // Outside the try: a database failure recording the outcome is not the receiver's failure.
-    if (error !== undefined) return this.failed(delivery, attempt, error);
+    if (error !== undefined) {
+      // A failure the database did not take is sent again when due, as a retry is.
+      let status: DeliveryAttemptEnd['status'] = 'retrying';
+      try {
+        status = await this.failed(delivery, attempt, error);
+      } finally {
+        trace.end({ status, httpStatus, error });
+      }
+      return;
+    }
+    trace.end({ status: 'delivered', httpStatus });
     await this.options.deliveries.delivered(delivery.id, url, attempt, new Date(this.now()).toISOString());
     this.log.info({ delivery: delivery.id, sessionId: delivery.sessionId, attempt, target: originOf(url) }, 'report delivered');
     this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'delivered', error: undefined });
   }
 
-  private async failed(delivery: Delivery, attempt: number, error: string): Promise<void> {
+  /** Records a failed attempt: retried later, or given up. */
+  private async failed(delivery: Delivery, attempt: number, error: string): Promise<Extract<DeliveryAttemptEnd['status'], 'retrying' | 'failed'>> {
     const now = this.now();
     const deadline = Date.parse(delivery.attemptsFrom) + this.retry.giveUpAfterMs;
     const fields = { delivery: delivery.id, sessionId: delivery.sessionId, attempt, target: originOf(this.options.target.url), error };
@@ -274,13 +302,14 @@ export class DeliveryQueue {
       await this.options.deliveries.failed(delivery.id, this.options.target.url, attempt, error);
       this.log.error(fields, 'report delivery given up');
       this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'failed', error });
-      return;
+      return 'failed';
     }
     // The last attempt is made at the deadline itself, not a backoff after it.
     const next = Math.min(deadline, now + this.backoff(attempt));
     await this.options.deliveries.retryAt(delivery.id, this.options.target.url, attempt, next, error);
     this.log.warn({ ...fields, retryInMs: next - now }, 'report delivery failed; will retry');
     this.options.onAttempt?.({ id: delivery.id, sessionId: delivery.sessionId, attempt, status: 'retrying', error });
+    return 'retrying';
   }
 
   /** Doubling from initialMs up to maxMs, each wait between half and all of that: receivers that were down are not hit all at once. */

@@ -8,7 +8,7 @@ import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
 import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
 import { FIELDS_STATUSES, FieldValuesSchema, type FieldValues } from '../store/report-repository.js';
 import { addUsage, type TokenUsage } from '../llm/usage.js';
-import { sumCost } from '../llm/prices.js';
+import { callCostUsd } from '../llm/prices.js';
 import type { TranscriptLine } from './transcript-lines.js';
 
 const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() });
@@ -78,7 +78,7 @@ export const CallReportSchema = z.object({
     llm_first_token_ms: Stat,
     first_speak_ms: Stat,
     tokens: Tokens.nullable(),
-    /** What the turns' tokens cost, in USD; null when no turn's model has a price. */
+    /** What the turns' tokens cost, in USD (0 without a turn); null when not known: a counted turn's model had no price, or no server counted. */
     cost_usd: z.number().nullable(),
     each: z.array(
       z.object({
@@ -142,7 +142,7 @@ export function buildReport(call: CallSummary, transcript: readonly TranscriptLi
       llm_first_token_ms: stat(call.turns.map((turn) => turn.llmFirstTokenMs)),
       first_speak_ms: stat(call.turns.map((turn) => turn.firstSpeakMs)),
       tokens: tokensOf(call.turns.reduce<TokenUsage | undefined>((sum, turn) => (turn.tokens ? addUsage(sum, turn.tokens) : sum), undefined)),
-      cost_usd: sumCost(call.turns),
+      cost_usd: callCostUsd(call.turns),
       each: call.turns.map((turn) => ({
         at: turn.at,
         llm_first_token_ms: rounded(turn.llmFirstTokenMs),

@@ -18,6 +18,7 @@ import { DeliveryRepository, type DeliveriesOf, type Delivery } from '../store/d
 import { ReportRepository, type StoredReport } from '../store/report-repository.js';
 import type { Store } from '../store/store.js';
 import { DeliveryQueue, type DeliveryAttempt, type RetryPolicy, type WebhookTarget } from './delivery.js';
+import type { DeliveryTracing } from './delivery-tracing.js';
 import { buildReport, type ReportContent } from './report-builder.js';
 import { ReportLlm, type ReportLlmOptions } from './report-llm.js';
 import { readReportPrompt } from './report-prompt.js';
@@ -44,6 +45,8 @@ export interface ReportServiceOptions {
   readonly onDeliveryAttempt?: ((attempt: DeliveryAttempt) => void) | undefined;
   /** The replica this runs in, named by its deliveries' claims (see DeliveryRepository). */
   readonly replica?: string | undefined;
+  /** Where each webhook attempt is traced; nothing without. */
+  readonly tracing?: DeliveryTracing | undefined;
 }
 
 /** A stored call and its report, if it has one yet. */
@@ -118,6 +121,7 @@ export class ReportService implements CallObserver {
           retry: options.retry,
           logger: options.logger,
           onAttempt: options.onDeliveryAttempt,
+          tracing: options.tracing,
         })
       : undefined;
     this.queue?.start();

@@ -89,14 +89,14 @@ function ruleScript(rules: readonly ModelRule[]): (request: ChatRequestBody) => 
 }
 
 /** A test of text against `when` patterns: any of them; no patterns, anything. */
-function anyOf(when: string | readonly string[] | undefined): (text: string) => boolean {
+export function anyOf(when: string | readonly string[] | undefined): (text: string) => boolean {
   const patterns = when === undefined ? [] : typeof when === 'string' ? [when] : when;
   const matchers = patterns.map(textMatcher);
   return (text) => matchers.length === 0 || matchers.some((m) => m(text));
 }
 
 /** The results of the tools called last, when the request ends with them (the model is to answer from them). */
-function trailingToolResults(request: ChatRequestBody): string[] {
+export function trailingToolResults(request: ChatRequestBody): string[] {
   const results: string[] = [];
   for (let i = request.messages.length - 1; i >= 0; i--) {
     const message = request.messages[i];
@@ -140,7 +140,8 @@ function spokenText(reply: ScriptedReply): string {
   return parts.join(' ');
 }
 
-function lastUserText(request: ChatRequestBody): string {
+/** The caller's last words in a request: what a rule's `when` is matched against. */
+export function lastUserText(request: ChatRequestBody): string {
   for (let i = request.messages.length - 1; i >= 0; i--) {
     const message = request.messages[i];
     if (message?.role !== 'user') continue;

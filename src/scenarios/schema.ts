@@ -31,10 +31,10 @@ import { flattenIssues } from '../yaml-file.js';
 import { HotlineEnvSchema } from './hotline-env.js';
 import { expressionOf, patternProblem, textMatcher } from './pattern.js';
 
-const ms = z.number().int().min(0);
-const positiveMs = z.number().int().positive();
+export const ms = z.number().int().min(0);
+export const positiveMs = z.number().int().positive();
 
-const whenPattern = z
+export const whenPattern = z
   .string()
   .min(1)
   .superRefine((text, ctx) => {
@@ -42,7 +42,7 @@ const whenPattern = z
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
 
-const regexPattern = z
+export const regexPattern = z
   .string()
   .min(1)
   .superRefine((text, ctx) => {
@@ -138,7 +138,7 @@ export const ModelReplySchema = z.strictObject({
 });
 export type ModelReply = z.output<typeof ModelReplySchema>;
 
-const whenPatterns = z.union([whenPattern, z.array(whenPattern).min(1)]);
+export const whenPatterns = z.union([whenPattern, z.array(whenPattern).min(1)]);
 
 export const ModelRuleSchema = z.strictObject({
   /** Matched against the caller's last words; no `when` (and no `when_tool_result`) is the default rule. */
@@ -179,13 +179,13 @@ const toolName = z.string().superRefine((name, ctx) => {
   const problem = toolNameProblem(name);
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
-const ToolStubsSchema = z.record(toolName, ToolStubSchema);
+export const ToolStubsSchema = z.record(toolName, ToolStubSchema);
 
 // ---------------------------------------------------------------------------------------------
 // call: how the fake voice service rings
 // ---------------------------------------------------------------------------------------------
 
-const phoneNumber = z.union([z.string().min(1), z.number().int().nonnegative()]).transform(String);
+export const phoneNumber = z.union([z.string().min(1), z.number().int().nonnegative()]).transform(String);
 
 export const CallSchema = z
   .strictObject({

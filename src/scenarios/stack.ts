@@ -57,6 +57,23 @@ export interface ScenarioStack {
   close(): Promise<void>;
 }
 
+/**
+ * The settings of a Hotline a runner starts in-process (scenarios, evals): on loopback, a port of its
+ * own, quiet, its record in a folder of its own. No report fields: the model under test answers the
+ * call, and a report's request would reach its rules too.
+ */
+export function inProcessHotlineEnv(transcriptsDir: string): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    TRANSCRIPTS_DIR: transcriptsDir,
+    TRANSFER_TARGET: SCENARIO_TRANSFER_TARGET,
+    REPORT_FIELDS: 'false',
+  };
+}
+
 export async function startScenarioStack(scenario: Scenario, options: StackOptions = {}): Promise<ScenarioStack> {
   const cleanups: (() => Promise<unknown>)[] = [];
   const close = async (): Promise<void> => {
@@ -86,19 +103,12 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
     }
 
     const config = loadConfig({
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      TRANSCRIPTS_DIR: transcriptsDir,
-      TRANSFER_TARGET: SCENARIO_TRANSFER_TARGET,
+      ...inProcessHotlineEnv(transcriptsDir),
       ADMIN_TOKEN: adminToken,
       AIFLOW_API_URL: aiflow.url,
       AIFLOW_ACCESS_TOKEN: aiFlowToken,
       AIFLOW_ID: SCENARIO_AI_FLOW,
       AIFLOW_BILLING_DEVICE: 'scenario-device',
-      // A scenario's model answers the call; a report's request would reach its rules too.
-      REPORT_FIELDS: 'false',
       // The schema keeps the scenario off the runner's own settings (hotline-env.ts); TRANSFER_TARGET it may change.
       ...scenario.env,
       ...llmEnv,

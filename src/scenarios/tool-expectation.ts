@@ -81,7 +81,8 @@ function describeCalls(calls: readonly StubCall[]): string {
  * The model's arguments hold every field the scenario names, compared as
  * JSON values (4711 is not "4711"): mappings in part, lists whole.
  */
-function argumentsMatch(actual: unknown, wanted: Record<string, unknown> | undefined): boolean {
+/** Only the fields given are compared; nested mappings in part too, lists whole. */
+export function argumentsMatch(actual: unknown, wanted: Record<string, unknown> | undefined): boolean {
   return wanted === undefined || containsValue(actual, wanted);
 }
 

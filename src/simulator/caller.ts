@@ -18,6 +18,8 @@ export interface CallerOptions {
   verbose: boolean;
   /** Told the words of each of Hotline's speeches as it starts playing: what the person called hears. */
   heard?: ((text: string) => void) | undefined;
+  /** Told when the caller cuts a speech off: its words, and how many of them had been heard. */
+  cut?: ((text: string, wordsHeard: number) => void) | undefined;
 }
 
 /** How the call ended; `reason` is what session_end said, `lost` when there was nobody left to tell. */
@@ -131,7 +133,9 @@ export class Caller {
   say(text: string): SayOutcome {
     if (this.end) return { bargedIn: false };
     const heldBecause = this.playback.refusesBargeIn(text);
+    const playing = this.playback.playedWords();
     const bargedIn = heldBecause === undefined && this.playback.stop();
+    if (bargedIn && playing) this.options.cut?.(playing.text, playing.words);
     this.expectAnswer();
     this.send({ type: 'user_speak', text, barged_in: bargedIn });
     return heldBecause === undefined ? { bargedIn } : { bargedIn, heldBecause };
@@ -177,7 +181,9 @@ export class Caller {
    */
   bargeIn(text?: string): boolean {
     if (this.end) return false;
+    const playing = this.playback.playedWords();
     const stopped = this.playback.stop();
+    if (playing) this.options.cut?.(playing.text, playing.words);
     if (text !== undefined) this.expectAnswer();
     this.send({ type: 'user_barge_in', ...(text === undefined ? {} : { text }) });
     this.changed();

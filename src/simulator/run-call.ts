@@ -19,6 +19,8 @@ export interface CallStart {
   sessionId?: string;
   /** Told the words of each of Hotline's speeches as it starts playing. */
   heard?: (text: string) => void;
+  /** Told when the caller cuts one off: its words, and how many had been heard. */
+  cut?: (text: string, wordsHeard: number) => void;
 }
 
 export interface CallPlan extends CallStart {
@@ -91,7 +93,7 @@ export async function startCall(plan: CallStart, output: (line: string) => void,
   const sessionId = plan.sessionId ?? randomUUID();
   const record = new CallRecord(sessionId, transport.kind);
   const { wpm, speed, verbose } = plan.voice;
-  const caller = new Caller(transport, { sessionId, wpm, speed, output, record, verbose, heard: plan.heard });
+  const caller = new Caller(transport, { sessionId, wpm, speed, output, record, verbose, heard: plan.heard, cut: plan.cut });
 
   output(`calling Hotline at ${transport.target} (${transport.kind}): ${plan.direction} call ${plan.from} → ${plan.to}, session ${sessionId}`);
   announced?.();

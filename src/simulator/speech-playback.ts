@@ -67,6 +67,18 @@ export class SpeechPlayback {
   }
 
   /**
+   * The speech playing now and how many of its words have been said (the
+   * voice's time, which --speed shortens); undefined when no speech plays.
+   */
+  playedWords(): { text: string; words: number } | undefined {
+    const item = this.current;
+    if (item?.kind !== 'speech') return undefined;
+    const playedMs = (performance.now() - this.currentStartedAt) * this.options.speed;
+    const words = Math.floor((playedMs * this.options.wpm) / 60_000);
+    return { text: item.text, words };
+  }
+
+  /**
    * Cuts the playback off, as a barge-in or the end of the call does: the cut
    * item never reports its end. Returns whether anything was playing.
    */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { HeardLineSchema, ToolRunSchema, TurnSchema } from './call-progress-schema.js';
 // The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
 import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
+import { callCostUsd } from '../llm/prices.js';
 import { replicaDead } from './database-clock.js';
 import type { CallsTable, Db, Dialect } from './schema.js';
 
@@ -126,7 +127,7 @@ const COLUMNS = [
 ] as const;
 
 /** The columns a later snapshot of the same call replaces: all but its id. */
-const REPLACED = [...COLUMNS.filter((column) => column !== 'call_id'), 'revision'] as const;
+const REPLACED = [...COLUMNS.filter((column) => column !== 'call_id'), 'revision', 'cost_usd'] as const;
 
 /** The row of a call's record as the table holds it (for bulk writers: the bench's and tests' seeds). */
 export function callRowOf(call: CallProgress): Insertable<CallsTable> {
@@ -148,6 +149,8 @@ export function callRowOf(call: CallProgress): Insertable<CallsTable> {
     tags: call.tags ? JSON.stringify(call.tags) : null,
     transcript_file: call.transcriptFile,
     conversation: call.conversation ? JSON.stringify(call.conversation) : null,
+    // From the turns at each write: the column never disagrees with the turns it sums.
+    cost_usd: callCostUsd(call.turns),
     revision: call.revision,
   };
 }

@@ -22,6 +22,18 @@ export interface CallFilter {
   readonly text?: string | undefined;
   /** A structured field of the call's report equals this value ("true"/"false" match booleans). */
   readonly field?: { readonly name: string; readonly value: string } | undefined;
+  /** USD: calls whose LLM cost is known and at least this (a call of unknown cost is never matched by a cost). */
+  readonly costAtLeast?: number | undefined;
+  /** USD: calls whose LLM cost is known and at most this. */
+  readonly costAtMost?: number | undefined;
+}
+
+/** What the matching calls cost together: every one of them, not only the page shown. */
+export interface CostTotal {
+  /** The known costs summed, in USD; null when no matching call's cost is known. */
+  readonly usd: number | null;
+  /** Matching calls whose cost is not known (see callCostUsd in llm/prices.ts): left out of `usd`, never counted as $0. */
+  readonly unknown: number;
 }
 
 /** Where the previous batch of an export ended. */
@@ -47,6 +59,8 @@ export interface CallListing {
   readonly campaign: string | null;
   readonly summary: string | null;
   readonly fields: FieldValues | null;
+  /** What its LLM turns cost in USD; null when not known. */
+  readonly costUsd: number | null;
 }
 
 export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -63,6 +77,7 @@ const ListingRow = z
     campaign: z.string().nullable(),
     summary: z.string().nullable(),
     fields: z.string().nullable(),
+    cost_usd: z.number().nullable(),
   })
   .transform(
     (row): CallListing => ({
@@ -80,10 +95,17 @@ const ListingRow = z
       campaign: row.campaign,
       summary: row.summary,
       fields: row.fields === null ? null : FieldValuesSchema.parse(JSON.parse(row.fields)),
+      costUsd: row.cost_usd,
     }),
   );
 
-const Count = z.object({ n: z.number() });
+const Totals = z.object({ n: z.number(), cost: z.number().nullable(), priced: z.number() });
+
+/**
+ * Slack in a cost filter's bounds, in USD: a cost is a sum of doubles, and $0.01 typed as the least
+ * must find the call whose turns added up to 0.009999999999999998.
+ */
+const COST_SLACK = 1e-9;
 const Name = z.object({ name: z.string() });
 
 /**
@@ -98,14 +120,17 @@ export class CallSearch {
     this.json = jsonSql(store.dialect);
   }
 
-  /** One page of the calls that match, and how many match in all. */
-  async page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number }> {
+  /** One page of the calls that match, how many match in all, and what they all cost together. */
+  async page(filter: CallFilter, limit: number, offset: number): Promise<{ calls: CallListing[]; total: number; cost: CostTotal }> {
     const where = this.whereOf(filter);
-    const [count, rows] = await Promise.all([
-      sql`SELECT COUNT(*) AS n FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id WHERE ${where}`.execute(this.store.db),
+    // The sum rides on the count's one pass over the matching rows: no second query for it.
+    const [totals, rows] = await Promise.all([
+      sql`SELECT COUNT(*) AS n, SUM(c.cost_usd) AS cost, COUNT(c.cost_usd) AS priced
+        FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id WHERE ${where}`.execute(this.store.db),
       sql`${this.select()} WHERE ${where} ORDER BY c.ended_at DESC, c.call_id DESC LIMIT ${limit} OFFSET ${offset}`.execute(this.store.db),
     ]);
-    return { calls: rows.rows.map((row) => ListingRow.parse(row)), total: Count.parse(count.rows[0]).n };
+    const { n, cost, priced } = Totals.parse(totals.rows[0]);
+    return { calls: rows.rows.map((row) => ListingRow.parse(row)), total: n, cost: { usd: priced === 0 ? null : cost, unknown: n - priced } };
   }
 
   /** The next `size` matching calls after `after` (the last of the previous batch), newest first: an export, a batch at a time. */
@@ -136,7 +161,7 @@ export class CallSearch {
     const { json } = this;
     return sql`SELECT c.call_id, c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
       c.end_reason, ${json.arrayLength(sql.ref('c.turns'))} AS turn_count, c.barge_ins, ${json.memberText(sql.ref('c.tags'), 'campaign')} AS campaign,
-      r.summary, r.fields
+      r.summary, r.fields, c.cost_usd
       FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id`;
   }
 
@@ -155,6 +180,10 @@ export class CallSearch {
     const text = filter.text?.trim();
     if (text) clauses.push(json.containsWords(sql.ref('r.summary'), text));
     if (filter.field && FIELD_NAME.test(filter.field.name)) clauses.push(json.memberEquals(sql.ref('r.fields'), filter.field.name, filter.field.value));
+    // NULL (a cost not known) compares as neither: only calls with a known cost are found by one.
+    const { costAtLeast: least, costAtMost: most } = filter;
+    if (least !== undefined && Number.isFinite(least)) clauses.push(sql`c.cost_usd >= ${least - COST_SLACK}`);
+    if (most !== undefined && Number.isFinite(most)) clauses.push(sql`c.cost_usd <= ${most + COST_SLACK}`);
     return sql.join(clauses, sql` AND `);
   }
 }

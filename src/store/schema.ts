@@ -47,6 +47,8 @@ export interface CallsTable {
   owner: Generated<string | null>;
   /** The conversation as the caller heard it (JSON lines of role and text): where another replica takes the call up. */
   conversation: string | null;
+  /** What the call's LLM turns cost in USD; null when not known (callCostUsd in llm/prices.ts). Derived from `turns` on each write. */
+  cost_usd: number | null;
 }
 
 export interface ReportsTable {

@@ -11,6 +11,8 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { once } from 'node:events';
 import { z } from 'zod';
+import { callCostUsd } from '../llm/prices.js';
+import { TurnSchema } from './call-progress-schema.js';
 import type { StoreSchema } from './schema.js';
 import { schemaVersion, type Store } from './store.js';
 
@@ -91,6 +93,21 @@ async function write(out: Writable, value: unknown): Promise<void> {
 
 export class ImportError extends Error {}
 
+const StoredTurns = z.array(TurnSchema);
+
+/** A calls row's `turns` (JSON text) priced as callCostUsd in llm/prices.ts does; null when they cannot be read. */
+function costOfStoredTurns(turns: unknown): number | null {
+  if (typeof turns !== 'string') return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(turns);
+  } catch {
+    return null;
+  }
+  const checked = StoredTurns.safeParse(parsed);
+  return checked.success ? callCostUsd(checked.data) : null;
+}
+
 /** Reads an export from `input` into the store; rows already there are kept as they are. */
 export async function importStore(store: Store, input: Readable): Promise<{ read: TableCounts; added: TableCounts }> {
   const read = emptyCounts();
@@ -131,6 +148,8 @@ export async function importStore(store: Store, input: Readable): Promise<{ read
     const { table, row } = parsed.data;
     // The stop list is numbered again here: every campaign checks its waiting contacts against all of it once more.
     if (table === 'campaigns') row.stop_mark = -1;
+    // An export made before calls had a cost: worked out from the turns, as the migration does for the calls stored then.
+    if (table === 'calls' && !('cost_usd' in row)) row.cost_usd = costOfStoredTurns(row.turns);
     read[table] += 1;
     if (batch && (batch.table !== table || batch.rows.length >= PAGE)) await flush();
     batch ??= { table, rows: [] };

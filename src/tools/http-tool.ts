@@ -66,7 +66,7 @@ export function createHttpTool(name: string, file: ToolFile, defaults: ToolDefau
     const ms = (): number => Math.round(performance.now() - started);
     let answer: HttpAnswer;
     try {
-      answer = await sendRequest(request, scope.signal);
+      answer = await sendRequest(withTraceHeaders(request, context.propagation), scope.signal);
     } catch (error) {
       // Which signal fired says why; the error itself only says "aborted".
       if (context.signal.aborted) {
@@ -137,6 +137,15 @@ function declaredOnly(args: Record<string, unknown>, names: readonly string[]): 
   const declared: Record<string, unknown> = {};
   for (const name of names) if (Object.hasOwn(args, name)) declared[name] = args[name];
   return declared;
+}
+
+/**
+ * The call's trace goes to the business system (W3C Trace Context), so its own spans join the call's.
+ * A header the tool file sets itself wins: the business asked for that one.
+ */
+function withTraceHeaders(request: RenderedRequest, propagation: ToolRunContext['propagation']): RenderedRequest {
+  if (!propagation) return request;
+  return { ...request, headers: { ...propagation, ...request.headers } };
 }
 
 function networkReason(error: unknown): string {

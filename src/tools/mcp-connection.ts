@@ -139,12 +139,13 @@ export class McpConnection implements McpToolCaller {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> | undefined },
   ): Promise<CallToolResult> {
     const link = this.link;
     if (this.state !== 'up' || !link) throw new McpUnavailableError(this.name);
     try {
-      const result = await link.client.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: options.timeoutMs });
+      const params = options.meta ? { name, arguments: args, _meta: { ...options.meta } } : { name, arguments: args };
+      const result = await link.client.callTool(params, undefined, { signal: options.signal, timeout: options.timeoutMs });
       return result as CallToolResult;
     } catch (error) {
       // An McpError is an answer (or our own timeout); anything else is the way to the server failing.

@@ -10,7 +10,7 @@ export interface McpToolCaller {
   callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> | undefined },
   ): Promise<CallToolResult>;
 }
 
@@ -46,7 +46,12 @@ export function createMcpTool(offered: OfferedTool, caller: McpToolCaller, setti
         return capResult(scrubbed.text, settings.maxChars, scrubbed.more);
       };
       try {
-        const result = await caller.callTool(offered.serverName, args.value, { signal: context.signal, timeoutMs: settings.timeoutMs });
+        // The call's trace rides in the request's _meta, where OpenTelemetry's MCP conventions put it.
+        const result = await caller.callTool(offered.serverName, args.value, {
+          signal: context.signal,
+          timeoutMs: settings.timeoutMs,
+          meta: context.propagation,
+        });
         const text = contentText(result);
         if (result.isError === true) return { outcome: 'error', content: capped(`error: ${text || `${offered.name} failed`}`) };
         // An empty answer would leave the model guessing whether the tool ran at all.

@@ -26,7 +26,8 @@ function hotlineVariables(): Set<string> {
 
 const names = hotlineVariables();
 for (const name of Object.keys(process.env)) {
-  if (names.has(name) || name.startsWith('OPENAI_')) delete process.env[name];
+  // OpenTelemetry's SDK reads its OTEL_* variables itself, documented by Hotline or not.
+  if (names.has(name) || name.startsWith('OPENAI_') || name.startsWith('OTEL_')) delete process.env[name];
 }
 // Vitest's own value; a NODE_ENV=production from the shell would make Hotline refuse the demo model.
 process.env.NODE_ENV = 'test';

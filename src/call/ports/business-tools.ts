@@ -27,6 +27,11 @@ export interface ToolRunContext {
   /** Aborted when the run is no longer wanted (a barge-in on a tool without side effect, the call ending). */
   readonly signal: AbortSignal;
   readonly log: Logger;
+  /**
+   * W3C Trace Context headers (`traceparent`, `tracestate`) of the tool's span, for the business
+   * system to carry the call's trace on; undefined when calls are not traced.
+   */
+  readonly propagation?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface BusinessTool {

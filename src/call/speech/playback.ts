@@ -1,3 +1,4 @@
+import { NO_SPEAK_TRACE, type SpeakTrace } from '../ports/tracing.js';
 import type { Reply, SpokenChunk } from './reply.js';
 
 /** One speak action as delivered: one sentence, or several held back and sent together. */
@@ -9,6 +10,8 @@ interface Utterance {
   readonly interruptible: boolean;
   /** How long it lasts, when known before it plays (an audio clip). */
   readonly knownMs: number | undefined;
+  /** Its span, from the moment it was sent until it has played (the no-op when untraced). */
+  readonly trace: SpeakTrace;
   startedAt?: number;
   durationMs?: number;
 }
@@ -48,8 +51,19 @@ export class Playback {
     return this.queue.some((q) => q.interruptible);
   }
 
-  delivered(chunks: readonly SpokenChunk[], text: string, options: { interruptible?: boolean; durationMs?: number } = {}): void {
-    const utterance = { chunks, text, words: countWords(text), interruptible: options.interruptible ?? true, knownMs: options.durationMs };
+  delivered(
+    chunks: readonly SpokenChunk[],
+    text: string,
+    options: { interruptible?: boolean; durationMs?: number; trace?: SpeakTrace } = {},
+  ): void {
+    const utterance: Utterance = {
+      chunks,
+      text,
+      words: countWords(text),
+      interruptible: options.interruptible ?? true,
+      knownMs: options.durationMs,
+      trace: options.trace ?? NO_SPEAK_TRACE,
+    };
     this.queue.push(utterance);
     this.estimatedEnd = Math.max(this.now(), this.estimatedEnd) + estimateOf(utterance);
   }
@@ -64,18 +78,24 @@ export class Playback {
       if (match >= 0) index = match;
     }
     // Anything queued before the utterance that now plays has finished playing.
-    this.queue.splice(0, index);
+    for (const done of this.queue.splice(0, index)) done.trace.ended('played');
     const entry = this.queue[0];
     if (!entry) return;
     entry.startedAt = this.now();
     entry.durationMs = durationMs;
+    entry.trace.started(durationMs);
   }
 
   /** assistant_speech_ended: the oldest utterance has finished. Returns true when nothing is left to play. */
   ended(): boolean {
     this.signalsSeen = true;
-    this.queue.shift();
+    this.queue.shift()?.trace.ended('played');
     return this.queue.length === 0;
+  }
+
+  /** The call is over: what was still to play ends its trace, stopped — or unreported, where the service never reported playback. */
+  endTraces(): void {
+    for (const q of this.queue) q.trace.ended(this.signalsSeen ? 'stopped' : 'unreported');
   }
 
   /** How long until everything delivered has played, by the best estimate available. */
@@ -107,6 +127,7 @@ export class Playback {
       // Without playback events the best knowledge is what was delivered: keep it, mark the cut.
       for (const q of stopped) for (const c of q.chunks) cutReplies.add(c.reply);
     }
+    for (const q of stopped) q.trace.ended(bargedIn ? 'cut' : 'stopped');
     this.queue = this.queue.filter((q) => !q.interruptible);
     this.estimatedEnd = this.queue.length === 0 ? 0 : this.now() + this.queue.reduce((ms, q) => ms + estimateOf(q), 0);
     return cutReplies;

@@ -1,5 +1,6 @@
 import type { AudioClip, SpeakStyle } from '../../prompts/prompt-store.js';
 import type { Action } from '../../protocol/actions.js';
+import { NO_SPEAK_TRACE, type SpeakTrace, type SpeakTraceStart } from '../ports/tracing.js';
 import { Playback } from './playback.js';
 import type { Reply, SpokenChunk } from './reply.js';
 import type { SilenceWatch } from '../input/silence.js';
@@ -10,6 +11,9 @@ interface HeldChunk {
   readonly chunk: SpokenChunk;
   style: SpeakStyle;
 }
+
+/** Starts the trace of a speak (or clip) as it is sent: `chunks` say whose words it carries. */
+export type TraceSpeak = (chunks: readonly SpokenChunk[], start: SpeakTraceStart) => SpeakTrace;
 
 /**
  * What Hotline says and when it leaves: sentences held back (paced, the
@@ -26,6 +30,8 @@ export class Voice {
     private readonly send: (action: Action) => void,
     /** True while the caller is talking and their words have not arrived: nothing new goes out. */
     private readonly heldBack: () => boolean,
+    /** Undefined when calls are not traced: a speak then starts no trace at all. */
+    private readonly traceSpeak?: TraceSpeak,
   ) {}
 
   get holding(): boolean {
@@ -66,8 +72,10 @@ export class Voice {
     if (!awaitCaller) this.silence.spoke();
     const action = speakAction(this.sessionId, chunks, style, timeout);
     this.send(action);
-    this.playback.delivered(chunks, action.text ?? chunks.map((c) => c.text).join(' '), {
+    const text = action.text ?? chunks.map((c) => c.text).join(' ');
+    this.playback.delivered(chunks, text, {
       interruptible: style.barge_in?.strategy !== 'none',
+      trace: this.traceSpeak ? this.traceSpeak(chunks, { kind: 'speak', text, sentences: chunks.length }) : NO_SPEAK_TRACE,
     });
   }
 
@@ -77,7 +85,11 @@ export class Voice {
     if (this.held.length > 0) return false;
     this.silence.spoke();
     this.send({ type: 'audio', session_id: this.sessionId, audio: clip.base64, barge_in: { strategy: 'none' } });
-    this.playback.delivered([], '', { interruptible: false, durationMs: clip.durationMs });
+    this.playback.delivered([], '', {
+      interruptible: false,
+      durationMs: clip.durationMs,
+      trace: this.traceSpeak ? this.traceSpeak([], { kind: 'audio', text: '', sentences: 0 }) : NO_SPEAK_TRACE,
+    });
     return true;
   }
 

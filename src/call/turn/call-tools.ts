@@ -5,6 +5,7 @@ import type { BusinessTool, ToolBox } from '../ports/business-tools.js';
 import type { CallActivityTracker } from '../ports/call-activity.js';
 import type { CallPrompts } from '../call-prompts.js';
 import type { CallRecord } from '../call-record.js';
+import type { TurnTrace } from '../ports/tracing.js';
 import { ToolLoop, transcriptEntryOf, type ToolCallRequest } from './tool-loop.js';
 import type { Voice } from '../speech/voice.js';
 
@@ -38,9 +39,9 @@ export class CallTools {
     return tools.some((t) => t.directions) ? tools.filter((t) => !t.directions || t.directions.includes(direction)) : tools;
   }
 
-  /** Runs a round of the model's tool calls; `say` speaks a hold line, and the hold clip follows each one. */
-  run(calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean): Promise<void> {
-    return this.deps.activity.duringTools(this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip()));
+  /** Runs a round of the model's tool calls, traced under the turn's `trace`; `say` speaks a hold line, and the hold clip follows each one. */
+  run(calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean, trace: TurnTrace): Promise<void> {
+    return this.deps.activity.duringTools(this.toolLoop().run(calls, signal, (line) => say(line) && this.playHoldClip(), trace));
   }
 
   /** A webhook request waits on a running tool: its hold line now. False when no tool runs. */

@@ -1,6 +1,7 @@
 import type { Logger } from '../../logger.js';
 import type { TranscriptEntry } from '../../transcripts/transcript-store.js';
 import type { BusinessTool, ToolOutcome, ToolResult } from '../ports/business-tools.js';
+import type { TurnTrace } from '../ports/tracing.js';
 import { stableStringify } from '../redelivery.js';
 import type { ToolCallRecord } from '../speech/reply.js';
 import { holdLinesFor, ToolHold, type HoldTiming } from './tool-hold.js';
@@ -62,7 +63,7 @@ export class ToolLoop {
    * done, or at once when `signal` aborts (a barge-in): tools without side
    * effect are aborted with it, changes run on and fill in their result later.
    */
-  async run(calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean): Promise<void> {
+  async run(calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean, trace: TurnTrace): Promise<void> {
     const lines = holdLinesFor(
       calls.map((c) => c.tool.holdLines),
       this.host.generalLines(),
@@ -78,7 +79,7 @@ export class ToolLoop {
     this.hold = hold;
     hold.start();
     try {
-      await untilAborted(Promise.all(calls.map((call) => this.runOne(call, signal, said))), signal);
+      await untilAborted(Promise.all(calls.map((call) => this.runOne(call, signal, said, trace))), signal);
     } finally {
       hold.stop();
       if (this.hold === hold) this.hold = undefined;
@@ -90,21 +91,35 @@ export class ToolLoop {
     return this.hold?.now() ?? false;
   }
 
-  private async runOne({ record, tool }: ToolCallRequest, signal: AbortSignal, said: readonly string[]): Promise<void> {
+  private async runOne({ record, tool }: ToolCallRequest, signal: AbortSignal, said: readonly string[], trace: TurnTrace): Promise<void> {
     const key = tool.sideEffect ? `${tool.name}\u0000${canonical(record.arguments)}` : undefined;
     const earlier = key === undefined ? undefined : this.once.get(key);
     record.written = true;
+    const span = trace.tool({
+      name: tool.name,
+      callId: record.id,
+      source: tool.source,
+      sideEffect: tool.sideEffect,
+      reused: earlier !== undefined,
+      arguments: record.arguments,
+    });
     if (earlier) {
       record.result = STILL_RUNNING;
       const result = await earlier;
       record.result = result.content;
+      span.end(result.outcome, result.content);
       this.host.ran({ ...runOf(record, tool, result, 0, said), reused: true });
       return;
     }
     if (tool.sideEffect) record.result = STILL_RUNNING;
     const startedAt = performance.now();
     const running = tool
-      .run(record.arguments, { variables: this.host.variables(), signal: tool.sideEffect ? UNSTOPPABLE : signal, log: this.host.log })
+      .run(record.arguments, {
+        variables: this.host.variables(),
+        signal: tool.sideEffect ? UNSTOPPABLE : signal,
+        log: this.host.log,
+        propagation: span.propagation,
+      })
       // A tool must not reject; if one does anyway, the model hears of a failure and the call goes on.
       .catch((error: unknown): ToolResult => {
         this.host.log.error({ err: error, tool: tool.name }, 'tool failed unexpectedly');
@@ -113,6 +128,7 @@ export class ToolLoop {
     if (key !== undefined) this.once.set(key, running);
     const result = await running;
     record.result = result.content;
+    span.end(result.outcome, result.content);
     // Nothing was done, so asking again may: the arguments were wrong, or the system could not be reached.
     if (key !== undefined && (result.outcome === 'invalid' || result.outcome === 'unavailable')) this.once.delete(key);
     this.host.ran(runOf(record, tool, result, performance.now() - startedAt, said));

@@ -7,6 +7,7 @@ import { readChunks } from '../../llm/sse-chunks.js';
 import { ThinkTagFilter } from '../../llm/think-tags.js';
 import { readUsage, type TokenUsage } from '../../llm/usage.js';
 import type { BusinessTool } from '../ports/business-tools.js';
+import { NO_TURN_TRACE, type LlmRequestTrace, type TurnTrace } from '../ports/tracing.js';
 import { SentenceChunker } from '../speech/chunker.js';
 import { isRetryable, retryAfterMs } from './llm-retry.js';
 import { Reply, type ToolCallRecord } from '../speech/reply.js';
@@ -57,9 +58,11 @@ export interface TurnOptions {
   businessTools?: () => readonly BusinessTool[];
   /**
    * Runs the round's business tool calls and fills in their results;
-   * resolves at once when `signal` aborts. `say` speaks a hold line.
+   * resolves at once when `signal` aborts. `say` speaks a hold line; `trace` is the turn's.
    */
-  runTools?: (calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean) => Promise<void>;
+  runTools?: (calls: readonly ToolCallRequest[], signal: AbortSignal, say: (line: string) => boolean, trace: TurnTrace) => Promise<void>;
+  /** The turn's span, under which its LLM requests and tool runs are traced; none without. */
+  trace?: TurnTrace;
   limits: TurnLimits;
   fillerText?: string;
   /** The hold line when the caller has heard `fillerText` already in this turn (prompts/thinking-again.md). */
@@ -75,8 +78,8 @@ export interface TurnOptions {
   onFirstToken?: (turn: Turn) => void;
   /** A failed request is about to be tried again, after `delayMs`. */
   onRetry?: (turn: Turn, error: unknown, delayMs: number) => void;
-  /** A request's stream ended with the tokens the server counted for it (when it sends them). */
-  onUsage?: (turn: Turn, usage: TokenUsage) => void;
+  /** A request's stream ended with the tokens the server counted for it (when it sends them); returns their price in USD, if known. */
+  onUsage?: (turn: Turn, usage: TokenUsage) => number | undefined;
 }
 
 /** What one LLM request is building. */
@@ -106,6 +109,8 @@ class RoundState {
 export class Turn {
   readonly id: number;
   readonly reply = new Reply();
+  /** The turn's span (the no-op when untraced). */
+  readonly trace: TurnTrace;
   /** When the turn began: the caller's words had just arrived. */
   readonly startedAt = performance.now();
   private readonly controller = new AbortController();
@@ -127,9 +132,12 @@ export class Turn {
   private firstTokenTimer: NodeJS.Timeout | undefined;
   private thinkingTimer: NodeJS.Timeout | undefined;
   private fillerTimer: NodeJS.Timeout | undefined;
+  /** The span of the request streaming now. */
+  private llmTrace: LlmRequestTrace | undefined;
 
   constructor(private readonly options: TurnOptions) {
     this.id = options.id;
+    this.trace = options.trace ?? NO_TURN_TRACE;
   }
 
   get aborted(): boolean {
@@ -198,7 +206,7 @@ export class Turn {
           // Hold lines said while the tools run, and the answer after them, follow the results.
           this.reply.beginRound();
           roundOpen = true;
-          await this.options.runTools!(toolCalls, this.controller.signal, (line) => this.sayHold(line, 'tool'));
+          await this.options.runTools!(toolCalls, this.controller.signal, (line) => this.sayHold(line, 'tool'), this.trace);
           if (this.abortReason) return this.abortedOutcome();
         }
         if (finalAction) return { status: 'completed', finalAction };
@@ -249,10 +257,13 @@ export class Turn {
 
   private async stream(messages: LlmRequest['messages'], tools: LlmRequest['tools'], round: number): Promise<RoundState> {
     const state = new RoundState(this.id, round);
+    const { request, llm } = this.options;
+    const trace = this.trace.llmRequest({ round, model: request.model ?? llm.model, maxTokens: request.maxTokens, temperature: request.temperature });
+    this.llmTrace = trace;
     this.requestStartedAt = performance.now();
     this.firstTokenTimer = setTimeout(() => this.abort('timeout'), this.options.limits.firstTokenTimeoutMs);
     try {
-      const stream = await this.options.llm.stream({ ...this.options.request, messages, tools }, this.controller.signal);
+      const stream = await llm.stream({ ...request, messages, tools }, this.controller.signal);
       let last: unknown;
       // Each token is taken as its bytes arrive: the sentence it completes leaves within the same event.
       await readChunks(stream, (chunk) => {
@@ -261,8 +272,13 @@ export class Turn {
         this.consume(chunk, state);
         return true;
       });
-      this.reportUsage(state, last);
+      const { usage, costUsd } = this.reportUsage(state, last);
+      trace.end({ last, usage, costUsd, aborted: this.abortReason });
+    } catch (error) {
+      trace.end({ error, aborted: this.abortReason });
+      throw error;
     } finally {
+      this.llmTrace = undefined;
       this.clearRequestTimers();
     }
     return state;
@@ -280,9 +296,10 @@ export class Turn {
    * where token chunks never look for it) or beside the finish in the last chunk (read here, once).
    * The last count wins: some servers repeat it, growing, on every chunk.
    */
-  private reportUsage(state: RoundState, last: unknown): void {
+  private reportUsage(state: RoundState, last: unknown): { usage?: TokenUsage; costUsd?: number | undefined } {
     const usage = readUsage(last) ?? state.usage;
-    if (usage) this.options.onUsage?.(this, usage);
+    if (!usage) return {};
+    return { usage, costUsd: this.options.onUsage?.(this, usage) };
   }
 
   private consume(chunk: unknown, state: RoundState): void {
@@ -315,6 +332,7 @@ export class Turn {
       // The timeout guards the wait for the first sign of life only; a long answer may take its time.
       clearTimeout(this.firstTokenTimer);
       this.firstTokenTimer = undefined;
+      this.llmTrace?.firstToken();
       this.options.onFirstToken?.(this);
     }
     if (answered) {

@@ -1,10 +1,10 @@
 import { CALL_END_REASONS } from '../../call/ports/call-summary.js';
 import type { CampaignProgress } from '../../campaigns/progress.js';
-import type { CallListing } from '../../store/call-search.js';
+import type { CallListing, CostTotal } from '../../store/call-search.js';
 import { filterEntries, type ParsedFilter } from '../filter-form.js';
 import { html, type Html } from '../html.js';
 import type { StaffRole } from '../../privacy/roles.js';
-import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
+import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
 
 export const PAGE_SIZE = 50;
 
@@ -12,6 +12,8 @@ export interface HistoryView {
   parsed: ParsedFilter;
   calls: readonly CallListing[];
   total: number;
+  /** What all the matching calls cost, not only the page's. */
+  cost: CostTotal;
   fieldNames: readonly string[];
   campaigns: readonly CampaignProgress[];
   /** Report deliveries given up: the receiver was down longer than the retries lasted. */
@@ -41,6 +43,7 @@ export function historyPage(view: HistoryView): Html {
     numbersShown: view.numbersShown,
     role: view.role,
     body: html`<h1>Calls <span class="count" id="total">${total}</span></h1>
+${costTotal(total, view.cost)}
 ${
   view.failedDeliveries > 0
     ? html`<div class="warning" id="failed-deliveries"><p role="alert">${view.failedDeliveries} report${view.failedDeliveries === 1 ? '' : 's'} could not be delivered to the webhook: its receiver failed for longer than the retries last.</p>
@@ -57,13 +60,16 @@ ${
   <label>Summary says <input type="search" name="text" autocomplete="off" value="${v.text ?? ''}" placeholder="invoice"></label>
   <label>Field <select name="field">${option('', v.field, '—')}${view.fieldNames.map((f) => option(f, v.field))}</select></label>
   <label>is <input type="text" name="value" value="${v.value ?? ''}" placeholder="true"></label>
+  <label>LLM cost at least $ <input type="text" name="cost_min" inputmode="decimal" autocomplete="off" size="7" value="${v.cost_min ?? ''}" placeholder="0.05"></label>
+  <label>at most $ <input type="text" name="cost_max" inputmode="decimal" autocomplete="off" size="7" value="${v.cost_max ?? ''}"></label>
   <button type="submit">Filter</button>
   <a href="calls" class="button">Clear</a>
 </form>
 ${parsed.ignored.length > 0 ? html`<p class="warning" role="alert">Ignored, not understood: ${parsed.ignored.join(', ')}.</p>` : ''}
+${parsed.problems.map((problem) => html`<p class="warning filter-problem" role="alert">${problem}.</p>`)}
 <form method="post" action="calls.csv" class="export">${hidden}<button type="submit" id="export">Export CSV (${total})</button></form>
 <table class="calls" id="history">
-  <thead><tr><th>Ended</th><th>Number</th><th>Direction</th><th>Duration</th><th>Ended how</th><th>Turns</th><th>Barge-ins</th><th>Summary</th></tr></thead>
+  <thead><tr><th>Ended</th><th>Number</th><th>Direction</th><th>Duration</th><th>Ended how</th><th>Turns</th><th>Barge-ins</th><th>LLM cost</th><th>Summary</th></tr></thead>
   <tbody>
   ${calls.map(
     (call) => html`<tr>
@@ -74,6 +80,7 @@ ${parsed.ignored.length > 0 ? html`<p class="warning" role="alert">Ignored, not 
     <td data-label="Ended how"><span class="reason reason-${call.endReason}">${call.endReason.replaceAll('_', ' ')}</span></td>
     <td data-label="Turns">${call.turns}</td>
     <td data-label="Barge-ins">${call.bargeIns}</td>
+    <td data-label="LLM cost" class="cost">${call.costUsd === null ? html`<span class="muted" title="not known: ${UNKNOWN_WHY}">${UNKNOWN_COST}</span>` : formatUsd(call.costUsd)}</td>
     <td data-label="Summary" class="summary"><span>${call.summary ?? ''}${fieldBadges(call)}</span></td>
   </tr>`,
   )}
@@ -86,6 +93,28 @@ ${calls.length === 0 ? html`<p class="muted">No call matches.</p>` : ''}
   ${parsed.page < pages ? pageButton(parsed.page + 1, 'Older →', 'next') : ''}
 </nav>`,
   });
+}
+
+/** Why a call's cost can be unknown (callCostUsd in llm/prices.ts), in the words of someone reading the page. */
+const UNKNOWN_WHY = 'a model without a price (LLM_PRICES_FILE), or no token counts from the server';
+
+/**
+ * What every matching call cost together. Calls of unknown cost are counted and said apart, never
+ * added as $0: a sum that looks complete and is not would mislead whoever pays the bill.
+ */
+function costTotal(total: number, cost: CostTotal): Html | '' {
+  if (total === 0) return '';
+  const calls = (n: number) => `${n} call${n === 1 ? '' : 's'}`;
+  const all = `LLM cost of ${total === 1 ? 'the call that matches' : `all ${total} calls that match`}`;
+  if (cost.usd === null) {
+    return html`<p class="cost-total" id="cost-total">${all}: <strong id="cost-sum">${UNKNOWN_COST}</strong> <span class="warning" id="cost-unknown">not known${total === 1 ? '' : ' for any of them'} (${UNKNOWN_WHY})</span></p>`;
+  }
+  const some = cost.unknown > 0;
+  return html`<p class="cost-total" id="cost-total">${all}: <strong id="cost-sum">${formatUsd(cost.usd)}</strong>${
+    some
+      ? html` for ${total - cost.unknown} of them; <span class="warning" id="cost-unknown">${calls(cost.unknown)} with no known cost (${UNKNOWN_COST}) ${cost.unknown === 1 ? 'is' : 'are'} not in the sum</span> <span class="muted">(${UNKNOWN_WHY})</span>`
+      : ''
+  }</p>`;
 }
 
 function fieldBadges(call: CallListing): Html {

@@ -1,9 +1,9 @@
 import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js';
 import { addUsage, type TokenUsage } from '../../llm/usage.js';
-import { sumCost } from '../../llm/prices.js';
+import { callCostUsd, sumCost } from '../../llm/prices.js';
 import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../html.js';
-import { formatDuration, formatTime, layout, showNumber } from '../layout.js';
+import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
 import type { DeliveryState } from '../reads.js';
 import type { TranscriptLine } from '../transcript-lines.js';
 import type { StaffRole } from '../../privacy/roles.js';
@@ -55,6 +55,7 @@ ${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}<
   <dt>Turns</dt><dd>${call.turns.length}</dd>
   <dt>Barge-ins</dt><dd>${call.bargeIns}</dd>
   ${callTokens(call.turns)}
+  ${callCost(call.turns)}
   ${call.tags?.campaign ? html`<dt>Campaign</dt><dd>${call.tags.campaign}</dd>` : ''}
   ${call.variables && Object.keys(call.variables).length > 0 ? html`<dt>Variables</dt><dd>${Object.entries(call.variables).map(([k, v]) => html`<span class="field">${k}: ${v}</span>`)}</dd>` : ''}
   <dt>Session</dt><dd><code>${call.sessionId}</code></dd>
@@ -141,15 +142,24 @@ function callTokens(turns: readonly TurnSummary[]): Html | '' {
   if (!sum) return '';
   const cached = sum.cached === undefined ? 'the server did not say how many were cached' : `${count(sum.cached)} of them cached`;
   const reasoning = sum.reasoning ? ` (${count(sum.reasoning)} reasoning)` : '';
-  const cost = sumCost(turns);
-  return html`<dt>LLM tokens</dt><dd class="tokens">${count(sum.prompt)} prompt, ${cached}; ${count(sum.completion)} completion${reasoning}</dd>
-<dt>LLM cost</dt><dd class="cost" id="call-cost">${cost === null ? 'no price for this model (LLM_PRICES_FILE)' : dollars(cost)}</dd>`;
+  return html`<dt>LLM tokens</dt><dd class="tokens">${count(sum.prompt)} prompt, ${cached}; ${count(sum.completion)} completion${reasoning}</dd>`;
 }
 
-/** Dollars to a tenth of a cent, or the fraction of a cent a short call costs. */
-export function dollars(usd: number): string {
-  return usd >= 0.01 ? `$${usd.toFixed(3)}` : `$${usd.toPrecision(2)}`;
+/**
+ * The call's LLM cost as the history lists and sums it (callCostUsd in llm/prices.ts), and when it is not known,
+ * why — with what the priced turns cost, where some were.
+ */
+function callCost(turns: readonly TurnSummary[]): Html {
+  const cost = callCostUsd(turns);
+  if (cost !== null) return html`<dt>LLM cost</dt><dd class="cost" id="call-cost">${dollars(cost)}${turns.length === 0 ? html` <span class="muted">(no LLM turn)</span>` : ''}</dd>`;
+  const unpriced = [...new Set(turns.filter((turn) => turn.tokens && turn.costUsd === undefined).map((turn) => turn.model ?? 'the model'))];
+  const why = unpriced.length > 0 ? `no price for ${unpriced.join(', ')} (LLM_PRICES_FILE)` : 'no token counts came from the server';
+  const partial = sumCost(turns);
+  return html`<dt>LLM cost</dt><dd class="cost unknown" id="call-cost">${UNKNOWN_COST} <span class="muted">not known: ${why}${partial === null ? '' : `; the turns with a price cost ${dollars(partial)}`}</span></dd>`;
 }
+
+/** Dollars to a tenth of a cent, or the fraction of a cent a short call costs (the history's figures too). */
+export const dollars = formatUsd;
 
 /** A turn's cached / prompt tokens under its figure; the rest in its title. */
 function turnTokens(tokens: TokenUsage | undefined): Html | '' {

@@ -214,4 +214,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX reports_by_created ON reports (created_at);
   CREATE INDEX deliveries_by_created ON deliveries (created_at);
   `,
+  // 5: what a call's LLM turns cost, filled for the calls stored before from their turns (SQLite's step 11).
+  `
+  ALTER TABLE calls ADD COLUMN cost_usd DOUBLE PRECISION;
+  UPDATE calls SET cost_usd = (
+      SELECT CASE
+          WHEN COUNT(*) = 0 THEN 0
+          WHEN bool_or(t.value -> 'tokens' IS NOT NULL AND t.value -> 'costUsd' IS NULL) THEN NULL
+          ELSE SUM((t.value ->> 'costUsd')::float8)
+        END
+      FROM json_array_elements(turns::json) t(value));
+  `,
 ];

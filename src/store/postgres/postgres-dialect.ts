@@ -46,11 +46,27 @@ export function postgresDialect(pool: pg.Pool): Dialect {
 const MIGRATION_LOCK = 0x484f544c; // "HOTL"
 
 /**
+ * A step may rewrite every call's row (step 5 works each call's cost out of its turns: some 3 s per
+ * 50,000 calls), and a process starting meanwhile waits for the lock as long: both get far longer
+ * than a query's QUERY_TIMEOUT_MS, which would stop a large store's start half-way, every time.
+ */
+const MIGRATION_TIMEOUT_MS = 30 * 60_000;
+
+/** A connection of its own for the migration: the pool's settings, the migration's time limit. */
+async function migrationClient(pool: pg.Pool, logger: Logger): Promise<pg.Client> {
+  const client = new pg.Client({ ...pool.options, query_timeout: MIGRATION_TIMEOUT_MS });
+  // A connection lost mid-step fails the step's query anyway; without a listener it would end the process.
+  client.on('error', (error) => logger.warn({ err: { message: error.message } }, 'the PostgreSQL connection migrating the schema was lost'));
+  await client.connect();
+  return client;
+}
+
+/**
  * Applies the steps the database has not had, each in a transaction, under an advisory lock: two
  * processes starting together migrate once; the second waits, then finds nothing to do.
  */
 export async function migratePostgres(pool: pg.Pool, where: string, logger: Logger): Promise<number[]> {
-  const client = await pool.connect();
+  const client = await migrationClient(pool, logger);
   const migrated: number[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -81,7 +97,7 @@ export async function migratePostgres(pool: pg.Pool, where: string, logger: Logg
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    await client.end();
   }
   return migrated;
 }
