@@ -414,12 +414,12 @@ test(
     const at = lines.indexOf('voicemail.yaml: voicemail phrases (not loaded)');
     expect(at).toBeGreaterThan(0);
     expect(lines[at + 1]).toBe('  error: line 6: human[1]: a phrase must be text');
-    expect(lines.at(-1)).toMatch(/^\d+ files, 1 problem$/);
+    expect(lines.at(-1)).toMatch(/^\d+ files, (\d+ evals, )?1 problem$/);
 
     await writeFile(path.join(dir, 'voicemail.yaml'), 'voicemail:\n  - out of office\n  - bitte sprechen Sie jetzt\nhuman:\n  - moin moin\n');
     const { stdout } = await run(process.execPath, tsxArgs('src/cli/prompts-check.ts', dir), { cwd: isolatedCwd(), env: childEnv() });
     expect(stdout).toContain('\nvoicemail.yaml: 2 voicemail phrases, 1 human phrase\n');
-    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ files, 0 problems$/);
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ files, (\d+ evals, )?0 problems$/);
   },
   CHILD_TEST_TIMEOUT_MS,
 );

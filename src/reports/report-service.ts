@@ -372,9 +372,11 @@ export class ReportService implements CallObserver {
     const missing = this.notYetReported(found);
     if (missing.length === 0 || this.closing) return;
     this.log.info({ calls: missing.length }, 'reporting calls a previous run left without a report');
-    // More than that: the rest follows as the queue empties.
-    if (found.length >= RECOVER_AT_MOST) this.behind = true;
-    for (const call of missing) this.enqueue(call);
+    // Calls that ended meanwhile may have filled the queue: what does not fit, and more than the
+    // lookup could see, follows from the database as the queue empties.
+    const room = Math.max(0, this.maxQueued - this.queued.size);
+    if (found.length >= RECOVER_AT_MOST || missing.length > room) this.behind = true;
+    for (const call of missing.slice(0, room)) this.enqueue(call);
   }
 }
 
