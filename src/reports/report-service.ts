@@ -293,11 +293,16 @@ export class ReportService implements CallObserver {
       return;
     }
     const fresh = this.notYetReported(waiting);
-    const room = Math.max(0, this.maxQueued - this.queued.size);
+    const room = this.room();
     // Caught up only when the lookup saw every call left and all of them fit now. A queued call whose
     // report is already stored is not among the rows, so fewer rows than asked alone does not say it.
     if (waiting.length < asked && fresh.length <= room) this.behind = false;
     for (const call of fresh.slice(0, room)) this.enqueue(call);
+  }
+
+  /** How many more reports the queue takes now. */
+  private room(): number {
+    return Math.max(0, this.maxQueued - this.queued.size);
   }
 
   /** Of the calls a lookup found without a report, those this run is not reporting, has not reported and did not fail. */
@@ -374,7 +379,7 @@ export class ReportService implements CallObserver {
     this.log.info({ calls: missing.length }, 'reporting calls a previous run left without a report');
     // Calls that ended meanwhile may have filled the queue: what does not fit, and more than the
     // lookup could see, follows from the database as the queue empties.
-    const room = Math.max(0, this.maxQueued - this.queued.size);
+    const room = this.room();
     if (found.length >= RECOVER_AT_MOST || missing.length > room) this.behind = true;
     for (const call of missing.slice(0, room)) this.enqueue(call);
   }
