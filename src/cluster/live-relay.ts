@@ -45,6 +45,8 @@ export class LiveRelay implements CallActivityObserver {
   private readonly theirs = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private listener: pg.Client | undefined;
+  /** The notifications in flight, one after another: pg deprecates a second query on a busy client. */
+  private sending: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly log: Logger;
 
@@ -90,8 +92,7 @@ export class LiveRelay implements CallActivityObserver {
     this.stopBeats();
     const listener = this.listener;
     this.listener = undefined;
-    // Queries run in order on one connection: once this answers, the notifications before it are sent.
-    await listener?.query('SELECT 1').catch(() => undefined);
+    await this.sending;
     await listener?.end().catch(() => undefined);
   }
 
@@ -133,8 +134,11 @@ export class LiveRelay implements CallActivityObserver {
   }
 
   private notify(message: z.infer<typeof Message>): void {
-    this.listener
-      ?.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)])
+    const listener = this.listener;
+    if (!listener) return;
+    const payload = JSON.stringify(message);
+    this.sending = this.sending
+      .then(() => listener.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]))
       .catch((error: unknown) => this.log.warn({ err: error }, 'the other replicas could not be told of this replica\'s live calls'));
   }
 
