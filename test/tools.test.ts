@@ -3,8 +3,7 @@
  * that calls tools, tool files in a prompts folder, and real local HTTP
  * servers as the business systems.
  */
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -14,6 +13,7 @@ import { startCrmServer, type CrmServer } from './fixtures/mcp/crm-http-server.j
 import { json, startBusinessServer, type BusinessServer } from './helpers/business-server.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
+import { endCall, orderTool, promptsWithTools as promptsWithToolsIn, toolResults, transcriptLines } from './helpers/tool-calls.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -38,28 +38,9 @@ async function connect(env: TestHotline): Promise<FakeVoiceService> {
   return service;
 }
 
-/** The shipped prompts with these tool files (and other files) instead of the shipped tools. */
-async function promptsWithTools(tools: Record<string, string>, files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'hotline-tools-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  await cp(path.resolve('prompts'), dir, { recursive: true });
-  await rm(path.join(dir, 'tools'), { recursive: true, force: true });
-  await mkdir(path.join(dir, 'tools'));
-  for (const [name, text] of Object.entries(tools)) await writeFile(path.join(dir, 'tools', name), text);
-  for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
-  return dir;
-}
-
-/** The results of the tool calls the model made last, as the request shows them. */
-function toolResults(request: ChatRequestBody): string[] {
-  const results: string[] = [];
-  for (let i = request.messages.length - 1; i >= 0; i--) {
-    const message = request.messages[i]!;
-    if (message.role !== 'tool') break;
-    results.unshift(typeof message.content === 'string' ? message.content : JSON.stringify(message.content));
-  }
-  return results;
-}
+/** The shipped prompts with these tool files (and other files) instead of the shipped tools; removed after the test. */
+const promptsWithTools = (tools: Record<string, string>, files: Record<string, string> = {}): Promise<string> =>
+  promptsWithToolsIn(tools, files, (remove) => cleanups.push(remove));
 
 /** Calls `name` with `args` when the caller says `when`; once its results are in, says what `answer` makes of them. */
 function toolScript(turns: Record<string, { call: { name: string; arguments: unknown }[]; answer: (results: string[]) => ScriptedReply }>) {
@@ -71,18 +52,6 @@ function toolScript(turns: Record<string, { call: { name: string; arguments: unk
     return { toolCalls: turn.call.map((c) => ({ name: c.name, arguments: JSON.stringify(c.arguments) })) };
   };
 }
-
-const ORDER_TOOL = (url: string, extra = '') => `
-description: Looks up an order by its number.
-parameters:
-  type: object
-  properties:
-    order_number: { type: string }
-  required: [order_number]
-request:
-  url: "${url}/orders/{{order_number}}"
-hold: ["One moment, I'm looking up your order."]
-${extra}`;
 
 const BOOKING_TOOL = (url: string) => `
 description: Books an appointment.
@@ -105,7 +74,7 @@ vi.setConfig({ testTimeout: 20_000 });
 describe('a tool in a voice turn (WebSocket)', () => {
   test('an order lookup is answered in the same turn; the transcript and the metrics have the run', async () => {
     const shop = await business((req, res) => json(res, { order: { number: '4711', status: 'shipped' } }));
-    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url, 'response: { path: order.status }') });
+    const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url, { extra: 'response: { path: order.status }' }) });
     const env = await hotline(
       toolScript({
         'Where is order 4711?': {
@@ -127,7 +96,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
     expect(toolResults(second.body)).toEqual(['shipped']);
     await service.whenQuiet();
     await endCall(env, service);
-    const lines = await transcript(env, service.sessionId);
+    const lines = await transcriptLines(env, service.sessionId);
     expect(lines.find((l) => l.role === 'tool')).toMatchObject({
       name: 'order_status',
       arguments: '{"order_number":"4711"}',
@@ -144,7 +113,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
       await sleep(3000);
       json(res, { status: 'in the warehouse' });
     });
-    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url, 'response: { path: status }') });
+    const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url, { extra: 'response: { path: status }' }) });
     const env = await hotline(
       toolScript({
         'Where is order 4711?': {
@@ -171,7 +140,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
     // The record keeps what the caller heard while the tool ran (the dashboard shows it beside the run).
     await service.whenQuiet();
     await endCall(env, service);
-    const lines = await transcript(env, service.sessionId);
+    const lines = await transcriptLines(env, service.sessionId);
     expect(lines.find((l) => l.role === 'tool')).toMatchObject({ name: 'order_status', hold_lines: ["One moment, I'm looking up your order."] });
   });
 
@@ -181,7 +150,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
     const shop = await business((req, res) => {
       res.on('close', () => aborted());
     });
-    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url) });
+    const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url) });
     const system = await readFile(path.join(prompts, 'system.md'), 'utf8');
     await writeFile(path.join(prompts, 'system.md'), system.replace(/^---\n/, '---\naudio: { hold: audio/transfer-chime.wav }\n'));
     const env = await hotline(
@@ -230,7 +199,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
     expect(JSON.parse(calendar.requests[0]!.body)).toEqual({ time: '10:00', phone: '4915112345678' });
     await service.whenQuiet();
     await endCall(env, service);
-    const runs = (await transcript(env, service.sessionId)).filter((l) => l.role === 'tool');
+    const runs = (await transcriptLines(env, service.sessionId)).filter((l) => l.role === 'tool');
     expect(runs.map((r) => [r.name, r.outcome, r.reused ?? false])).toEqual(
       expect.arrayContaining([
         ['book', 'ok', false],
@@ -241,7 +210,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
 
   test('a tool that times out: the model is told, and tells the caller', async () => {
     const shop = await business(() => undefined); // never answers
-    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url, 'timeout_ms: 300') });
+    const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url, { extra: 'timeout_ms: 300' }) });
     const env = await hotline(
       toolScript({
         'Where is order 4711?': {
@@ -266,7 +235,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
     const huge = { items: Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `item number ${i} with some padding text` })) };
     const shop = await business((req, res) => json(res, huge));
     expect(JSON.stringify(huge).length).toBeGreaterThan(1_000_000);
-    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url, 'response: { max_chars: 500 }') });
+    const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url, { extra: 'response: { max_chars: 500 }' }) });
     const env = await hotline(
       toolScript({
         'Where is order 4711?': {
@@ -298,7 +267,7 @@ describe('a tool in a voice turn (WebSocket)', () => {
       json(res, req.url.startsWith('/orders') ? { status: 'shipped' } : { slots: ['10:00'] });
     });
     const prompts = await promptsWithTools({
-      'order_status.yaml': ORDER_TOOL(systems.url, 'response: { path: status }\ntimeout_ms: 3000'),
+      'order_status.yaml': orderTool(systems.url, { extra: 'response: { path: status }\ntimeout_ms: 3000' }),
       'free_slots.yaml': `description: Free appointment slots.\nrequest: { url: "${systems.url}/slots" }\nresponse: { path: slots }\ntimeout_ms: 3000\n`,
     });
     const env = await hotline(
@@ -330,7 +299,7 @@ describe('the webhook hold pattern', () => {
       await sleep(6000);
       json(res, { status: 'shipped' });
     });
-    const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url, 'response: { path: status }') });
+    const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url, { extra: 'response: { path: status }' }) });
     const env = await hotline(
       toolScript({
         'Where is order 4711?': {
@@ -366,21 +335,6 @@ async function post(env: TestHotline, event: unknown): Promise<{ status: number;
   });
   const body = await res.text();
   return { status: res.status, body: body ? (JSON.parse(body) as unknown) : undefined, ms: performance.now() - started };
-}
-
-/** Ends the call and waits until its transcript is on disk. */
-async function endCall(env: TestHotline, service: FakeVoiceService): Promise<void> {
-  service.end();
-  await expect.poll(() => env.hotline.registry.size).toBe(0);
-  await env.hotline.registry.endAll('flush');
-}
-
-async function transcript(env: TestHotline, sessionId: string): Promise<Record<string, unknown>[]> {
-  const text = await readFile(path.join(env.transcriptsDir, `${sessionId}.jsonl`), 'utf8');
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe("the caller's record at the start", () => {

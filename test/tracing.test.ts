@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { loadConfig, secretsOf } from '../src/config.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
@@ -26,25 +26,13 @@ import { startOtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js
 import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
 import { textSink } from './helpers/text-sink.js';
-import { endCall, promptsWithTools, toolResults } from './helpers/tool-calls.js';
+import { endCall, orderTool, promptsWithTools, toolResults } from './helpers/tool-calls.js';
 
 const REPORT_SECRET = 'tracing-report-secret-0123456789';
 /** What the caller says: a name and a card number, personal data that no span may carry by default. */
 const CALLER_WORDS = 'Where is my order? Erika Mustermann here, card 4111 1111 1111 1111.';
 /** FakeVoiceService's caller. */
 const CALLER_NUMBER = '4915112345678';
-
-const ORDER_TOOL = (url: string): string => `
-description: Looks up an order by its number.
-parameters:
-  type: object
-  properties:
-    order_number: { type: string }
-  required: [order_number]
-request:
-  url: "${url}/orders/{{order_number}}"
-response: { path: order.status }
-`;
 
 /** Looks up order 4711 when asked about an order, and says what the shop answered. */
 function orderScript(request: ChatRequestBody): ScriptedReply {
@@ -81,7 +69,7 @@ async function tracedCall(env: Record<string, string> = {}): Promise<TracedCall>
   cleanups.push(() => shop.close());
   const reports = await startReportReceiver(REPORT_SECRET);
   cleanups.push(() => reports.close());
-  const prompts = await promptsWithTools({ 'order_status.yaml': ORDER_TOOL(shop.url) }, {}, (remove) => cleanups.push(remove));
+  const prompts = await promptsWithTools({ 'order_status.yaml': orderTool(shop.url, { extra: 'response: { path: order.status }', hold: false }) }, {}, (remove) => cleanups.push(remove));
   const sink = textSink();
   const hotline: TestHotline = await startTestHotline(
     orderScript,
@@ -116,6 +104,18 @@ async function tracedCall(env: Record<string, string> = {}): Promise<TracedCall>
     .split('\n')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   return { spans: receiver.spans, shop, reports, sessionId: service.sessionId, logLines };
+}
+
+/** A call on a model that always says "Hello there.", greeted: the tests of tracing turned off or unreachable. */
+async function helloCall(env: Record<string, string>, logger?: Logger): Promise<{ service: FakeVoiceService; close: () => Promise<unknown> }> {
+  const hotline = await startTestHotline(() => ({ content: 'Hello there.' }), env, {}, logger ? { logger } : {});
+  const close = once(() => hotline.close());
+  cleanups.push(close);
+  const service = await FakeVoiceService.connect(hotline.hotline.wsUrl);
+  cleanups.push(() => service.close());
+  service.start();
+  await service.nextOfType('speak');
+  return { service, close };
 }
 
 function only(spans: readonly ReceivedSpan[], name: string): ReceivedSpan {
@@ -243,16 +243,7 @@ describe('tracing off', () => {
   test('OTEL_SDK_DISABLED=true: a call sends the collector nothing', async () => {
     const receiver = await startOtlpReceiver();
     cleanups.push(() => receiver.close());
-    const hotline = await startTestHotline(() => ({ content: 'Hello there.' }), {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_SDK_DISABLED: 'true',
-    });
-    const close = once(() => hotline.close());
-    cleanups.push(close);
-    const service = await FakeVoiceService.connect(hotline.hotline.wsUrl);
-    cleanups.push(() => service.close());
-    service.start();
-    await service.nextOfType('speak');
+    const { service, close } = await helloCall({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SDK_DISABLED: 'true' });
     service.say('Hi');
     await service.nextOfType('speak');
     service.end();
@@ -309,18 +300,7 @@ describe('a collector that cannot be reached', () => {
     const { port } = gone.address() as AddressInfo;
     await new Promise((resolve) => gone.close(resolve));
     const sink = textSink();
-    const hotline = await startTestHotline(
-      () => ({ content: 'Hello there.' }),
-      { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
-      {},
-      { logger: pino({ level: 'info' }, sink.stream) },
-    );
-    const close = once(() => hotline.close());
-    cleanups.push(close);
-    const service = await FakeVoiceService.connect(hotline.hotline.wsUrl);
-    cleanups.push(() => service.close());
-    service.start();
-    await service.nextOfType('speak');
+    const { service, close } = await helloCall({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }, pino({ level: 'info' }, sink.stream));
     for (const words of ['Hi', 'How are you?', 'Thanks']) {
       service.say(words);
       expect((await service.nextOfType('speak')).text).toBe('Hello there.');

@@ -31,6 +31,24 @@ export async function promptsWithTools(
   return dir;
 }
 
+/**
+ * The order lookup the tool tests call: GET `<url>/orders/<number>`, saying a hold line while it
+ * runs unless `hold` is false; `extra` adds lines of the tool file (a response path, a timeout).
+ */
+export function orderTool(url: string, { extra = '', hold = true }: { extra?: string; hold?: boolean } = {}): string {
+  return `
+description: Looks up an order by its number.
+parameters:
+  type: object
+  properties:
+    order_number: { type: string }
+  required: [order_number]
+request:
+  url: "${url}/orders/{{order_number}}"
+${hold ? `hold: ["One moment, I'm looking up your order."]\n` : ''}${extra}
+`;
+}
+
 /** The results of the tool calls the model made last, as the request shows them. */
 export function toolResults(request: ChatRequestBody): string[] {
   const results: string[] = [];
