@@ -9,13 +9,17 @@ import type { TurnSummary } from '../src/call/ports/call-summary.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { ScriptedPromptCache } from '../src/llm/scripted-prompt-cache.js';
 import type { TokenUsage } from '../src/llm/usage.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
+import { CallReportSchema } from '../src/reports/report-builder.js';
+import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
+import { startReportReceiver } from './helpers/report-receiver.js';
 import { testCalls } from './helpers/test-calls.js';
+import { dashboardCallPage, endCall } from './helpers/tool-calls.js';
 
 const DIR = path.join(import.meta.dirname, 'fixtures', 'llm-streams');
 
@@ -47,10 +51,14 @@ const RECORDED: [file: string, tokens: TokenUsage | undefined][] = [
 ];
 
 const END = 'That is all.';
+const ADMIN = 'usage-admin-token-0123456789';
+const REPORT_SECRET = 'usage-report-secret-0123456789';
 
 function script(request: ChatRequestBody): ScriptedReply {
   const words = lastUserText(request);
   if (words === END) return { content: 'Goodbye for now.' };
+  // The report's own request (report.md): its fields, none of them asked for here.
+  if (request.response_format) return { content: '{}' };
   if (words.endsWith('.sse')) return { sse: readFileSync(path.join(DIR, words), 'utf8'), ttftMs: 0, tokenDelayMs: 0 };
   if (words === 'refuse' && request.stream_options) return { status: 422 };
   // A tool Hotline does not have: the model is told so and asked again, within the turn.
@@ -67,6 +75,10 @@ async function start(env: Record<string, string> = {}): Promise<TestHotline> {
 
 /** The caller says `words`; the turn's record once its tokens (and their cost) are on it, or the reply has played. */
 async function turnOf(env: TestHotline, words: string): Promise<TurnSummary> {
+  return (await callWith(env, words)).turn;
+}
+
+async function callWith(env: TestHotline, words: string): Promise<{ turn: TurnSummary; service: FakeVoiceService }> {
   const service = await calls.connect();
   service.start();
   await service.nextOfType('speak');
@@ -75,7 +87,7 @@ async function turnOf(env: TestHotline, words: string): Promise<TurnSummary> {
   await service.next((a) => a.type === 'speak');
   const call = env.hotline.registry.get(service.sessionId)!;
   await expect.poll(() => call.quietRecord()?.turns.length, { timeout: 10_000 }).toBe(1);
-  return call.quietRecord()!.turns[0]!;
+  return { turn: call.quietRecord()!.turns[0]!, service };
 }
 
 async function turnTokens(env: TestHotline, words: string): Promise<TokenUsage | undefined> {
@@ -100,6 +112,24 @@ describe('what the tokens cost', () => {
     expect(metrics).toMatch(/hotline_llm_tokens_total\{model="gpt-4o-mini",kind="prompt"\} 78/);
     expect(metrics).toMatch(/hotline_llm_tokens_total\{model="gpt-4o-mini",kind="completion"\} 9/);
     expect(metrics).toMatch(/hotline_llm_cost_usd_total\{model="gpt-4o-mini"\} 0\.0000171/);
+  });
+
+  test('the same stream on the call\'s story page and in its report: the tokens and the cost', async () => {
+    const reports = await startReportReceiver(REPORT_SECRET);
+    onTestFinished(() => reports.close());
+    const env = await start({ LLM_MODEL: 'gpt-4o-mini', ADMIN_TOKEN: ADMIN, REPORT_WEBHOOK_URL: reports.url, REPORT_WEBHOOK_SECRET: REPORT_SECRET });
+    const { service } = await callWith(env, 'openai-gpt4omini-text.sse');
+    const cost = (78 * 0.15 + 9 * 0.6) / 1e6;
+    await endCall(env, service);
+
+    const report = CallReportSchema.parse(JSON.parse((await reports.request(0)).body));
+    expect(report.turns.tokens).toEqual({ prompt: 78, cached: 0, completion: 9, reasoning: 0 });
+    expect(report.turns.cost_usd).toBeCloseTo(cost, 12);
+    expect(report.turns.each.map((turn) => [turn.model, turn.cost_usd])).toEqual([['gpt-4o-mini', expect.closeTo(cost, 12)]]);
+
+    const story = await dashboardCallPage(env, service.sessionId, ADMIN);
+    expect(story).toContain('<dd class="tokens">78 prompt, 0 of them cached; 9 completion</dd>');
+    expect(story).toContain('<dd class="cost" id="call-cost">$0.000017</dd>');
   });
 
   test('LLM_PRICES_FILE prices a model the defaults do not know, cached prompt tokens at their own price', async () => {
