@@ -29,7 +29,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -38,6 +37,7 @@ import { parseEval } from '../src/evals/load-evals.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs, tsxLoader } from './helpers/child-process.js';
+import { freePort } from './helpers/ports.js';
 
 const README = path.join(repoRoot, 'README.md');
 
@@ -119,14 +119,7 @@ function envOfStart(command: Command): Record<string, string> {
 // ---------------------------------------------------------------------------------------------
 // Ports, processes, commands
 
-/** A port free right now: the README's fixed ports (3000, 4000) may be taken on the machine running the tests. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/* The README's fixed ports (3000, 4000) may be taken on the machine running the tests: freePort() stands in. */
 
 /** The README's ports → the test's: in commands and expected output alike. */
 type Ports = Record<number, number>;

@@ -57,9 +57,16 @@ describe.each(await storeKinds())('the replica registry on %s', (kind) => {
     cleanups.push(() => store.close());
     const row = { instance: 'other', host: `not-${hostname()}`, pid: 1, internal_url: null, started_at: new Date().toISOString() };
     await store.db.insertInto('replicas').values({ ...row, id: 'taken', heartbeat_at: Date.now() }).execute();
-    // The other process goes on beating while this one waits to see whether it is gone.
-    const beating = setInterval(() => void store.db.updateTable('replicas').set({ heartbeat_at: Date.now() }).where('id', '=', 'taken').execute(), 20);
-    cleanups.push(() => clearInterval(beating));
+    // The other process goes on beating while this one waits to see whether it is gone. A beat that failed
+    // shows as the join below succeeding; the last one is awaited before the store closes under it.
+    let lastBeat: Promise<unknown> = Promise.resolve();
+    const beating = setInterval(() => {
+      lastBeat = store.db.updateTable('replicas').set({ heartbeat_at: Date.now() }).where('id', '=', 'taken').execute().catch(() => undefined);
+    }, 20);
+    cleanups.push(async () => {
+      clearInterval(beating);
+      await lastBeat;
+    });
     await expect(ReplicaRegistry.join(store, { id: 'taken', ...FAST }, logger)).rejects.toThrow(
       /REPLICA_ID taken is held by a Hotline that is running \(on not-.*, pid 1\): give each process sharing DATABASE_URL a REPLICA_ID of its own/,
     );

@@ -5,8 +5,6 @@
  * default, with nothing of the SDK loaded, and a collector that cannot be reached costs the call nothing.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -25,6 +23,7 @@ import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startOtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
+import { freePort } from './helpers/ports.js';
 import { textSink } from './helpers/text-sink.js';
 import { endCall, orderTool, promptsWithTools, toolResults } from './helpers/tool-calls.js';
 
@@ -295,10 +294,7 @@ describe('tracing off', () => {
 describe('a collector that cannot be reached', () => {
   test('the call goes on as ever, nothing is logged per span nor with a stack, and a stop waits for it only briefly', async () => {
     // A port nobody listens on any more.
-    const gone = createServer();
-    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
-    const { port } = gone.address() as AddressInfo;
-    await new Promise((resolve) => gone.close(resolve));
+    const port = await freePort();
     const sink = textSink();
     const { service, close } = await helloCall({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }, pino({ level: 'info' }, sink.stream));
     for (const words of ['Hi', 'How are you?', 'Thanks']) {

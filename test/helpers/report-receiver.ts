@@ -6,6 +6,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifySignature } from '../../src/reports/delivery.js';
+import { freePort } from './ports.js';
 
 export interface ReceivedReport {
   readonly id: string | undefined;
@@ -80,10 +81,4 @@ export async function startReportReceiver(secret: string, port = 0): Promise<Rep
 }
 
 /** A port nothing listens on (for now): connections to it are refused. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export const closedPort = freePort;
