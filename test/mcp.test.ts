@@ -14,7 +14,8 @@ import { McpServerGoneError } from '../src/tools/mcp-errors.js';
 import { McpHub, type McpHubOptions } from '../src/tools/mcp-hub.js';
 import { CUT_MARK } from '../src/tools/result-text.js';
 import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
-import { freePort, startCrmServer, type CrmServer } from './fixtures/mcp/crm-http-server.js';
+import { freePort } from './helpers/ports.js';
+import { startCrmServer, type CrmServer } from './fixtures/mcp/crm-http-server.js';
 
 const SHOP = path.join(import.meta.dirname, 'fixtures/mcp/shop-server.mjs');
 const TOKEN = 's3cret-crm-token-4711';

@@ -119,9 +119,7 @@ function envOfStart(command: Command): Record<string, string> {
 // ---------------------------------------------------------------------------------------------
 // Ports, processes, commands
 
-/* The README's fixed ports (3000, 4000) may be taken on the machine running the tests: freePort() stands in. */
-
-/** The README's ports → the test's: in commands and expected output alike. */
+/** The README's ports → the test's (free ones: 3000 and 4000 may be taken here), in commands and expected output alike. */
 type Ports = Record<number, number>;
 
 function withPorts(text: string, ports: Ports): string {
