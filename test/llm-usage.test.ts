@@ -16,8 +16,8 @@ import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.
 import { CallReportSchema } from '../src/reports/report-builder.js';
 import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import type { TestHotline } from './helpers/hotline.js';
-import { lastUserText } from './helpers/scripts.js';
 import { startReportReceiver } from './helpers/report-receiver.js';
+import { lastUserText } from './helpers/scripts.js';
 import { testCalls } from './helpers/test-calls.js';
 import { dashboardCallPage, endCall } from './helpers/tool-calls.js';
 

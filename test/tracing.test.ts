@@ -21,9 +21,9 @@ import { json, startBusinessServer, type BusinessServer } from './helpers/busine
 import { CHILD_TEST_TIMEOUT_MS, isolatedCwd, spawnHotline } from './helpers/child-process.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startOtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
+import { freePort } from './helpers/ports.js';
 import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
-import { freePort } from './helpers/ports.js';
 import { textSink } from './helpers/text-sink.js';
 import { endCall, orderTool, promptsWithTools, toolResults } from './helpers/tool-calls.js';
 
