@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import { AUDIT_ACTIONS } from '../privacy/audit-log.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { whoOf } from './gates.js';
-import { html } from './html.js';
+import { html } from '../html.js';
 import { formatTime, layout } from './layout.js';
 import { sendPage } from './respond.js';
 

@@ -3,7 +3,7 @@ import type { CallActivity } from '../call/ports/call-activity.js';
 import type { ControlOutcome } from '../call/ports/call-control.js';
 import { builtinVariables } from '../prompts/builtins.js';
 import type { DashboardDeps } from './dashboard-deps.js';
-import { html } from './html.js';
+import { html } from '../html.js';
 import { layout } from './layout.js';
 import { numbersShown } from './numbers-shown.js';
 import { liveCallPage, type OperatorLines } from './pages/live-call.js';

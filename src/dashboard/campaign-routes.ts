@@ -4,7 +4,7 @@ import { describeProblem, InvalidCampaignError } from '../campaigns/errors.js';
 import { CallNotPlacedError } from '../outbound/errors.js';
 import { MAX_CAMPAIGN_BYTES, readCampaignForm } from './campaign-form.js';
 import type { DashboardDeps } from './dashboard-deps.js';
-import { html } from './html.js';
+import { html } from '../html.js';
 import { layout } from './layout.js';
 import { numbersShown } from './numbers-shown.js';
 import { campaignsPage, type CampaignsPageOptions } from './pages/campaigns.js';

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { roleAtLeast, TOKEN_ADMIN, type StaffRole, type Who } from '../privacy/roles.js';
 import type { Logger } from '../logger.js';
-import { html } from './html.js';
+import { html } from '../html.js';
 import { layout } from './layout.js';
 import { pathOf, rootOf, sendPage } from './respond.js';
 import { crossOriginProblem } from './same-origin.js';

@@ -1,6 +1,6 @@
 import { maskNumber } from '../privacy/mask-number.js';
 import { roleAtLeast, type StaffRole } from '../privacy/roles.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../html.js';
 
 export type Section = 'live' | 'calls' | 'campaigns' | 'charts' | 'prompts' | 'people' | 'audit';
 

@@ -4,7 +4,7 @@ import { roleAtLeast, TOKEN_ADMIN, type Who } from '../privacy/roles.js';
 import { checkSecret, clientAddressOf } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { DashboardDeps } from './dashboard-deps.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../html.js';
 import { layout } from './layout.js';
 import type { LiveViews } from './live-views.js';
 import { formBody, rootOf, sendPage } from './respond.js';

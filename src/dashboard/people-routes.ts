@@ -8,7 +8,7 @@ import { InvalidPhoneNumberError } from '../outbound/errors.js';
 import { countPersonData, erasePersonData, exportPersonData, type PersonCounts } from '../privacy/person-data.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { whoOf } from './gates.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../html.js';
 import { layout } from './layout.js';
 import { formBody, rootOf, sendPage } from './respond.js';
 import type { Audit } from './staff-audit.js';

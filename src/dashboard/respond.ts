@@ -1,5 +1,5 @@
 import express, { type Request, type Response } from 'express';
-import type { Html } from './html.js';
+import type { Html } from '../html.js';
 
 /** The dashboard's own forms (the login, the filters, the buttons): small, and URL-encoded. */
 export const formBody = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });

@@ -4,7 +4,7 @@
  * and every run's transcript as the caller heard it, the worst one open.
  * No script and nothing fetched: it opens from a CI artifact or a mail.
  */
-import { html, raw, type Html } from '../dashboard/html.js';
+import { html, raw, type Html } from '../html.js';
 import type { Comparison, ItemChange } from './compare.js';
 import type { EvalSummary, ItemStats } from './eval-summary.js';
 import type { SuiteResult } from './eval-suite.js';

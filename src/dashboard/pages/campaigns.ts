@@ -1,5 +1,5 @@
 import type { CampaignProgress } from '../../campaigns/progress.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { StaffRole } from '../../privacy/roles.js';
 import { formatTime, layout } from '../layout.js';
 

@@ -1,6 +1,6 @@
 import type { CallEndReason } from '../../call/ports/call-summary.js';
 import { DAY_RANGES, type ChartData } from '../../store/call-stats.js';
-import { html, scriptJson, type Html } from '../html.js';
+import { html, scriptJson, type Html } from '../../html.js';
 import type { StaffRole } from '../../privacy/roles.js';
 import { formatTime, layout } from '../layout.js';
 

@@ -2,7 +2,7 @@ import { CALL_END_REASONS } from '../../call/ports/call-summary.js';
 import type { CampaignProgress } from '../../campaigns/progress.js';
 import type { CallListing, CostTotal } from '../../store/call-search.js';
 import { filterEntries, type ParsedFilter } from '../filter-form.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { StaffRole } from '../../privacy/roles.js';
 import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
 

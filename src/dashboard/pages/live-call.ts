@@ -1,5 +1,5 @@
 import type { CallActivity } from '../../call/ports/call-activity.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import { formatTime, layout, showNumber } from '../layout.js';
 import type { TranscriptLine } from '../transcript-lines.js';
 import type { StaffRole } from '../../privacy/roles.js';

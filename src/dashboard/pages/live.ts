@@ -1,4 +1,4 @@
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { StaffRole } from '../../privacy/roles.js';
 import { layout } from '../layout.js';
 

@@ -1,6 +1,6 @@
 import type { PromptsCheck } from '../../prompts-check.js';
 import type { PromptsStatus } from '../../prompts/prompt-store.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { StaffRole } from '../../privacy/roles.js';
 import { formatTime, layout } from '../layout.js';
 

@@ -2,7 +2,7 @@ import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js'
 import { addUsage, type TokenUsage } from '../../llm/usage.js';
 import { callCostUsd, sumCost } from '../../llm/prices.js';
 import type { StoredReport } from '../../store/report-repository.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
 import type { DeliveryState } from '../reads.js';
 import type { TranscriptLine } from '../transcript-lines.js';
