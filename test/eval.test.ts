@@ -90,9 +90,10 @@ describe('npm run eval on the scripted model', () => {
     expect(ran.output).toContain('3 passed, 0 failed');
     expect(ran.code).toBe(0);
     for (const name of ['order-status', 'order-by-keypad', 'ask-for-a-person']) expect(ran.output).toContain(`✓ ${name} — passed`);
-    // The interruption was played: the cut reply is marked where the caller cut in.
+    // The interruption was played: the cut reply is marked where the caller cut in. The caller starts cutting in
+    // after 3 words and is heard a moment later, so one or two more words may have played (more on a loaded machine).
     const report = await readFile(path.join(ran.outDir, 'report.html'), 'utf8');
-    expect(report).toMatch(/class="agent cut">Agent: Sure, I can check that — \(the caller cut in\)/);
+    expect(report).toMatch(/class="agent cut">Agent: Sure, I can( [^ <]+)* — \(the caller cut in\)/);
     expect(report).toContain('Caller: (presses 4711# on the keypad)');
     const junit = await readFile(path.join(ran.outDir, 'junit.xml'), 'utf8');
     expect(junit).toMatch(/<testsuites name="hotline evals" tests="\d+" failures="0" errors="0">/);
