@@ -14,6 +14,11 @@ import { textSink } from './helpers/text-sink.js';
 import { freshStore, freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
 const PASSWORD = 'secret-password-123';
+/**
+ * Each password set or checked is a scrypt hash (about 100 ms of CPU and 32 MB): a test making a dozen of them,
+ * each CLI run opening its store, outlasted the default 15 s on a two-core runner beside a CPU hog.
+ */
+const HASHING = { timeout: 60_000 };
 
 describe('passwords', () => {
   test('a hash verifies its password and no other', async () => {
@@ -120,7 +125,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 }
 
 describe.each(await storeKinds())('StaffRepository (%s)', (kind) => {
-  test('accounts: add, names in any case, check, reset, role, remove, list without hashes', async () => {
+  test('accounts: add, names in any case, check, reset, role, remove, list without hashes', HASHING, async () => {
     const store = await freshStore(kind);
     let clock = new Date('2026-03-01T09:00:00.000Z');
     const staff = new StaffRepository(store.db, () => clock);
@@ -227,7 +232,7 @@ describe.each(await storeKinds())('npm run staff (%s)', (kind) => {
     }
   }
 
-  test('add, list, reset, role, remove; every change in the audit log', async () => {
+  test('add, list, reset, role, remove; every change in the audit log', HASHING, async () => {
     expect(await run(['list'])).toEqual({ code: 0, stdout: 'no staff accounts yet: npm run staff -- add --name <n> --role admin\n', stderr: '' });
 
     expect(await run(['add', '--name', 'Anna', '--role', 'operator'])).toEqual({ code: 0, stdout: 'added anna (operator)\n', stderr: '' });
@@ -269,7 +274,7 @@ describe.each(await storeKinds())('npm run staff (%s)', (kind) => {
     expect(JSON.stringify(entries)).not.toMatch(/password-|scrypt/);
   });
 
-  test('--generate makes a password, prints it once, and it signs in', async () => {
+  test('--generate makes a password, prints it once, and it signs in', HASHING, async () => {
     const added = await run(['add', '--name', 'carl', '--role', 'viewer', '--generate'], []);
     expect(added.code).toBe(0);
     expect(added.stderr).toBe('');
@@ -285,7 +290,7 @@ describe.each(await storeKinds())('npm run staff (%s)', (kind) => {
     expect(await withStore((staff) => Promise.all([staff.check('carl', first), staff.check('carl', second)]))).toEqual([undefined, { name: 'carl', role: 'viewer' }]);
   });
 
-  test('a password given is never printed; a weak or missing one is refused before anything changes', async () => {
+  test('a password given is never printed; a weak or missing one is refused before anything changes', HASHING, async () => {
     const given = await run(['add', '--name', 'dora', '--role', 'viewer']);
     expect(given.stdout + given.stderr).not.toContain(PASSWORD);
 
