@@ -188,7 +188,13 @@ const EnvSchema = z.object({
   REPLICA_ID: text
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'REPLICA_ID must be 1–64 letters, digits, dots, dashes, colons or underscores, e.g. hotline-1')
     .optional(),
-  INTERNAL_URL: url('INTERNAL_URL', 'http://10.0.0.12:3000'),
+  INTERNAL_URL: url('INTERNAL_URL', 'http://10.0.0.12:3001'),
+  INTERNAL_PORT: z.coerce
+    .number({ error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
+    .int({ error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
+    .min(0, { error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
+    .max(65535, { error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
+    .optional(),
   CLUSTER_SECRET: text.optional(),
   WORKERS: text
     .regex(/^(auto|[1-9]\d?)$/, 'WORKERS must be auto (one process per core) or a number of processes, 1–99')
@@ -336,8 +342,10 @@ export interface Config {
   replica: {
     /** This process's name among the replicas sharing the store, stable across its restarts (default: the host name). */
     id: string;
-    /** Where the other replicas reach this one; default the address it listens on, if that is one address. */
+    /** Where the other replicas reach this one; default this host's name (or HOST) and `internalPort`. */
     internalUrl: string | undefined;
+    /** The port of the listener that alone serves what replicas ask of each other (never the public one); 0 any free port. */
+    internalPort: number;
     /** What replicas present to each other (a webhook event forwarded to its call's replica); unset, none is forwarded. */
     clusterSecret: string | undefined;
   };
@@ -497,6 +505,22 @@ function redactPatterns(text: string | undefined): RedactPattern[] {
   }
 }
 
+/**
+ * The internal listener's port: INTERNAL_PORT, else the port INTERNAL_URL names (where the others are
+ * told to reach it), else any free one. Never the public port: the replicas' routes are not served there.
+ */
+function internalPortOf(explicit: number | undefined, internalUrl: string | undefined, publicPort: number): number {
+  const named = internalUrl === undefined ? undefined : new URL(internalUrl);
+  const port = explicit ?? (named ? Number(named.port || (named.protocol === 'https:' ? 443 : 80)) : 0);
+  if (port !== 0 && port === publicPort) {
+    throw new ConfigError(
+      `${explicit === undefined ? `INTERNAL_URL (${internalUrl})` : 'INTERNAL_PORT'} names port ${port}, which is PORT: what replicas ask of each other ` +
+        'is served on a port of its own, never the public one. Use another port, e.g. INTERNAL_URL=http://<this host>:3001.',
+    );
+  }
+  return port;
+}
+
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(withoutEmptyValues(rawEnv));
   if (!parsed.success) {
@@ -596,7 +620,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
           : path.resolve(e.DATABASE_FILE),
     databaseUrl: e.DATABASE_URL,
     // A container's or pod's host name is its own, and the same across a restart of the process in it.
-    replica: { id: replicaId, internalUrl: e.INTERNAL_URL, clusterSecret: e.CLUSTER_SECRET },
+    replica: { id: replicaId, internalUrl: e.INTERNAL_URL, internalPort: internalPortOf(e.INTERNAL_PORT, e.INTERNAL_URL, e.PORT), clusterSecret: e.CLUSTER_SECRET },
     reports: {
       webhookUrl: e.REPORT_WEBHOOK_URL,
       webhookSecret: e.REPORT_WEBHOOK_SECRET,

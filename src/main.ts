@@ -64,7 +64,7 @@ async function run(config: Config): Promise<void> {
   let hotline: RunningHotline;
   try {
     // A worker of WORKERS is reached by the others on a loopback port of its own: the shared one reaches any worker.
-    hotline = await startHotline(config, logger, { internalListener: cluster.isWorker });
+    hotline = await startHotline(config, logger, { worker: cluster.isWorker });
   } catch (error) {
     exitOnStartupError(error, config);
   }

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { CampaignRunner } from './campaigns/campaign-runner.js';
 import { campaignsRouter } from './campaigns/campaigns-router.js';
@@ -57,7 +56,9 @@ import { VoicemailPhrasesStore } from './voicemail/phrases-store.js';
 import { priorCallOf } from './transcripts/prior-call.js';
 import { TranscriptStore } from './transcripts/transcript-store.js';
 import { CsvExports } from './transport/csv-export.js';
-import { createHttpApp } from './transport/http-app.js';
+import { createHttpApp, createInternalApp } from './transport/http-app.js';
+import { openInternalListener } from './transport/internal-listener.js';
+import { keepAliveLongerThanBalancers } from './transport/keep-alive.js';
 import { adminApiRouter } from './transport/admin-api.js';
 import { privacyApiRouter } from './transport/privacy-api.js';
 import { AuditLog } from './privacy/audit-log.js';
@@ -70,7 +71,7 @@ import { redactorOf } from './privacy/redactor-of.js';
 import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
-import { webhookRouter } from './transport/webhook.js';
+import { internalWebhookRouter, webhookRouter } from './transport/webhook.js';
 import { RequestsInFlight } from './transport/requests-in-flight.js';
 import { attachWebSocketTransport } from './transport/ws-server.js';
 import { startTracing } from './telemetry/start-tracing.js';
@@ -79,8 +80,6 @@ import { startTracing } from './telemetry/start-tracing.js';
 const RECORDS_CLOSE_MS = 5_000;
 /** A stop waits at most this long for the HTTP requests under way (a forwarded event waits for its answer at most 4.5 s). */
 const IN_FLIGHT_WAIT_MS = 5_000;
-/** A stopping replica among others closes once no request came for this long: the balancer has taken it out. */
-const BALANCER_QUIET_MS = 1_000;
 /** Connections for counting wrong secrets across replicas: only failures use them. */
 const FAILURE_POOL_MAX = 2;
 /** A stop waits at most this long for the last spans to reach the collector. */
@@ -91,6 +90,8 @@ export interface RunningHotline {
   readonly url: string;
   readonly wsUrl: string;
   readonly port: number;
+  /** Where the other replicas reach this one: its internal listener (INTERNAL_URL), open only among replicas. */
+  readonly internalUrl: string | undefined;
   readonly registry: CallRegistry;
   readonly prompts: PromptStore;
   /** Every ended call's summary and report, and their deliveries. */
@@ -135,10 +136,10 @@ export async function startHotline(
     /** The campaigns' clock (calling hours, retries, answer timeouts); default the system's. */
     campaignClock?: Clock;
     /**
-     * Also listen on a loopback port of this process's own, where the other replicas reach it: a
-     * worker of WORKERS, whose shared port reaches whichever worker the primary picks.
+     * A worker of WORKERS, whose shared port reaches whichever worker the primary picks: the other
+     * replicas reach it on a loopback port of its own (not INTERNAL_URL's).
      */
-    internalListener?: boolean;
+    worker?: boolean;
   } = {},
 ): Promise<RunningHotline> {
   const watch = options.watchPrompts ?? true;
@@ -395,19 +396,18 @@ export async function startHotline(
   };
   const handover = webhookOwners && new WebhookHandover(webhookOwners, registry, webhookCalls, passHandedOver, logger);
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
-  const webhook = config.transports.has('webhook')
-    ? webhookRouter({
-        registry,
-        metrics,
-        calls: webhookCalls,
-        logger,
-        secret: config.auth.webhookSecret,
-        maxBytes: config.maxEventBytes,
-        limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute, replicasAlive), authFailures),
-        proxyTrust,
-        peers: handover,
-      })
-    : undefined;
+  const webhookOptions = {
+    registry,
+    metrics,
+    calls: webhookCalls,
+    logger,
+    secret: config.auth.webhookSecret,
+    maxBytes: config.maxEventBytes,
+    limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute, replicasAlive), authFailures),
+    proxyTrust,
+    peers: handover,
+  };
+  const webhook = config.transports.has('webhook') ? webhookRouter(webhookOptions) : undefined;
   // One limit for every CSV export, the dashboard's and the campaigns'.
   const csvExports = new CsvExports(logger);
   const admin = adminApiRouter({
@@ -429,8 +429,6 @@ export async function startHotline(
     llm: { mode: config.llm.mode, model: config.llm.model },
     routers: [
       ...(webhook ? [webhook] : []),
-      // What replicas ask of each other: carried out by this replica's own calls (never passed on again).
-      ...(webhookOwners && clusterSecret ? [internalApiRouter({ secret: clusterSecret, control: registry })] : []),
       admin,
       privacy,
       campaignsRouter({
@@ -493,6 +491,10 @@ export async function startHotline(
     gate,
   });
   const server = createServer(app);
+  keepAliveLongerThanBalancers(server);
+  /** No new connection on the public port (idle kept-alive ones close now); resolves once every one has closed. */
+  let publicClosed: Promise<void> | undefined;
+  const stopListening = (): Promise<void> => (publicClosed ??= new Promise<void>((resolve) => server.close(() => resolve())));
   const inFlight = new RequestsInFlight();
   inFlight.watch(server);
   // Without an upgrade listener Node hands an upgrade request to the app, which answers 404.
@@ -512,24 +514,33 @@ export async function startHotline(
       })
     : undefined;
 
+  // What replicas ask of each other, carried out by this replica's own calls (never passed on again), on a
+  // listener of their own: the public port answers /internal/* with 404.
+  const internal =
+    webhookOwners && clusterSecret
+      ? await openInternalListener(
+          createInternalApp({
+            routers: [
+              ...(handover && config.transports.has('webhook') ? [internalWebhookRouter({ ...webhookOptions, peers: handover, gate })] : []),
+              internalApiRouter({ secret: clusterSecret, gate, control: registry }),
+            ],
+            logger,
+            registry,
+          }),
+          // A worker of WORKERS: a loopback port of its own, not shared with the other workers through the primary.
+          options.worker
+            ? { host: '127.0.0.1', port: 0, exclusive: true, advertised: undefined }
+            : { host: config.host, port: config.replica.internalPort, exclusive: false, advertised: config.replica.internalUrl },
+        )
+      : undefined;
+  if (internal) {
+    inFlight.watch(internal.server);
+    await replica.setInternalUrl(internal.url);
+  }
   await listen(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host}:${port}`;
-  // Not shared with the other workers (exclusive): this port reaches this process and no other.
-  const internal = options.internalListener ? createServer(app) : undefined;
-  if (internal) inFlight.watch(internal);
-  if (internal) {
-    await new Promise<void>((resolve, reject) => {
-      internal.once('error', reject);
-      internal.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => resolve());
-    });
-    await replica.setInternalUrl(`http://127.0.0.1:${(internal.address() as AddressInfo).port}`);
-  } else if (!config.replica.internalUrl) {
-    // On one address, that is where the others reach it; on all, by the host name (set INTERNAL_URL where that does not resolve).
-    const internalHost = config.host === '0.0.0.0' || config.host === '::' ? hostname() : config.host;
-    await replica.setInternalUrl(`http://${internalHost.includes(':') ? `[${internalHost}]` : internalHost}:${port}`);
-  }
   // Listening first: a campaign's calls ring back into this server. Awaited, as the synchronous start was: what a
   // previous process left is settled before anyone else uses the store (a sync writer on this thread, while the old
   // Database remains, would wait on a transaction of the store's that needs this thread to finish).
@@ -561,15 +572,15 @@ export async function startHotline(
     live.close();
     await dashboardReads.close();
     registry.stopAccepting();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = stopListening();
     await registry.endAll('shutdown');
     await liveRelay?.close();
     // Requests under way finish first (an event forwarded to the replica that has its call now):
     // cut, the service would see its event fail, and a balancer might send it again.
     await inFlight.settled(IN_FLIGHT_WAIT_MS);
     // The others forwarded this replica's calls' events here until its last call ended.
-    internal?.close();
-    internal?.closeAllConnections();
+    internal?.server.close();
+    internal?.server.closeAllConnections();
     // Closing the WebSocketServer stops its ping timer; its sockets do not close by themselves.
     wss?.close();
     for (const client of wss?.clients ?? []) client.terminate();
@@ -603,6 +614,7 @@ export async function startHotline(
     url,
     wsUrl: `ws://${host}:${port}/ws`,
     port,
+    internalUrl: internal?.url,
     registry,
     prompts,
     reports,
@@ -619,6 +631,11 @@ export async function startHotline(
       void replica.stopping().catch((error: unknown) => logger.warn({ err: error }, 'the other replicas could not be told this one stops'));
       handover?.begin();
       inFlight.stop();
+      // Among replicas, the public port closes at once: a balancer's next connection here is refused and
+      // it tries the next replica (nginx has no readiness checks; a refused connection is the one sign it
+      // takes). The others forward this one's calls' events to its internal listener until each call is
+      // handed over between turns. A lone Hotline keeps listening: its webhook calls' events come here.
+      if (internal) void stopListening();
       // Nothing new is dialled: a person picking up now would reach a Hotline on its way out. Campaigns
       // stay running in the store and go on after the restart.
       outboundCalls.stopDialling();
@@ -631,9 +648,6 @@ export async function startHotline(
         const told = registry.retireAll('shutdown');
         await Promise.race([told, untilEmptyOr(registry, deadline - performance.now())]);
       }
-      // Among replicas, the balancer still sends this one events (of calls it handed over) until it sees
-      // /readyz fail: it listens, passing them on, until they stop coming, then closes.
-      if (handover) await inFlight.quiet(BALANCER_QUIET_MS, deadline - performance.now());
       await close();
     },
     close,

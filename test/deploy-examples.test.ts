@@ -33,13 +33,13 @@ describe('deploy/compose.yaml with nginx', () => {
       return env;
     });
     expect(new Set(envs.map((e) => e.REPLICA_ID)).size).toBe(3);
-    expect(envs.map((e) => e.INTERNAL_URL)).toEqual(['http://hotline-1:3000', 'http://hotline-2:3000', 'http://hotline-3:3000']);
+    expect(envs.map((e) => e.INTERNAL_URL)).toEqual(['http://hotline-1:3001', 'http://hotline-2:3001', 'http://hotline-3:3001']);
     for (const env of envs) {
       expect(env.DATABASE_URL).toBe(envs[0]!.DATABASE_URL);
       expect(env.CLUSTER_SECRET).toBe(SECRETS.CLUSTER_SECRET);
       const config = loadConfig({ NODE_ENV: 'production', ...env });
       expect(config.databaseUrl).toMatch(/^postgres:\/\/hotline:hotline@postgres:5432\/hotline$/);
-      expect(config.replica).toEqual({ id: env.REPLICA_ID, internalUrl: env.INTERNAL_URL, clusterSecret: SECRETS.CLUSTER_SECRET });
+      expect(config.replica).toEqual({ id: env.REPLICA_ID, internalUrl: env.INTERNAL_URL, internalPort: 3001, clusterSecret: SECRETS.CLUSTER_SECRET });
     }
     // Longer than the calls' grace at shutdown (30 s), or Docker kills a replica mid-call.
     const grace = Number.parseInt(replicas[0]![1].stop_grace_period ?? '0', 10);
@@ -51,6 +51,8 @@ describe('deploy/compose.yaml with nginx', () => {
     for (const n of [1, 2, 3]) expect(conf).toContain(`server hotline-${n}:3000`);
     expect(conf).toMatch(/proxy_set_header Upgrade \$http_upgrade;/);
     expect(conf).toMatch(/location \/internal\/ \{\s*return 404;/);
+    // The webhook's POSTs that reached no replica go to the next one (a replica stopping, or closing an idle connection).
+    expect(conf).toMatch(/location = \/webhook \{[^}]*proxy_next_upstream error timeout non_idempotent;/);
     const directives = conf.replace(/#.*$/gm, '');
     expect(directives).not.toMatch(/\bip_hash\b|\bsticky\b|\bhash\b/);
   });
@@ -68,7 +70,7 @@ describe('deploy/kubernetes.yaml', () => {
           containers: {
             env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
             readinessProbe: { httpGet: { path: string } };
-            livenessProbe: { httpGet: { path: string } };
+            livenessProbe: { httpGet: { path: string; port: number } };
             lifecycle: { preStop: { sleep: { seconds: number } } };
           }[];
         };
@@ -88,6 +90,8 @@ describe('deploy/kubernetes.yaml', () => {
       env[variable.name] = field ? pod1[field] : (variable.value ?? '').replace(/\$\((\w+)\)/g, (_, v: string) => env[v] ?? '');
     }
     const config = loadConfig(env);
-    expect(config.replica).toEqual({ id: 'hotline-7d9f-abcde', internalUrl: 'http://10.1.2.3:3000', clusterSecret: SECRETS.CLUSTER_SECRET });
+    expect(config.replica).toEqual({ id: 'hotline-7d9f-abcde', internalUrl: 'http://10.1.2.3:3001', internalPort: 3001, clusterSecret: SECRETS.CLUSTER_SECRET });
+    // Alive on the port that stays open while a stopping replica hands its calls over; the public one closes at once.
+    expect(container!.livenessProbe.httpGet.port).toBe(config.replica.internalPort);
   });
 });

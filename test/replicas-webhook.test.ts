@@ -100,12 +100,10 @@ describe.skipIf(!withPostgres)('webhook calls across three replicas behind a rou
       const place = await freshStoreLocation('postgres');
       cleanups.push(() => place.remove());
       const llm = await openingHoursModel();
-      const urls = await Promise.all(
-        ['r1', 'r2', 'r3'].map(async (id) => {
-          const replica = await startReplica({ ...scriptedReplicaEnv(place, llm.baseURL, id), CLUSTER_SECRET: SECRET }, cleanups);
-          return replica.url;
-        }),
+      const replicas = await Promise.all(
+        ['r1', 'r2', 'r3'].map((id) => startReplica({ ...scriptedReplicaEnv(place, llm.baseURL, id), CLUSTER_SECRET: SECRET }, cleanups)),
       );
+      const urls = replicas.map((replica) => replica.url);
       const balancer = await roundRobin(urls);
 
       const balanced = await playCall(poster(balancer.url), 'call-balanced');
@@ -128,13 +126,15 @@ describe.skipIf(!withPostgres)('webhook calls across three replicas behind a rou
       // Both calls are over: nobody owns them any more (each owner lets go as its call ends).
       while (((await db.query('SELECT session_id FROM webhook_sessions')).rowCount ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
 
-      // The replicas' door to each other opens only to the cluster's secret.
-      const forged = await fetch(`${urls[1]}/internal/webhook`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-hotline-cluster-secret': 'guess' },
-        body: JSON.stringify({ type: 'session_end', session: { id: 'x' } }),
-      });
-      expect(forged.status).toBe(401);
+      // The replicas' door to each other opens only to the cluster's secret, and only on their own listener.
+      const forge = (base: string | undefined) =>
+        fetch(`${base}/internal/webhook`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hotline-cluster-secret': 'guess' },
+          body: JSON.stringify({ type: 'session_end', session: { id: 'x' } }),
+        });
+      expect((await forge(replicas[1]!.internalUrl)).status).toBe(401);
+      expect((await forge(urls[1])).status).toBe(404);
     },
     CHILD_TEST_TIMEOUT_MS * 2,
   );
@@ -190,6 +190,15 @@ describe('WORKERS', () => {
       const rows = async () => (await db.query<{ owner: string; end_reason: string | null }>("SELECT owner, end_reason FROM calls WHERE session_id = 'call-on-workers'")).rows;
       while ((await rows())[0]?.end_reason == null) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(await rows()).toEqual([{ owner: expect.stringMatching(/^box-[12]$/), end_reason: 'caller_hung_up' }]);
+      // Each worker's own loopback port serves what the replicas ask of each other, and nothing of the public app.
+      const internals = (await db.query<{ internal_url: string }>('SELECT internal_url FROM replicas ORDER BY id')).rows.map((r) => r.internal_url);
+      expect(internals).toHaveLength(2);
+      for (const internal of internals) {
+        expect(internal).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect((await fetch(`${internal}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
+        expect((await fetch(`${internal}/healthz`)).status).toBe(200);
+      }
+      expect((await fetch(`${url}/internal/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
 
       child.child.kill('SIGTERM');
       expect(await child.exited).toBe(0);

@@ -292,8 +292,11 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
     // Nobody else's: a call no replica holds is a 404 as on one Hotline.
     const none = await fetch(`${a.url}/api/calls/no-such-call/hangup`, { method: 'POST', headers: { authorization: 'Bearer admin-secret-1' } });
     expect(none.status).toBe(404);
-    const forged = await fetch(`${b.url}/internal/calls/${service.sessionId}/hangup`, { method: 'POST', headers: { 'x-hotline-cluster-secret': 'guess' } });
+    const forged = await fetch(`${b.internalUrl}/internal/calls/${service.sessionId}/hangup`, { method: 'POST', headers: { 'x-hotline-cluster-secret': 'guess' } });
     expect(forged.status).toBe(401);
+    // The public port does not know the replicas' routes at all.
+    const outside = await fetch(`${b.url}/internal/calls/${service.sessionId}/hangup`, { method: 'POST', headers: { 'x-hotline-cluster-secret': 'guess' } });
+    expect(outside.status).toBe(404);
   }, CHILD_TEST_TIMEOUT_MS * 2);
 });
 

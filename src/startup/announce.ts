@@ -8,6 +8,8 @@ import { weakSecrets } from '../secret-strength.js';
 export interface Listening {
   port: number;
   llmEndpoint: string;
+  /** Where the other replicas reach this one (its internal listener); undefined when none is open. */
+  internalUrl: string | undefined;
 }
 
 export interface StartupUrls {
@@ -86,6 +88,7 @@ export function announceStartup(logger: Logger, config: Config, listening: Liste
       healthUrl: urls.health,
       dashboardUrl: urls.dashboard,
       llmEndpoint: redactUrlCredentials(listening.llmEndpoint),
+      internalUrl: listening.internalUrl,
       model: config.llm.model,
       promptsDir: config.promptsDir,
       transcriptsDir: config.transcriptsDir,

@@ -73,15 +73,36 @@ export function createHttpApp(options: HttpAppOptions): Express {
 
   for (const router of options.routers) app.use(router);
 
+  answerErrorsAsJson(app, options.logger);
+  return app;
+}
+
+/**
+ * The replicas' own listener (INTERNAL_URL): what they ask of each other, and nothing of the public
+ * app. The public port answers /internal/* with 404, so the cluster's secret cannot be tried there.
+ */
+export function createInternalApp(options: { routers: Router[]; logger: Logger; registry: CallRegistry }): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  // Alive until the process goes: it outlives the public port of a replica that stops (a liveness probe may ask here).
+  app.get('/healthz', function internalHealthz(_req, res) {
+    res.json({ status: 'ok', calls: options.registry.size });
+  });
+  for (const router of options.routers) app.use(router);
+  answerErrorsAsJson(app, options.logger);
+  return app;
+}
+
+/** Unknown paths get a JSON 404; errors a JSON message, never a stack trace or an internal detail. */
+function answerErrorsAsJson(app: Express, logger: Logger): void {
   app.use(function notFound(_req, res) {
     res.status(404).json({ error: 'not found' });
   });
-
   const onError: ErrorRequestHandler = function jsonError(error: unknown, _req, res, _next) {
     const status = statusOf(error);
     if (status >= 500) {
       const sessionId = error instanceof HttpError ? error.sessionId : undefined;
-      options.logger.error({ err: error instanceof HttpError && error.cause ? error.cause : error, sessionId }, 'request failed');
+      logger.error({ err: error instanceof HttpError && error.cause ? error.cause : error, sessionId }, 'request failed');
     }
     if (res.headersSent) return;
     if (error instanceof HttpError && error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
@@ -91,7 +112,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
     res.status(status).json({ error: message });
   };
   app.use(onError);
-  return app;
 }
 
 /** HttpError, and the errors body parsers raise (413, 400, 415), keep their status; anything else is a 500. */

@@ -9,7 +9,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 export class RequestsInFlight {
   private active = 0;
-  private lastAt = 0;
   private stopping = false;
   private waiters: (() => void)[] = [];
 
@@ -19,7 +18,6 @@ export class RequestsInFlight {
       if (this.stopping && !res.headersSent) res.setHeader('connection', 'close');
       if (req.method !== 'POST') return;
       this.active += 1;
-      this.lastAt = performance.now();
       res.once('close', () => {
         this.active -= 1;
         if (this.active > 0) return;
@@ -44,17 +42,5 @@ export class RequestsInFlight {
       sleep(ms, undefined, { signal: bound.signal, ref: false }).catch(() => undefined),
     ]);
     bound.abort();
-  }
-
-  /** Resolves once no request has come for `quietMs` (the balancer sends nothing more here), or after `maxMs`. */
-  async quiet(quietMs: number, maxMs: number): Promise<void> {
-    const giveUpAt = performance.now() + maxMs;
-    for (;;) {
-      const now = performance.now();
-      if (this.active === 0 && now - this.lastAt >= quietMs) return;
-      const wait = Math.min(this.lastAt + quietMs - now, giveUpAt - now);
-      if (wait <= 0) return;
-      await sleep(Math.max(wait, 10));
-    }
   }
 }

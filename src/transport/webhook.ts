@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { AnswerSchema } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
-import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust } from './auth.js';
+import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
 import type { AccessLimits } from './rate-limit.js';
 import type { WebhookCalls } from './webhook-calls.js';
@@ -59,7 +59,7 @@ export const INTERNAL_WEBHOOK_PATH = '/internal/webhook';
  */
 export function webhookRouter(options: WebhookOptions): Router {
   const router = express.Router();
-  const { logger } = options;
+  const handleWebhookEvent = webhookEventHandler(options);
 
   router.post(
     '/webhook',
@@ -88,18 +88,32 @@ export function webhookRouter(options: WebhookOptions): Router {
     (req: Request, res: Response) => handleWebhookEvent(req, res, true),
   );
 
-  const { peers } = options;
-  if (peers) {
-    // Another replica forwards an event of a call this one owns: the cluster's secret, and no forwarding on.
-    router.post(
-      INTERNAL_WEBHOOK_PATH,
-      requireClusterSecret(peers.secret),
-      express.raw({ type: () => true, limit: options.maxBytes }),
-      (req: Request, res: Response) => handleWebhookEvent(req, res, false),
-    );
-  }
+  router.all('/webhook', function webhookMethodNotAllowed(_req, res) {
+    res.set('Allow', 'POST').status(405).json({ error: 'use POST' });
+  });
+  return router;
+}
 
-  async function handleWebhookEvent(req: Request, res: Response, mayForward: boolean): Promise<void> {
+/**
+ * POST /internal/webhook, on the replicas' own listener: an event of a call this replica owns,
+ * forwarded by the replica the balancer sent it to. The cluster's secret, and no forwarding on.
+ */
+export function internalWebhookRouter(options: WebhookOptions & { peers: WebhookPeers; gate: SecretGate }): Router {
+  const router = express.Router();
+  const handleWebhookEvent = webhookEventHandler(options);
+  router.post(
+    INTERNAL_WEBHOOK_PATH,
+    requireClusterSecret(options.peers.secret, options.gate),
+    express.raw({ type: () => true, limit: options.maxBytes }),
+    (req: Request, res: Response) => handleWebhookEvent(req, res, false),
+  );
+  return router;
+}
+
+/** One event's way through, from either route: parsed, passed to its call's replica or answered here. */
+function webhookEventHandler(options: WebhookOptions): (req: Request, res: Response, mayForward: boolean) => Promise<void> {
+  const { logger, peers } = options;
+  return async function handleWebhookEvent(req: Request, res: Response, mayForward: boolean): Promise<void> {
     const body: unknown = req.body;
     const raw = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
     const parsed = parseEvent(raw.toString('utf8'));
@@ -168,15 +182,10 @@ export function webhookRouter(options: WebhookOptions): Router {
     res.status(200).json(checked.data);
     pending.done(true);
     peers?.answered(id);
-  }
+  };
+}
 
-  function relay(res: Response, relayed: Relayed): void {
-    if (relayed.contentType) res.type(relayed.contentType);
-    res.status(relayed.status).send(relayed.body);
-  }
-
-  router.all('/webhook', function webhookMethodNotAllowed(_req, res) {
-    res.set('Allow', 'POST').status(405).json({ error: 'use POST' });
-  });
-  return router;
+function relay(res: Response, relayed: Relayed): void {
+  if (relayed.contentType) res.type(relayed.contentType);
+  res.status(relayed.status).send(relayed.body);
 }

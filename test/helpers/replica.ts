@@ -9,6 +9,8 @@ export interface StartedReplica {
   /** http://127.0.0.1:port */
   readonly url: string;
   readonly wsUrl: string;
+  /** Where the other replicas reach it (its internal listener): only with CLUSTER_SECRET. */
+  readonly internalUrl: string | undefined;
 }
 
 /**
@@ -22,8 +24,10 @@ export async function startReplica(env: Record<string, string>, cleanups: (() =>
   cleanups.push(() => {
     if (child.child.exitCode === null) child.child.kill('SIGKILL');
   });
-  const [, wsUrl] = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
-  return { child, url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl! };
+  const started = await child.line(/"websocketUrl":"(ws:\/\/[^"]+)"/);
+  const wsUrl = started[1];
+  const internalUrl = /"internalUrl":"(http:\/\/[^"]+)"/.exec(started.input)?.[1];
+  return { child, url: wsUrl!.replace(/^ws/, 'http').replace(/\/ws$/, ''), wsUrl: wsUrl!, internalUrl };
 }
 
 /**
