@@ -195,6 +195,7 @@ const EnvSchema = z.object({
   PROXY_AUTH_GROUPS_HEADER: text.regex(/^[A-Za-z0-9-]+$/, { error: 'PROXY_AUTH_GROUPS_HEADER must be a header name, e.g. X-Forwarded-Groups' }).optional(),
   PROXY_AUTH_ROLES: text.optional(),
   PROXY_AUTH_DEFAULT_ROLE: z.enum(STAFF_ROLES, { error: 'PROXY_AUTH_DEFAULT_ROLE must be viewer, operator or admin' }).default('viewer'),
+  DASHBOARD_RECHECK_SECONDS: int('DASHBOARD_RECHECK_SECONDS', 1, 30, ' of seconds').refine((s) => s <= 60, { error: 'DASHBOARD_RECHECK_SECONDS must be at most 60' }),
   REDACT_CARDS: boolean('REDACT_CARDS', true),
   REDACT_IBANS: boolean('REDACT_IBANS', true),
   REDACT_PATTERNS: text.optional(),
@@ -355,6 +356,8 @@ export interface Config {
   playbackGraceMs: number;
   /** An authenticating reverse proxy's word for who uses the dashboard; undefined: Hotline's own login only. */
   proxyAuth: ProxyAuthSettings | undefined;
+  /** How often a dashboard session's account is asked again: a removed or re-roled one is logged out, its streams closed, within it. */
+  dashboardRecheckMs: number;
   privacy: {
     /** What is redacted from the caller's words (and Hotline's) before anything is written. */
     redaction: RedactionOptions;
@@ -565,6 +568,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     timeZone: e.TZ,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
     proxyAuth: proxyAuthOf(e.PROXY_AUTH_USER_HEADER, e.PROXY_AUTH_GROUPS_HEADER, e.PROXY_AUTH_ROLES, e.PROXY_AUTH_DEFAULT_ROLE, e.TRUST_PROXY),
+    dashboardRecheckMs: e.DASHBOARD_RECHECK_SECONDS * 1000,
     privacy: {
       redaction: { cards: e.REDACT_CARDS, ibans: e.REDACT_IBANS, patterns: redactPatterns(e.REDACT_PATTERNS) },
       redactFromModel: e.REDACT_FROM_MODEL,

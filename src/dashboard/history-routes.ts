@@ -9,12 +9,13 @@ import { numbersShown } from './numbers-shown.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
+import { guardStream, type StreamGuards } from './stream-guard.js';
 
 /** Calls per slice of a CSV export: formatting a slice here takes about half a millisecond. */
 const CSV_BATCH = 100;
 
 /** The history of calls, filtered and paged, and the same calls as a CSV file. */
-export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' | 'exports' | 'logger'>): void {
+export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' | 'exports' | 'logger'>, guards: StreamGuards): void {
   const exports = deps.exports ?? new CsvExports(deps.logger);
 
   const history = async (req: Request, res: Response) => {
@@ -46,7 +47,13 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
         after = batch.at(-1);
       }
     }
-    await exports.send(req, res, 'hotline-calls.csv', rows());
+    // A large file to a slow reader takes long: it goes on only while the session stands, and is cut, never ended cleanly, when not.
+    const release = guardStream(req, res, guards, 'export', () => res.destroy());
+    try {
+      await exports.send(req, res, 'hotline-calls.csv', rows());
+    } finally {
+      release();
+    }
   });
 }
 

@@ -6,7 +6,7 @@ import { HttpError } from '../transport/http-error.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { html, type Html } from '../html.js';
 import { layout } from './layout.js';
-import type { LiveViews } from './live-views.js';
+import type { OpenStreams } from './open-streams.js';
 import { formBody, rootOf, sendPage } from './respond.js';
 import { SESSION_MS, type SessionCookies } from './session-cookie.js';
 import { cookieName, sessionCookieOf, sessionCookieOptions } from './session-request.js';
@@ -60,10 +60,10 @@ export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | '
   });
 }
 
-/** The logout: the session ends everywhere, its live views with it. */
-export function logoutRoutes(router: Router, sessions: SessionCookies, liveViews: LiveViews): void {
+/** The logout: the session ends everywhere, its live views and exports with it. */
+export function logoutRoutes(router: Router, sessions: SessionCookies, streams: OpenStreams): void {
   router.post('/dashboard/logout', async (req, res) => {
-    liveViews.closeAll(await sessions.end(sessionCookieOf(req)));
+    streams.closeSession(await sessions.end(sessionCookieOf(req)));
     res.clearCookie(cookieName(req), sessionCookieOptions(req));
     res.redirect(303, 'login');
   });
