@@ -5,7 +5,7 @@ import { CsvExports } from '../transport/csv-export.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { parseFilter } from './filter-form.js';
 import { showNumber } from './layout.js';
-import { numbersShown } from './numbers-shown.js';
+import { numbersHidden, numbersShown } from './numbers-shown.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
@@ -20,7 +20,7 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
 
   const history = async (req: Request, res: Response) => {
     const input = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
-    const parsed = parseFilter(input);
+    const parsed = parseFilter(input, { numbersMasked: numbersHidden(req) });
     const { reads } = deps;
     const [{ calls, total, cost }, fieldNames, campaigns, failedDeliveries] = await Promise.all([
       reads.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE),
@@ -34,7 +34,7 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
   router.post('/dashboard/calls', formBody, history);
 
   router.post('/dashboard/calls.csv', formBody, async (req: Request, res: Response) => {
-    const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>);
+    const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>, { numbersMasked: numbersHidden(req) });
     const shown = numbersShown(req);
     const { reads } = deps;
     // A batch at a time, each only once the client has taken the last: never the whole file in memory.
