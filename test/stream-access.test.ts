@@ -229,3 +229,22 @@ describe.each(await storeKinds())('open dashboard streams on %s', (kind) => {
     expect((await fetch(`${replicas[0]!.hotline.url}/dashboard/live`, { headers: { cookie: asViewer, accept: 'text/event-stream' } })).status).toBe(403);
   });
 });
+
+test('someone an authenticating proxy let in: the live view is closed after DASHBOARD_RECHECK_SECONDS, and its reconnection meets the gates with what the proxy says now', async () => {
+  const env = await startTestHotline(() => ({ content: 'Hello.' }), {
+    ADMIN_TOKEN: ADMIN,
+    TRUST_PROXY: 'loopback',
+    PROXY_AUTH_USER_HEADER: 'X-Forwarded-Email',
+    PROXY_AUTH_GROUPS_HEADER: 'X-Forwarded-Groups',
+    PROXY_AUTH_ROLES: 'support=operator',
+    DASHBOARD_RECHECK_SECONDS: '1',
+  });
+  cleanups.push(() => env.close());
+  const url = env.hotline.url;
+  const support = { 'x-forwarded-email': 'pia@example.com', 'x-forwarded-groups': 'support' };
+  const res = await fetch(`${url}/dashboard/live`, { headers: support });
+  expect(res.status).toBe(200);
+  await within(res.text(), "pia's live view", 10_000);
+  // Out of the support group at the proxy: her reconnection is refused.
+  expect((await fetch(`${url}/dashboard/live`, { headers: { ...support, 'x-forwarded-groups': 'staff' } })).status).toBe(403);
+});

@@ -19,8 +19,9 @@ export interface StreamGuards {
  * What it returns is called once the response has closed.
  */
 export function guardStream(req: Request, res: Response, guards: StreamGuards, what: 'live view' | 'export', close: () => void): () => void {
-  // Someone the proxy let in has no session of Hotline's: the proxy ends theirs, and each new request asks it again.
-  if (res.locals.viaProxy === true) return () => undefined;
+  // Someone the proxy let in has no session of Hotline's to ask: their live view is closed after as long, so
+  // that the browser's reconnection goes through the proxy again and meets the gates with what it says now.
+  if (res.locals.viaProxy === true) return what === 'live view' ? renewed(guards.standing.everyMs, close) : () => undefined;
   const staff = whoOf(res).name;
   let closed = false;
   const closeOnce = (): void => {
@@ -46,4 +47,10 @@ export function guardStream(req: Request, res: Response, guards: StreamGuards, w
     clearInterval(timer);
     forget();
   };
+}
+
+function renewed(afterMs: number, close: () => void): () => void {
+  const timer = setTimeout(close, afterMs);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
