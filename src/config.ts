@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { availableParallelism, hostname } from 'node:os';
-import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { parseRedactPatterns, RedactPatternError, type RedactPattern, type RedactionOptions } from './privacy/redaction.js';
 import { RETENTION_DEFAULT_VARIABLE, RETENTION_VARIABLES, retentionSettingsFromEnv, type RetentionSettings } from './privacy/retention.js';
 import { ConfigError } from './errors.js';
-import { isStaffRole, STAFF_ROLES, type StaffRole } from './privacy/roles.js';
+import { STAFF_ROLES } from './privacy/roles.js';
+import { proxyAuthOf, trustProxySchema, type ProxyAuthSettings, type TrustProxy } from './proxy-settings.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
 import { CACHE_MARKS, type CacheMarks } from './llm/cache-marks.js';
 import { STREAM_USAGE_MODES, type StreamUsageMode } from './llm/stream-usage.js';
@@ -61,6 +61,8 @@ const namedTargets = z
     return targets;
   });
 
+export type { ProxyAuthSettings, TrustProxy } from './proxy-settings.js';
+
 export type Transport = 'websocket' | 'webhook';
 
 /** A comma-separated list of transports; with an empty default, none (or `none`) is allowed. */
@@ -80,56 +82,6 @@ const transportList = (name: string, fallback: string) =>
     });
 
 const transports = transportList('TRANSPORTS', 'websocket,webhook');
-
-/**
- * Which proxies' X-Forwarded-For entries to believe, as Express's "trust proxy":
- * false, a number of hops, or addresses/subnets (also loopback, linklocal,
- * uniquelocal). `true` means the one proxy in front: believing every hop would
- * let a client pick its own address by writing the leftmost entry.
- */
-export type TrustProxy = false | number | string[];
-
-/** Who uses the dashboard, as an authenticating reverse proxy says (src/dashboard/proxy-identity.ts). */
-export interface ProxyAuthSettings {
-  /** The header naming the person, e.g. X-Forwarded-Email. */
-  userHeader: string;
-  /** The header listing their groups (comma or space separated), e.g. X-Forwarded-Groups. */
-  groupsHeader?: string | undefined;
-  /** Each group's role; a person gets the highest of their groups'. */
-  roles: Readonly<Record<string, StaffRole>>;
-  /** The role of someone none of whose groups is mapped. */
-  defaultRole: StaffRole;
-}
-
-
-/** proxy-addr itself judges the list, so a value it would refuse at startup is refused here, with the others. */
-function proxyListIsValid(entries: string[]): boolean {
-  try {
-    proxyAddr.compile(entries);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const trustProxy = z
-  .string()
-  .default('false')
-  .transform((raw, ctx): TrustProxy => {
-    const value = raw.trim().toLowerCase();
-    if (value === 'false' || value === '0' || value === 'no') return false;
-    if (value === 'true' || value === 'yes') return 1;
-    if (/^\d+$/.test(value)) return Number(value);
-    const entries = raw.split(',').map((p) => p.trim()).filter(Boolean);
-    if (entries.length === 0 || !proxyListIsValid(entries)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'TRUST_PROXY must be false, true (one proxy), a hop count, or proxy addresses/subnets such as 10.0.0.1,loopback',
-      });
-      return z.NEVER;
-    }
-    return entries;
-  });
 
 const EnvSchema = z.object({
   NODE_ENV: text.default('development'),
@@ -241,7 +193,7 @@ const EnvSchema = z.object({
   OUTBOUND_TTL_MS: int('OUTBOUND_TTL_MS', 1, 10 * 60 * 1000, ' of milliseconds'),
   DEFAULT_COUNTRY_CODE: text.regex(/^\d{1,3}$/, { error: 'DEFAULT_COUNTRY_CODE must be 1–3 digits, e.g. 49' }).optional(),
   TZ: text.optional(),
-  TRUST_PROXY: trustProxy,
+  TRUST_PROXY: trustProxySchema,
   PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds'),
   DEMO_TTFT_MS: int('DEMO_TTFT_MS', 0, 300, ' of milliseconds'),
   DEMO_TOKEN_DELAY_MS: int('DEMO_TOKEN_DELAY_MS', 0, 15, ' of milliseconds'),
@@ -249,6 +201,7 @@ const EnvSchema = z.object({
   PROXY_AUTH_GROUPS_HEADER: text.regex(/^[A-Za-z0-9-]+$/, { error: 'PROXY_AUTH_GROUPS_HEADER must be a header name, e.g. X-Forwarded-Groups' }).optional(),
   PROXY_AUTH_ROLES: text.optional(),
   PROXY_AUTH_DEFAULT_ROLE: z.enum(STAFF_ROLES, { error: 'PROXY_AUTH_DEFAULT_ROLE must be viewer, operator or admin' }).default('viewer'),
+  DASHBOARD_RECHECK_SECONDS: int('DASHBOARD_RECHECK_SECONDS', 1, 30, ' of seconds').refine((s) => s <= 60, { error: 'DASHBOARD_RECHECK_SECONDS must be at most 60' }),
   REDACT_CARDS: boolean('REDACT_CARDS', true),
   REDACT_IBANS: boolean('REDACT_IBANS', true),
   REDACT_PATTERNS: text.optional(),
@@ -411,6 +364,8 @@ export interface Config {
   playbackGraceMs: number;
   /** An authenticating reverse proxy's word for who uses the dashboard; undefined: Hotline's own login only. */
   proxyAuth: ProxyAuthSettings | undefined;
+  /** How often a dashboard session's account is asked again: a removed or re-roled one is logged out, its streams closed, within it. */
+  dashboardRecheckMs: number;
   privacy: {
     /** What is redacted from the caller's words (and Hotline's) before anything is written. */
     redaction: RedactionOptions;
@@ -472,30 +427,6 @@ function maxTokensParamFor(baseURL: string | undefined): 'max_tokens' | 'max_com
   return host === 'api.openai.com' || host.endsWith('.openai.azure.com') ? 'max_completion_tokens' : 'max_tokens';
 }
 
-/** Reads the configuration; throws a ConfigError with one line per bad variable, saying how to fix it. */
-/** "admins=admin, support=operator" → each group's role. */
-function proxyAuthOf(
-  userHeader: string | undefined,
-  groupsHeader: string | undefined,
-  roles: string | undefined,
-  defaultRole: StaffRole,
-  trust: TrustProxy,
-): ProxyAuthSettings | undefined {
-  if (!userHeader) {
-    if (groupsHeader || roles) throw new ConfigError('PROXY_AUTH_GROUPS_HEADER and PROXY_AUTH_ROLES need PROXY_AUTH_USER_HEADER, the header naming the person');
-    return undefined;
-  }
-  // Without a trusted proxy the header would be believed from no one: a setting that does nothing is a mistake.
-  if (trust === false) throw new ConfigError('PROXY_AUTH_USER_HEADER is set without TRUST_PROXY: name the proxy\'s addresses, from which alone the header is believed');
-  const map: Record<string, StaffRole> = {};
-  for (const entry of (roles ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
-    const [group, role] = entry.split('=').map((part) => part.trim());
-    if (!group || !isStaffRole(role)) throw new ConfigError(`PROXY_AUTH_ROLES: "${entry}" is not group=role with a role of viewer, operator or admin`);
-    map[group] = role;
-  }
-  return { userHeader, groupsHeader, roles: map, defaultRole };
-}
-
 function redactPatterns(text: string | undefined): RedactPattern[] {
   try {
     return parseRedactPatterns(text ?? '');
@@ -521,6 +452,7 @@ function internalPortOf(explicit: number | undefined, internalUrl: string | unde
   return port;
 }
 
+/** Reads the configuration; throws a ConfigError with one line per bad variable, saying how to fix it. */
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(withoutEmptyValues(rawEnv));
   if (!parsed.success) {
@@ -660,6 +592,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     timeZone: e.TZ,
     playbackGraceMs: e.PLAYBACK_GRACE_MS,
     proxyAuth: proxyAuthOf(e.PROXY_AUTH_USER_HEADER, e.PROXY_AUTH_GROUPS_HEADER, e.PROXY_AUTH_ROLES, e.PROXY_AUTH_DEFAULT_ROLE, e.TRUST_PROXY),
+    dashboardRecheckMs: e.DASHBOARD_RECHECK_SECONDS * 1000,
     privacy: {
       redaction: { cards: e.REDACT_CARDS, ibans: e.REDACT_IBANS, patterns: redactPatterns(e.REDACT_PATTERNS) },
       redactFromModel: e.REDACT_FROM_MODEL,

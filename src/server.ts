@@ -446,6 +446,7 @@ export async function startHotline(
         staff: new StaffRepository(store.db),
         // Replicas behind one balancer: a login must hold on each of them, and a logout end it on all.
         ...(config.databaseUrl && { sessionStore: new StoreSessions(store.db) }),
+        accountRecheckMs: config.dashboardRecheckMs,
         ...(config.proxyAuth && { proxyIdentity: proxyIdentity(config.proxyAuth, proxyTrust) }),
         people: personData,
         live,

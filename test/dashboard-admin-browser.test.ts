@@ -132,7 +132,7 @@ describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the ad
     await page.waitForURL(/\/dashboard\/login$/);
     expect((await context.cookies()).find((c) => c.name === 'hotline_dashboard')).toBeUndefined();
     // The live view of the ended session is closed by the server, and cannot reconnect.
-    await expect.poll(() => watching.textContent('#live-state')).toContain('Connection lost');
+    await expect.poll(() => watching.textContent('#live-state'), { timeout: 10_000 }).toContain('The live view has closed: log in again');
 
     // Someone who kept the cookie: another browser, the copied cookie put back.
     const other = await browser.newContext();

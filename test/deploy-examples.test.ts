@@ -24,7 +24,10 @@ type Env = Record<string, string>;
 
 describe('deploy/compose.yaml with nginx', () => {
   test('three replicas of one image on one PostgreSQL, each its own REPLICA_ID and INTERNAL_URL, one CLUSTER_SECRET; each environment starts Hotline in production', async () => {
-    const compose = parse(await read('compose.yaml'), { merge: true }) as { services: Record<string, { environment?: Env; build?: string; image?: string; stop_grace_period?: string }> };
+    const compose = parse(await read('compose.yaml'), { merge: true }) as {
+      services: Record<string, { environment?: Env; build?: string; image?: string; stop_grace_period?: string; networks?: string[] | Record<string, { ipv4_address?: string }> }>;
+      networks?: Record<string, { ipam?: { config?: { subnet?: string }[] } }>;
+    };
     const replicas = Object.entries(compose.services).filter(([name]) => name.startsWith('hotline-'));
     expect(replicas.map(([name]) => name)).toEqual(['hotline-1', 'hotline-2', 'hotline-3']);
     const envs = replicas.map(([, service]) => {
@@ -33,6 +36,7 @@ describe('deploy/compose.yaml with nginx', () => {
       return env;
     });
     expect(new Set(envs.map((e) => e.REPLICA_ID)).size).toBe(3);
+    const nginxAddress = Object.values(compose.services.nginx!.networks as Record<string, { ipv4_address?: string }>)[0]?.ipv4_address ?? 'none';
     expect(envs.map((e) => e.INTERNAL_URL)).toEqual(['http://hotline-1:3001', 'http://hotline-2:3001', 'http://hotline-3:3001']);
     for (const env of envs) {
       expect(env.DATABASE_URL).toBe(envs[0]!.DATABASE_URL);
@@ -40,7 +44,19 @@ describe('deploy/compose.yaml with nginx', () => {
       const config = loadConfig({ NODE_ENV: 'production', ...env });
       expect(config.databaseUrl).toMatch(/^postgres:\/\/hotline:hotline@postgres:5432\/hotline$/);
       expect(config.replica).toEqual({ id: env.REPLICA_ID, internalUrl: env.INTERNAL_URL, internalPort: 3001, clusterSecret: SECRETS.CLUSTER_SECRET });
+      // X-Forwarded-For (and identity headers) are believed from nginx's own fixed address alone.
+      expect(config.trustProxy).toEqual([nginxAddress]);
     }
+    // That address is nginx's on a network of its own, which only nginx and the replicas join: no other
+    // container (PostgreSQL here) reaches a replica from an address TRUST_PROXY names.
+    const edge = Object.entries(compose.services.nginx!.networks as Record<string, { ipv4_address?: string }>);
+    expect(edge).toHaveLength(1);
+    const [edgeName] = edge[0]!;
+    expect(compose.networks?.[edgeName]?.ipam?.config?.[0]?.subnet).toBe(`${nginxAddress.split('.').slice(0, 3).join('.')}.0/24`);
+    const onEdge = Object.entries(compose.services)
+      .filter(([, service]) => (Array.isArray(service.networks) ? service.networks : Object.keys(service.networks ?? {})).includes(edgeName))
+      .map(([name]) => name);
+    expect(onEdge.sort()).toEqual(['hotline-1', 'hotline-2', 'hotline-3', 'nginx']);
     // Longer than the calls' grace at shutdown (30 s), or Docker kills a replica mid-call.
     const grace = Number.parseInt(replicas[0]![1].stop_grace_period ?? '0', 10);
     expect(grace * 1000).toBeGreaterThan(loadConfig({}).limits.shutdownGraceMs);

@@ -161,8 +161,14 @@ describe.each(await storeKinds())('StaffRepository (%s)', (kind) => {
       expect(await codeOf(staff.resetPassword('anna', 'aaaaaaaaaaaaaaaa'))).toBe('weak_password');
       expect(await codeOf(staff.resetPassword('nobody', PASSWORD))).toBe('unknown_staff');
 
+      // A change of role or a removal ends the account's logins kept in the store (replicas), and no one else's.
+      const login = (id: string, name: string) => store.db.insertInto('dashboard_sessions').values({ id_hash: id, expires_at: Date.now() + 60_000, name, role: 'viewer' }).execute();
+      await login('bert-1', 'bert@example.com');
+      await login('anna-1', 'anna');
+      const logins = async () => (await store.db.selectFrom('dashboard_sessions').select('id_hash').orderBy('id_hash').execute()).map((row) => row.id_hash);
       clock = new Date('2026-03-03T11:00:00.000Z');
       await staff.setRole('BERT@example.com', 'admin');
+      expect(await logins()).toEqual(['anna-1']);
       expect(await staff.check('bert@example.com', 'bert-password-42')).toEqual({ name: 'bert@example.com', role: 'admin' });
       expect(await codeOf(staff.setRole('nobody', 'admin'))).toBe('unknown_staff');
 
@@ -181,6 +187,7 @@ describe.each(await storeKinds())('StaffRepository (%s)', (kind) => {
       }
 
       await staff.remove('Anna');
+      expect(await logins()).toEqual([]);
       expect(await codeOf(staff.remove('anna'))).toBe('unknown_staff');
       expect(await staff.check('anna', 'a-new-password-7')).toBeUndefined();
       expect(await staff.count()).toBe(1);

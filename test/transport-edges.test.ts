@@ -163,8 +163,6 @@ describe('client address behind a proxy', () => {
   test('X-Forwarded-For is read from the right, as far as TRUST_PROXY trusts it', async () => {
     const settings = {
       off: compileProxyTrust(false),
-      oneHop: compileProxyTrust(1),
-      twoHops: compileProxyTrust(2),
       loopback: compileProxyTrust(['loopback']),
       loopbackAndEdge: compileProxyTrust(['loopback', '203.0.113.0/24']),
       everyHopTrusted: compileProxyTrust(['loopback', '203.0.113.0/24', '10.0.0.0/8']),
@@ -178,8 +176,6 @@ describe('client address behind a proxy', () => {
     const res = await fetch(`http://127.0.0.1:${port}/`, { headers: { 'x-forwarded-for': '6.6.6.6, 10.0.0.5, 203.0.113.7' } });
     expect(await res.json()).toEqual({
       off: '127.0.0.1',
-      oneHop: '203.0.113.7',
-      twoHops: '10.0.0.5',
       loopback: '203.0.113.7',
       loopbackAndEdge: '10.0.0.5',
       everyHopTrusted: '6.6.6.6',
@@ -191,8 +187,8 @@ describe('client address behind a proxy', () => {
     expect(() => compileProxyTrust(['999.1.1.1'])).toThrow(/^TRUST_PROXY: .*999\.1\.1\.1/);
   });
 
-  test('TRUST_PROXY=1: a varied leftmost X-Forwarded-For does not escape the webhook limit; the proxy-appended entry is the key', async () => {
-    await hotline({ TRUST_PROXY: '1', RATE_LIMIT_WEBHOOK_PER_MINUTE: '2' });
+  test('TRUST_PROXY=loopback: a varied leftmost X-Forwarded-For does not escape the webhook limit; the proxy-appended entry is the key', async () => {
+    await hotline({ TRUST_PROXY: 'loopback', RATE_LIMIT_WEBHOOK_PER_MINUTE: '2' });
     // What a proxy forwards: whatever the client wrote, then the address the proxy saw.
     const spoofed = (i: number) => ({ 'x-forwarded-for': `10.9.9.${i}, 203.0.113.7` });
     expect(await statuses(4, async (i) => (await post('/webhook', nothingPending(), spoofed(i))).status)).toEqual([204, 204, 429, 429]);
@@ -200,8 +196,8 @@ describe('client address behind a proxy', () => {
     expect((await post('/webhook', nothingPending(), { 'x-forwarded-for': '10.9.9.1, 203.0.113.8' })).status).toBe(204);
   });
 
-  test('TRUST_PROXY=1: the same for WebSocket upgrades', async () => {
-    const { hotline: h } = await hotline({ TRUST_PROXY: '1', RATE_LIMIT_WS_PER_MINUTE: '1' });
+  test('TRUST_PROXY=loopback: the same for WebSocket upgrades', async () => {
+    const { hotline: h } = await hotline({ TRUST_PROXY: 'loopback', RATE_LIMIT_WS_PER_MINUTE: '1' });
     const spoofed = (i: number) => ({ 'x-forwarded-for': `10.9.9.${i}, 203.0.113.7` });
     expect(await statuses(3, (i) => upgradeStatus(h.wsUrl, spoofed(i)))).toEqual([101, 429, 429]);
     expect(await upgradeStatus(h.wsUrl, { 'x-forwarded-for': '10.9.9.1, 203.0.113.8' })).toBe(101);
@@ -209,13 +205,13 @@ describe('client address behind a proxy', () => {
 });
 
 describe('failed authentication is counted apart', () => {
-  // Behind TRUST_PROXY=1: the address the proxy appends is the client. The outsider guesses from one,
+  // Behind a proxy on loopback (TRUST_PROXY=loopback): the address it appends is the client. The outsider guesses from one,
   // the service talks from another (the same address for both: test/auth-failures.test.ts).
   const outsider = { 'x-forwarded-for': '198.51.100.66' };
   const service = { 'x-forwarded-for': '203.0.113.7' };
 
   test('webhook: outsiders get 401 then 429, even with the right secret; the service still gets answers', async () => {
-    await hotline({ TRUST_PROXY: '1', WEBHOOK_SECRET: 'hook-secret', RATE_LIMIT_WEBHOOK_PER_MINUTE: '5', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' });
+    await hotline({ TRUST_PROXY: 'loopback', WEBHOOK_SECRET: 'hook-secret', RATE_LIMIT_WEBHOOK_PER_MINUTE: '5', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' });
     const guesses = await statuses(12, async (i) => (await post('/webhook', nothingPending(), i % 2 ? { ...outsider, 'x-api-token': 'guess' } : outsider)).status);
     expect(guesses).toEqual([401, 401, 401, ...Array<number>(9).fill(429)]);
     expect((await post('/webhook', nothingPending(), { ...outsider, 'x-api-token': 'hook-secret' })).status).toBe(429);
@@ -226,7 +222,7 @@ describe('failed authentication is counted apart', () => {
   });
 
   test('WebSocket: outsiders get 401 then 429, even with the right token; the service still connects', async () => {
-    const { hotline: h } = await hotline({ TRUST_PROXY: '1', WS_TOKEN: 'ws-secret', RATE_LIMIT_WS_PER_MINUTE: '2', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' });
+    const { hotline: h } = await hotline({ TRUST_PROXY: 'loopback', WS_TOKEN: 'ws-secret', RATE_LIMIT_WS_PER_MINUTE: '2', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' });
     const guesses = await statuses(8, (i) => upgradeStatus(i % 2 ? `${h.wsUrl}?token=guess` : h.wsUrl, outsider));
     expect(guesses).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
     expect(await upgradeStatus(h.wsUrl, { ...outsider, authorization: 'Bearer ws-secret' })).toBe(429);

@@ -74,6 +74,8 @@ export interface DashboardDeps {
   redact?: Redact | undefined;
   /** Where logins are kept: in the store where replicas share it, else this process's memory. */
   sessionStore?: SessionStore | undefined;
+  /** How often (ms) a session's staff account is asked again, by pages and by every open live view or export (DASHBOARD_RECHECK_SECONDS). */
+  accountRecheckMs?: number | undefined;
   /** Where staff actions are recorded, and read back on the audit page. */
   audit?: AuditLog | undefined;
   /** A person's data, for access and erasure requests (the People page). */

@@ -11,11 +11,12 @@ import { peopleRoutes } from './people-routes.js';
 import { dashboardAudit } from './staff-audit.js';
 import { historyRoutes } from './history-routes.js';
 import { liveRoutes } from './live-routes.js';
-import { LiveViews } from './live-views.js';
+import { OpenStreams } from './open-streams.js';
 import { loginRoutes, logoutRoutes } from './login-routes.js';
 import { numbersRoutes } from './numbers-shown.js';
 import { promptsRoutes } from './prompts-routes.js';
 import { SessionCookies } from './session-cookie.js';
+import { RECHECK_MS, SessionStanding } from './session-standing.js';
 
 export type { DashboardDeps } from './dashboard-deps.js';
 
@@ -38,8 +39,11 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     return router;
   }
   const sessions = new SessionCookies(token, deps.sessionStore);
-  // Live views open per session: a logout closes its own at once.
-  const liveViews = new LiveViews();
+  // Live views and exports open, per session and person: a logout, or an account found changed, closes them at once.
+  const streams = new OpenStreams();
+  const account = deps.staff && ((who: { name: string }) => deps.staff!.get(who.name));
+  const standing = new SessionStanding(sessions, account, deps.accountRecheckMs ?? RECHECK_MS, (who) => streams.closePerson(who.name));
+  const guards = { standing, streams, logger: deps.logger };
 
   router.use('/dashboard', securityHeaders);
   // Before anything else, the login and the logout too: a page elsewhere on this host (another port,
@@ -49,7 +53,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   loginRoutes(router, deps, token, sessions, deps.audit);
   router.get('/dashboard', withSlash);
   // Every page below needs a session in force; without one the browser goes to the login form.
-  router.use('/dashboard', sessionGate(sessions, deps.staff && ((who) => deps.staff!.get(who.name)), deps.proxyIdentity));
+  router.use('/dashboard', sessionGate(standing, deps.proxyIdentity));
   const audit = dashboardAudit(deps.audit);
   // Someone the proxy let in has logged in there: on record here once in a while, as a look is.
   router.use('/dashboard', (req, res, next) => (res.locals.viaProxy ? void audit(req, res, { action: 'log_in', detail: { via: 'proxy' } }).then(() => next(), next) : next()));
@@ -61,10 +65,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post(['/dashboard/calls/:sessionId/transfer', '/dashboard/calls/:sessionId/hangup', '/dashboard/redeliver', '/dashboard/calls/:sessionId/redeliver', '/dashboard/calls.csv'], needs('operator'));
   router.use(['/dashboard/campaigns', '/dashboard/prompts', '/dashboard/people', '/dashboard/audit'], needs('admin'));
 
-  logoutRoutes(router, sessions, liveViews);
+  logoutRoutes(router, sessions, streams);
   numbersRoutes(router, audit);
-  liveRoutes(router, deps, sessions, liveViews);
-  historyRoutes(router, deps);
+  liveRoutes(router, deps, guards);
+  historyRoutes(router, deps, guards);
   callRoutes(router, deps, audit);
   campaignRoutes(router, deps, audit);
   chartsRoutes(router, deps);

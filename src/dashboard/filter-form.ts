@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CALL_END_REASONS } from '../call/ports/call-summary.js';
+import { maskedQuery } from '../privacy/mask-number.js';
 import { FIELD_NAME, type CallFilter } from '../store/call-search.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -62,7 +63,11 @@ export interface ParsedFilter {
   problems: string[];
 }
 
-export function parseFilter(input: Record<string, unknown>): ParsedFilter {
+/**
+ * `numbersMasked`: for a role that sees numbers masked, the number filter compares masked forms
+ * only (maskedQuery): a part of a number would find the calls whose hidden digits hold it.
+ */
+export function parseFilter(input: Record<string, unknown>, options: { numbersMasked?: boolean } = {}): ParsedFilter {
   const values: Record<string, unknown> = {};
   const ignored: string[] = [];
   const problems: string[] = [];
@@ -77,6 +82,14 @@ export function parseFilter(input: Record<string, unknown>): ParsedFilter {
   if (v.cost_min !== undefined && v.cost_max !== undefined && v.cost_min > v.cost_max) {
     problems.push(`No call can cost at least $${v.cost_min} and at most $${v.cost_max}: the least is above the most`);
   }
+  const masked = options.numbersMasked && v.number !== undefined ? maskedQuery(v.number) : undefined;
+  if (options.numbersMasked && v.number !== undefined) {
+    problems.push(
+      masked === undefined
+        ? `Number: numbers are masked for you, so only a whole number or one as shown (4915•••••••78) can be looked for, not "${v.number}"`
+        : `Numbers are masked for you: these are the calls whose number shows as ${masked}`,
+    );
+  }
   const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
   const filter: CallFilter = {
     since: v.since && `${v.since}T00:00:00.000Z`,
@@ -84,7 +97,9 @@ export function parseFilter(input: Record<string, unknown>): ParsedFilter {
     direction: v.direction,
     endReason: v.outcome,
     campaign: v.campaign,
-    number: v.number,
+    number: options.numbersMasked ? undefined : v.number,
+    // Nothing at all for what cannot be a number masked: a filter dropped shows every call, never fewer.
+    maskedNumber: masked,
     text: v.text,
     field: v.field !== undefined && v.value !== undefined ? { name: v.field, value: v.value } : undefined,
     costAtLeast: v.cost_min,

@@ -5,7 +5,7 @@ import { html } from '../html.js';
 import { layout } from './layout.js';
 import { pathOf, rootOf, sendPage } from './respond.js';
 import { crossOriginProblem } from './same-origin.js';
-import type { SessionCookies } from './session-cookie.js';
+import type { SessionStanding } from './session-standing.js';
 import { sessionCookieOf } from './session-request.js';
 
 /*
@@ -52,17 +52,15 @@ export const withSlash: RequestHandler = (req, res, next) => {
 /**
  * Lets through only a session in force (its id in res.locals.session, whose it is in res.locals.who);
  * without one the browser goes to the login form. A staff account's session is checked against the
- * account now and then (`stillSo`): one removed, or given another role, is logged out within a minute.
+ * account now and then (SessionStanding): one removed, or given another role, is logged out within
+ * DASHBOARD_RECHECK_SECONDS.
  */
 export function sessionGate(
-  sessions: SessionCookies,
-  stillSo?: (who: Who) => Promise<Who | undefined>,
+  standing: SessionStanding,
   /** Who an authenticating proxy says is there (TRUST_PROXY's addresses only): no login of Hotline's own. */
   fromProxy?: (req: Request) => Who | undefined,
 ): RequestHandler {
-  const checked = new Map<string, number>();
   return async (req, res, next) => {
-    const now = Date.now();
     const proxied = fromProxy?.(req);
     if (proxied) {
       // Keyed by the person: the live views a logout closes are this person's.
@@ -71,17 +69,7 @@ export function sessionGate(
       res.locals.viaProxy = true;
       return next();
     }
-    const session = await sessions.identityOf(sessionCookieOf(req), now);
-    if (session !== undefined && stillSo && session.who.name !== TOKEN_ADMIN.name && (checked.get(session.id) ?? 0) < now - RECHECK_MS) {
-      const current = await stillSo(session.who).catch(() => session.who);
-      if (current?.role !== session.who.role) {
-        await sessions.end(sessionCookieOf(req));
-        checked.delete(session.id);
-        return refuse(req, res);
-      }
-      if (checked.size > 10_000) checked.clear();
-      checked.set(session.id, now);
-    }
+    const session = await standing.of(sessionCookieOf(req), Date.now());
     if (session !== undefined) {
       res.locals.session = session.id;
       res.locals.who = session.who;
@@ -90,8 +78,6 @@ export function sessionGate(
     refuse(req, res);
   };
 }
-
-const RECHECK_MS = 60_000;
 
 function refuse(req: Request, res: Response): void {
   if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `${rootOf(req)}login`);

@@ -5,21 +5,22 @@ import { CsvExports } from '../transport/csv-export.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { parseFilter } from './filter-form.js';
 import { showNumber } from './layout.js';
-import { numbersShown } from './numbers-shown.js';
+import { numbersHidden, numbersShown } from './numbers-shown.js';
 import { historyPage, PAGE_SIZE } from './pages/history.js';
 import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
+import { guardStream, type StreamGuards } from './stream-guard.js';
 
 /** Calls per slice of a CSV export: formatting a slice here takes about half a millisecond. */
 const CSV_BATCH = 100;
 
 /** The history of calls, filtered and paged, and the same calls as a CSV file. */
-export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' | 'exports' | 'logger'>): void {
+export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' | 'exports' | 'logger'>, guards: StreamGuards): void {
   const exports = deps.exports ?? new CsvExports(deps.logger);
 
   const history = async (req: Request, res: Response) => {
     const input = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
-    const parsed = parseFilter(input);
+    const parsed = parseFilter(input, { numbersMasked: numbersHidden(req) });
     const { reads } = deps;
     const [{ calls, total, cost }, fieldNames, campaigns, failedDeliveries] = await Promise.all([
       reads.page(parsed.filter, PAGE_SIZE, (parsed.page - 1) * PAGE_SIZE),
@@ -33,7 +34,7 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
   router.post('/dashboard/calls', formBody, history);
 
   router.post('/dashboard/calls.csv', formBody, async (req: Request, res: Response) => {
-    const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>);
+    const { filter } = parseFilter((req.body ?? {}) as Record<string, unknown>, { numbersMasked: numbersHidden(req) });
     const shown = numbersShown(req);
     const { reads } = deps;
     // A batch at a time, each only once the client has taken the last: never the whole file in memory.
@@ -46,7 +47,13 @@ export function historyRoutes(router: Router, deps: Pick<DashboardDeps, 'reads' 
         after = batch.at(-1);
       }
     }
-    await exports.send(req, res, 'hotline-calls.csv', rows());
+    // A large file to a slow reader takes long: it goes on only while the session stands, and is cut, never ended cleanly, when not.
+    const release = guardStream(req, res, guards, 'export', () => res.destroy());
+    try {
+      await exports.send(req, res, 'hotline-calls.csv', rows());
+    } finally {
+      release();
+    }
   });
 }
 

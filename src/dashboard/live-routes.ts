@@ -2,21 +2,19 @@ import type { Router } from 'express';
 import type { CallActivity } from '../call/ports/call-activity.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { showNumber } from './layout.js';
-import type { LiveViews } from './live-views.js';
 import { numbersShown } from './numbers-shown.js';
 import { livePage } from './pages/live.js';
 import { sendPage } from './respond.js';
-import type { SessionCookies } from './session-cookie.js';
 import { whoOf } from './gates.js';
 import { keepWords, type Redact } from '../call/ports/redaction.js';
-import { sessionCookieOf } from './session-request.js';
+import { guardStream, type StreamGuards } from './stream-guard.js';
 
 /** At most this many live views at once: each holds a connection open. */
 const MAX_VIEWERS = 20;
 const KEEPALIVE_MS = 25_000;
 
 /** The live view: its page, and the stream of calls in progress it shows (server-sent events). */
-export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live' | 'redact'>, sessions: SessionCookies, liveViews: LiveViews): void {
+export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live' | 'redact'>, guards: StreamGuards): void {
   const redact = deps.redact ?? keepWords;
   router.get('/dashboard/', (req, res) => void sendPage(res, livePage({ numbersShown: numbersShown(req), role: whoOf(res).role })));
 
@@ -29,17 +27,14 @@ export function liveRoutes(router: Router, deps: Pick<DashboardDeps, 'live' | 'r
       view: (call) => liveView(call, shown, redact),
       send: (event, data) => void res.write(`event: ${event}\ndata: ${data}\n\n`),
     });
-    const close = () => res.end();
-    const forget = liveViews.open(res.locals.session as string, close);
-    // A session that expired (or was logged out on another replica) ends its stream within a keep-alive.
-    // Someone the proxy let in has no session of Hotline's: the proxy ends theirs.
-    const inForce = async (): Promise<boolean> => res.locals.viaProxy === true || (await sessions.valid(sessionCookieOf(req), Date.now()).catch(() => true));
-    const keepAlive = setInterval(() => void inForce().then((yes) => (yes ? res.write(': keep-alive\n\n') : close())), KEEPALIVE_MS);
+    // It tells new calls and what callers say for as long as it is open: only while the session stands.
+    const release = guardStream(req, res, guards, 'live view', () => res.end());
+    const keepAlive = setInterval(() => void res.write(': keep-alive\n\n'), KEEPALIVE_MS);
     keepAlive.unref();
     req.on('close', () => {
       clearInterval(keepAlive);
       stop();
-      forget();
+      release();
     });
   });
 }

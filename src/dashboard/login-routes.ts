@@ -1,12 +1,15 @@
 import type { Request, Response, Router } from 'express';
+import { bounded } from '../privacy/audit-bounds.js';
 import type { AuditLog } from '../privacy/audit-log.js';
+import { MAX_STAFF_NAME_LENGTH } from '../store/staff-repository.js';
 import { roleAtLeast, TOKEN_ADMIN, type Who } from '../privacy/roles.js';
 import { checkSecret, clientAddressOf } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { html, type Html } from '../html.js';
 import { layout } from './layout.js';
-import type { LiveViews } from './live-views.js';
+import type { OpenStreams } from './open-streams.js';
+import { RefusalsNoted } from './refusals-noted.js';
 import { formBody, rootOf, sendPage } from './respond.js';
 import { SESSION_MS, type SessionCookies } from './session-cookie.js';
 import { cookieName, sessionCookieOf, sessionCookieOptions } from './session-request.js';
@@ -18,6 +21,7 @@ import { cookieName, sessionCookieOf, sessionCookieOptions } from './session-req
  * wrong password, so neither a name nor a password can be guessed faster than the other.
  */
 export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | 'logger' | 'staff'>, token: string, sessions: SessionCookies, audit: AuditLog | undefined): void {
+  const refusals = new RefusalsNoted();
   router.get('/dashboard/login', (req, res) => void sendPage(res, loginPage(rootOf(req), undefined, deps.staff !== undefined)));
   router.post('/dashboard/login', formBody, async (req: Request, res: Response) => {
     const field = (name: string): string | undefined => (typeof req.body?.[name] === 'string' ? (req.body[name] as string) : undefined);
@@ -41,8 +45,13 @@ export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | '
       }
     } catch (error) {
       if (!(error instanceof HttpError) || (error.status !== 401 && error.status !== 429)) throw error;
-      deps.logger.warn({ ip: req.ip, status: error.status, staff: name || undefined }, 'dashboard login refused');
-      await audit?.record({ actor: name || TOKEN_ADMIN.name, role: 'none', action: 'log_in_failed', source: req.ip, detail: { status: error.status } });
+      // A wrong password is on record each time (the budget bounds how often); a try refused unheard, once per window.
+      if (error.status === 401 || refusals.first(address, error.retryAfterSeconds ?? 60)) {
+        const staff = name ? bounded(name, MAX_STAFF_NAME_LENGTH + 1) : undefined;
+        deps.logger.warn({ ip: req.ip, status: error.status, staff }, 'dashboard login refused');
+        const detail: Record<string, number> = error.status === 429 ? { status: 429, refused_for_s: error.retryAfterSeconds ?? 60 } : { status: 401 };
+        await audit?.record({ actor: staff ?? TOKEN_ADMIN.name, role: 'none', action: 'log_in_failed', source: req.ip, detail });
+      }
       if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
       res.status(error.status);
       const problem =
@@ -60,10 +69,10 @@ export function loginRoutes(router: Router, deps: Pick<DashboardDeps, 'gate' | '
   });
 }
 
-/** The logout: the session ends everywhere, its live views with it. */
-export function logoutRoutes(router: Router, sessions: SessionCookies, liveViews: LiveViews): void {
+/** The logout: the session ends everywhere, its live views and exports with it. */
+export function logoutRoutes(router: Router, sessions: SessionCookies, streams: OpenStreams): void {
   router.post('/dashboard/logout', async (req, res) => {
-    liveViews.closeAll(await sessions.end(sessionCookieOf(req)));
+    streams.closeSession(await sessions.end(sessionCookieOf(req)));
     res.clearCookie(cookieName(req), sessionCookieOptions(req));
     res.redirect(303, 'login');
   });

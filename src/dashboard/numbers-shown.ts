@@ -9,9 +9,14 @@ const NUMBERS_COOKIE = 'hotline_numbers';
 
 /** Whether this browser chose to see phone numbers whole; masked unless it did, and always for a viewer. */
 export function numbersShown(req: Request): boolean {
-  const who = req.res?.locals.who as Who | undefined;
-  if (who !== undefined && !roleAtLeast(who.role, 'operator')) return false;
+  if (numbersHidden(req)) return false;
   return cookieOf(req.headers.cookie, NUMBERS_COOKIE) === 'shown';
+}
+
+/** Whether the role signed in never sees a number whole (a viewer): no filter, count or export may tell it one either. */
+export function numbersHidden(req: Request): boolean {
+  const who = req.res?.locals.who as Who | undefined;
+  return who !== undefined && !roleAtLeast(who.role, 'operator');
 }
 
 /** The button that shows phone numbers whole or masks them again; showing them is on record (operators and up). */

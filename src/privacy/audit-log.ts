@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { AuditLogTable, Db } from '../store/schema.js';
+import { boundedEntry } from './audit-bounds.js';
 
 export const AUDIT_ACTIONS = [
   'log_in',
@@ -60,10 +61,11 @@ export class AuditLog {
   ) {}
 
   /**
-   * Appends an entry. An action is not refused because its record could not be written (the store
+   * Appends an entry, each of its texts cut to what an entry may hold (audit-bounds.ts). An action is not refused because its record could not be written (the store
    * may be briefly away): the failure is logged, with what was done, so the log keeps the trace.
    */
-  async record(entry: AuditEntry): Promise<void> {
+  async record(given: AuditEntry): Promise<void> {
+    const entry = boundedEntry(given);
     const row = {
       id: randomUUID(),
       at: this.now().toISOString(),

@@ -12,3 +12,16 @@ export function maskNumber(number: string): string {
 export function maskedOrNone(number: string | null | undefined): string | undefined {
   return number ? maskNumber(number) : undefined;
 }
+
+/**
+ * What a number filter matches where numbers are shown masked: a number typed whole is masked as
+ * the page masks it; one typed as shown (4915•••••••78, or with * or x for a hidden digit) is taken
+ * as it is. Only the masked form is ever compared, so nothing the mask hides can decide a match, nor
+ * a count: a part of a number would let someone who sees it masked rebuild it a digit at a time.
+ * Undefined when what was typed is neither a number nor one masked.
+ */
+export function maskedQuery(typed: string): string | undefined {
+  const kept = typed.replace(/[•*xX]/g, '•').replace(/[^\d•]/g, '');
+  if (!kept.includes('•')) return kept === '' ? undefined : maskNumber(kept);
+  return /^(?:\d{4}•+\d{2}|•{1,5})$/.test(kept) ? kept : undefined;
+}

@@ -18,6 +18,12 @@ export interface CallFilter {
   readonly campaign?: string | undefined;
   /** Digits found in the caller's or the called number. */
   readonly number?: string | undefined;
+  /**
+   * Where numbers are shown masked (maskedQuery in privacy/mask-number.ts): calls whose number as
+   * shown — the caller's of an inbound call, the called one's of an outbound — masks to this. Only
+   * the digits the mask shows and how many there are decide a match, never one it hides.
+   */
+  readonly maskedNumber?: string | undefined;
   /** Words found in the report's summary, letters in either case (on SQLite only ASCII's; see json-sql.ts). */
   readonly text?: string | undefined;
   /** A structured field of the call's report equals this value ("true"/"false" match booleans). */
@@ -177,6 +183,7 @@ export class CallSearch {
     const digits = filter.number?.replace(/\D/g, '');
     // Digits only: nothing in the pattern is a LIKE wildcard.
     if (digits) clauses.push(sql`(c.from_number LIKE ${`%${digits}%`} OR c.to_number LIKE ${`%${digits}%`})`);
+    if (filter.maskedNumber !== undefined) clauses.push(maskedMatch(filter.maskedNumber));
     const text = filter.text?.trim();
     if (text) clauses.push(json.containsWords(sql.ref('r.summary'), text));
     if (filter.field && FIELD_NAME.test(filter.field.name)) clauses.push(json.memberEquals(sql.ref('r.fields'), filter.field.name, filter.field.value));
@@ -186,4 +193,17 @@ export class CallSearch {
     if (most !== undefined && Number.isFinite(most)) clauses.push(sql`c.cost_usd <= ${most + COST_SLACK}`);
     return sql.join(clauses, sql` AND `);
   }
+}
+
+/**
+ * The shown number's digits LIKE the mask with each hidden digit a `_`: its length, first four and
+ * last two digits decide, as maskNumber shows them. The separators a number is written with are
+ * dropped first; anything else left in it (a letter) counts as one more character, never as a digit.
+ */
+function maskedMatch(masked: string): RawBuilder<unknown> {
+  // Digits and bullets only (maskedQuery), so the pattern holds no wildcard but the ones put here.
+  const pattern = masked.replace(/[^\d•]/g, '').replaceAll('•', '_');
+  let digits: RawBuilder<unknown> = sql`(CASE WHEN c.direction = 'inbound' THEN c.from_number ELSE c.to_number END)`;
+  for (const separator of ['+', ' ', '-', '(', ')', '.', '/']) digits = sql`REPLACE(${digits}, ${separator}, '')`;
+  return sql`${digits} LIKE ${pattern}`;
 }

@@ -96,12 +96,14 @@ export class StaffRepository {
     const key = normaliseStaffName(name);
     checkRole(role);
     await this.update(key, { role });
+    await this.endLogins(key);
   }
 
   async remove(name: string): Promise<void> {
     const key = normaliseStaffName(name);
     const deleted = await this.db.deleteFrom('staff').where('name', '=', key).executeTakeFirst();
     if (Number(deleted.numDeletedRows) === 0) throw unknown(key);
+    await this.endLogins(key);
   }
 
   /** Every account by name, without its hash. */
@@ -140,6 +142,15 @@ export class StaffRepository {
       .executeTakeFirst();
     // PostgreSQL's count is a bigint, which its driver hands over as a string.
     return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The account's logins kept in the store (replicas on PostgreSQL) end with the change: every replica
+   * refuses the cookie at its next request. Logins kept in a process's memory learn it from the
+   * account, asked again at least every DASHBOARD_RECHECK_SECONDS (src/dashboard/session-standing.ts).
+   */
+  private async endLogins(key: string): Promise<void> {
+    await this.db.deleteFrom('dashboard_sessions').where('name', '=', key).execute();
   }
 
   private async update(key: string, change: { password_hash?: string; role?: StaffRole }): Promise<void> {

@@ -56,10 +56,13 @@ export function wsTokenOf(req: IncomingMessage): string | undefined {
  */
 export type ProxyTrust = (address: string, hop: number) => boolean;
 
-/** Compiles TRUST_PROXY once; an address proxy-addr cannot read stops the start with what to fix. */
+/**
+ * Compiles TRUST_PROXY once; an address proxy-addr cannot read stops the start with what to fix.
+ * Only named addresses are trusted, never a count of hops: a count trusts whoever connects, so a
+ * client reaching a replica directly would pick its own address (and failure budget) by writing it.
+ */
 export function compileProxyTrust(setting: TrustProxy): ProxyTrust {
   if (setting === false) return () => false;
-  if (typeof setting === 'number') return (_address, hop) => hop < setting;
   try {
     return proxyAddr.compile(setting);
   } catch (error) {

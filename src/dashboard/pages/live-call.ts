@@ -143,7 +143,7 @@ export const CALL_LIVE_SCRIPT = String.raw`(function () {
   }
 
   var source = new EventSource('../live');
-  source.addEventListener('error', function () { if (!ended) state.textContent = 'Connection lost; reconnecting…'; });
+  source.addEventListener('error', function () { if (!ended) state.textContent = source.readyState === 2 ? 'The live view has closed: log in again to see it.' : 'Connection lost; reconnecting…'; });
   source.addEventListener('snapshot', function (event) {
     var calls = JSON.parse(event.data);
     if (!calls.some(function (c) { return c.sessionId === session; })) return end();

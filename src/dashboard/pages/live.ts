@@ -101,7 +101,8 @@ export const LIVE_SCRIPT = String.raw`(function () {
 
   var source = new EventSource('live');
   source.addEventListener('open', function () { text(state, 'Live: updates arrive as they happen.'); });
-  source.addEventListener('error', function () { text(state, 'Connection lost; reconnecting…'); });
+  // Closed for good: the login ended (logged out, or the account changed), and the stream is refused.
+  source.addEventListener('error', function () { text(state, source.readyState === 2 ? 'The live view has closed: log in again to see it.' : 'Connection lost; reconnecting…'); });
   source.addEventListener('snapshot', function (event) {
     var calls = JSON.parse(event.data);
     var seen = new Set(calls.map(function (c) { return c.sessionId; }));
