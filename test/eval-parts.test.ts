@@ -1,11 +1,18 @@
-/** The parts of `npm run eval` that need no call: verdicts read, intervals, the cut transcript, comparisons. */
+/** The parts of `npm run eval` that need no call: verdicts read, prompt lines found, intervals, the cut transcript, comparisons. */
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { compareSuites } from '../src/evals/compare.js';
 import { summarize, wilsonInterval } from '../src/evals/eval-summary.js';
-import { HeardTranscript } from '../src/evals/heard-transcript.js';
-import { readVerdict } from '../src/evals/verdict-text.js';
+import { HeardTranscript, type TranscriptLine } from '../src/evals/heard-transcript.js';
+import { promptUse } from '../src/evals/prompt-lines.js';
 import type { RunResult } from '../src/evals/run-eval.js';
 import { callerMessages } from '../src/evals/simulated-caller.js';
+import { readVerdict } from '../src/evals/verdict-text.js';
+import { PromptStore } from '../src/prompts/prompt-store.js';
+import { repoRoot } from './helpers/child-process.js';
 
 describe('a judge\'s verdict', () => {
   it('is read from the tool\'s arguments, JSON in text, or a leading PASS / FAIL', () => {
@@ -58,6 +65,28 @@ describe('a judge\'s verdict', () => {
       '{"pass": true, "reason": "polite"} {"pass": false, "reason": "a voucher"}',
     ];
     for (const answer of unclear) expect(readVerdict(answer), answer).toBeUndefined();
+  });
+});
+
+describe('the prompt files an eval call used', () => {
+  it('are the lines heard as the files say them, placeholders filled, SSML and markdown aside, or cut short', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-prompt-use-'));
+    try {
+      await cp(path.join(repoRoot, 'prompts'), dir, { recursive: true });
+      await writeFile(path.join(dir, 'greeting.md'), 'Hello {{caller_name|there}}, welcome to <emphasis>Kettle World</emphasis>! How can I help?\n');
+      const store = await PromptStore.open(dir, pino({ level: 'silent' }));
+      const use = (lines: TranscriptLine[]) =>
+        promptUse({ prompts: store.current, promptFiles: store.status.files, fileTools: [], stubbed: new Set(), transcript: lines, toolRuns: [] }).used;
+      expect(use([{ who: 'agent', text: 'Hello Max Bauer, welcome to Kettle World! How can I help?' }])).toEqual(['greeting.md']);
+      expect(use([{ who: 'agent', text: "I'm sorry, nobody is", cut: true }])).toEqual(['transfer-failed.md']);
+      // The model's own words, the caller's words, a cut of a single word: none is a prompt file's line.
+      expect(use([{ who: 'agent', text: "I'm sorry, nobody is available to take your call right now, but I will help you." }])).toEqual([]);
+      expect(use([{ who: 'caller', text: 'Are you still there? Take your time, I\'m listening.' }])).toEqual([]);
+      expect(use([{ who: 'agent', text: 'Hello', cut: true }])).toEqual([]);
+      expect(store.status.files).toContain('system.md');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
