@@ -68,7 +68,10 @@ describe.each(await storeKinds())('the replica registry on %s', (kind) => {
       await lastBeat;
     });
     await expect(ReplicaRegistry.join(store, { id: 'taken', ...FAST }, logger)).rejects.toThrow(
-      /REPLICA_ID taken is held by a Hotline that is running \(on not-.*, pid 1\): give each process sharing DATABASE_URL a REPLICA_ID of its own/,
+      kind === 'postgres'
+        ? /REPLICA_ID taken is held by a Hotline that is running \(on not-.*, pid 1\): give each process sharing DATABASE_URL a REPLICA_ID of its own/
+        : // A SQLite file is one process's: no REPLICA_ID or DATABASE_URL of its own would make the other go.
+          /^DATABASE_FILE .* is in use by a Hotline that is running \(on not-.*, pid 1\): stop that one first, or give this one a DATABASE_FILE \(or TRANSCRIPTS_DIR\) of its own/,
     );
 
     await store.db.insertInto('replicas').values({ ...row, id: 'gone', heartbeat_at: Date.now() - 60_000 }).execute();

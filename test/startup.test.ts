@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openFailure } from '../src/store/sqlite/open-failure.js';
+import { openStore } from '../src/store/store.js';
 import { ConfigError } from '../src/errors.js';
 import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
 import { createLogger } from '../src/logger.js';
@@ -175,6 +177,38 @@ describe('a database that cannot be opened names DATABASE_FILE, the file and wha
     expect(await failedStart(file)).toMatch(
       new RegExp(`^DATABASE_FILE ${quoted(file)} is locked by another program \\(database is locked\\): stop the other Hotline or sqlite3 shell`),
     );
+  });
+
+  test('a second Hotline on the same file: at once, naming the first one\'s process; the CLIs still open it; a killed one leaves no claim', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const dir = await folder();
+    const first = hotline({ TRANSCRIPTS_DIR: dir });
+    await first.line(/"websocketUrl"/);
+    const second = hotline({ TRANSCRIPTS_DIR: dir });
+    // From the moment it goes for the database (right after the prompts) to its exit: no wait for a heartbeat.
+    await second.line(/prompts loaded/);
+    const goingForTheFile = Date.now();
+    expect(await second.exited).toBe(1);
+    expect(Date.now() - goingForTheFile).toBeLessThan(10_000);
+    const file = path.join(dir, 'hotline.db');
+    expect(second.stderr().trimEnd()).toMatch(
+      new RegExp(
+        `^DATABASE_FILE ${quoted(file)} is in use by Hotline process ${first.child.pid} on ${quoted(hostname())} \\(since \\d{4}-[^)]+\\): ` +
+          "a SQLite file is one Hotline's\\. Stop that one first, or give this one a file of its own: set DATABASE_FILE to another file, " +
+          'or TRANSCRIPTS_DIR to another folder .*Several Hotline processes share one store only on PostgreSQL: set DATABASE_URL\\.$',
+      ),
+    );
+    expect(first.child.exitCode).toBeNull();
+
+    // The command-line tools open the file beside the running Hotline: they do not claim it.
+    const quiet = pino({ level: 'silent' });
+    const beside = await openStore({ databaseFile: file }, quiet);
+    await beside.close();
+
+    // Killed, it leaves no claim behind: the system let go of its lock, so the next server takes the file at once.
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const next = await openStore({ databaseFile: file }, quiet, { claim: true });
+    await next.close();
   });
 
   // Tests run as root on CI, which may write anywhere: a refused permission or a read-only disk is the error SQLite and Node raise.
