@@ -18,6 +18,7 @@ import { exposureAdvice, listeningMessage, startupUrls } from '../src/startup/an
 import { describeStartupError, startupErrorText } from '../src/startup/startup-error.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+import { postgresReachable } from './helpers/stores.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -221,6 +222,15 @@ describe('a database that cannot be opened names DATABASE_FILE, the file and wha
     [new BetterSqlite3.SqliteError('unable to open database file', 'SQLITE_CANTOPEN'), /^DATABASE_FILE \/srv\/h\.db cannot be opened \(unable to open database file\): check that its folder exists/],
   ])('%s', (error, expected) => {
     expect(openFailure('/srv/h.db', error)).toMatch(expected);
+  });
+});
+
+describe.skipIf(!(await postgresReachable()))('a DATABASE_URL without a password', () => {
+  test('is shown as it is in the error of a failed start: its user name and every "postgres" stay', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const url = 'postgres://postgres@127.0.0.1:5432/hotline_no_such_database';
+    const started = hotline({ DATABASE_URL: url });
+    expect(await started.exited).toBe(1);
+    expect(started.stderr().trimEnd()).toMatch(new RegExp(`^DATABASE_URL ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be used \\(3D000: database "hotline_no_such_database" does not exist\\)`));
   });
 });
 
