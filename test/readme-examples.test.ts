@@ -517,7 +517,22 @@ const EXAMPLES: Example[] = [
       await runCommands(block, `npm run call --csv (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd });
     },
   },
-  { name: 'the data CLI', first: 'npm run data -- export --number "+49 151 1234567" --out access-request.json', notRun: 'needs a person with calls in the store; data-cli.test.ts runs these commands against a store holding two callers’ calls' },
+  {
+    name: 'the data CLI',
+    first: 'npm run data -- export --number "+49 151 1234567" --out access-request.json',
+    // Each line as written, in a folder without .env, on a store of its own (empty: data-cli.test.ts runs these commands
+    // against a store holding two callers' calls). What is checked: that each works as written — the national number too.
+    run: async (block) => {
+      const cwd = await workFolder();
+      const data = await tempFolder('hotline-readme-data-');
+      const prelude = await npmPrelude(undefined);
+      for (const [i, line] of block.lines.entries()) {
+        if (line.trim() === '') continue;
+        const ran = await runCommand(line, { cwd, prelude, env: { TRANSCRIPTS_DIR: data } });
+        expect(ran.code, `README.md:${block.line + 1 + i} \`${line}\` failed:\n${ran.stdout}${ran.stderr}`).toBe(0);
+      }
+    },
+  },
   { name: 'the people API with curl', first: 'curl -X POST http://localhost:3000/api/people/export', notRun: 'needs a person with calls in the store; person-data.test.ts sends these requests to a real Hotline after real calls' },
   { name: 'the staff CLI', first: 'npm run staff -- add --name anna --role operator --generate   # prints a password once: hand it over safely', notRun: 'changes accounts in the reader’s store; staff.test.ts runs each of these commands against a store of its own' },
   { name: 'the signature headers', first: 'X-Hotline-Delivery:', notRun: 'an illustration of three headers; report-delivery.test.ts checks them on real deliveries' },
