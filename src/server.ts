@@ -415,6 +415,7 @@ export async function startHotline(
     gate,
     outbound: outboundCalls,
     control: operatorControl,
+    liveCalls: () => live.list().map((call) => ({ ...call, replica: liveRelay?.replicaOf(call.sessionId) ?? replica.id })),
     redeliver: (sessionId) => reports.redeliver(sessionId),
     defaults: { countryCode: outbound.defaultCountryCode },
     logger,

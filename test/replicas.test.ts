@@ -268,6 +268,9 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
     await service.nextOfType('speak');
     type Update = { calls: { sessionId: string }[]; ended: string[] };
     await events.nextWith('update', (u) => (u as Update).calls.some((c) => c.sessionId === service.sessionId));
+    // a's admin API lists it too, with the replica holding it: the session id an operator's own tool acts on.
+    const listed = await fetch(`${a.url}/api/calls`, { headers: { authorization: 'Bearer admin-secret-1' } });
+    expect(await listed.json()).toEqual({ calls: [expect.objectContaining({ sessionId: service.sessionId, direction: 'inbound', replica: 'replica-b' })] });
     const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
     await db.connect();
     cleanups.push(() => db.end());
