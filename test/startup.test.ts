@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { hostname, tmpdir } from 'node:os';
@@ -25,11 +26,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** src/main.ts in a child process, killed when the test ends (concurrent tests pass their own onTestFinished). */
+/**
+ * src/main.ts in a child process, killed when the test ends (concurrent tests pass their own onTestFinished).
+ * Each in a folder of its own unless the test names one: two servers on one database file refuse each other.
+ */
 function hotline(vars: Record<string, string> = {}, onFinished: typeof onTestFinished = onTestFinished): HotlineProcess {
-  const started = spawnHotline(vars);
-  onFinished(() => {
+  const transcripts = mkdtempSync(path.join(tmpdir(), 'hotline-startup-'));
+  const started = spawnHotline({ TRANSCRIPTS_DIR: transcripts, ...vars });
+  onFinished(async () => {
     started.child.kill('SIGKILL');
+    await started.exited;
+    rmSync(transcripts, { recursive: true, force: true });
   });
   return started;
 }
