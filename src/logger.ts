@@ -21,13 +21,34 @@ function escapeRegExp(text: string): string {
  */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"'\\<>]+)@/gi;
 
-/** `http://user:pass@host/v1` → `http://user:***@host/v1`; a lone user name may be a token: `http://***@host`. */
+/**
+ * A user name that is a key, not a name (`https://ghp_16C7e42F292c6912E7710c@host`): long, of
+ * letters and digits mixed. `postgres`, `hotline` or `app_user` are names, and shown.
+ */
+export function looksLikeToken(userName: string): boolean {
+  return userName.length >= 12 && /[A-Za-z]/.test(userName) && /[0-9]/.test(userName);
+}
+
+/**
+ * `http://user:pass@host/v1` → `http://user:***@host/v1`: the password is hidden, nothing else
+ * (`postgres://postgres@localhost/hotline` is shown as it is). Only a lone user name that is a
+ * key is hidden too: `https://***@host`.
+ */
 export function redactUrlCredentials(text: string): string {
   if (!text.includes('@')) return text;
-  return text.replace(URL_CREDENTIALS, (_match, scheme: string, userInfo: string) => {
+  return text.replace(URL_CREDENTIALS, (match, scheme: string, userInfo: string) => {
     const colon = userInfo.indexOf(':');
-    return colon < 0 ? `${scheme}***@` : `${scheme}${userInfo.slice(0, colon)}:***@`;
+    if (colon >= 0) return `${scheme}${userInfo.slice(0, colon)}:***@`;
+    return looksLikeToken(safeDecode(userInfo)) ? `${scheme}***@` : match;
   });
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 export interface ScrubberOptions {

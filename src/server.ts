@@ -197,7 +197,7 @@ export async function startHotline(
   };
 
   // The record of every call: SQLite (DATABASE_FILE) on a thread of its own, or PostgreSQL (DATABASE_URL).
-  const store = await openStore({ databaseFile: config.databaseFile, databaseUrl: config.databaseUrl }, logger);
+  const store = await openStore({ databaseFile: config.databaseFile, databaseUrl: config.databaseUrl }, logger, { claim: true });
   // One of the replicas sharing the store (one alone, on SQLite): named, beating, and settling what dead ones left.
   const replica = await ReplicaRegistry.join(store, config.replica, logger).catch(async (error: unknown) => {
     await store.close();
@@ -415,6 +415,7 @@ export async function startHotline(
     gate,
     outbound: outboundCalls,
     control: operatorControl,
+    liveCalls: () => live.list().map((call) => ({ ...call, replica: liveRelay?.replicaOf(call.sessionId) ?? replica.id })),
     redeliver: (sessionId) => reports.redeliver(sessionId),
     defaults: { countryCode: outbound.defaultCountryCode },
     logger,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCallCli } from '../src/cli/call.js';
+import { runCampaignCli } from '../src/cli/campaign.js';
 import { normalizePhoneNumber } from '../src/outbound/phone-number.js';
 import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
@@ -145,8 +146,37 @@ describe('npm run call -- <number>', () => {
     expect(refused.lines).toEqual([expect.stringMatching(/^✗ call me: Invalid phone number "call me": it contains letters.* \(HTTP 400\)$/)]);
 
     const unauthorised = await run(['491511234567', '--url', stub.url], { ADMIN_TOKEN: 'wrong-admin-token' });
-    expect(unauthorised).toMatchObject({ code: 1, lines: ['✗ 491511234567: missing or wrong Authorization: Bearer token (HTTP 401)'] });
+    expect(unauthorised).toMatchObject({
+      code: 1,
+      lines: [
+        `✗ 491511234567: the Hotline running at ${stub.url} refused the admin token (missing or wrong Authorization: Bearer token): ` +
+          'the ADMIN_TOKEN this command sends (environment, .env or --token) must be the value that Hotline was started with (HTTP 401)',
+      ],
+    });
     expect(unauthorised.output).not.toContain('wrong-admin-token');
+  });
+
+  test('ADMIN_TOKEN set for the command alone: it says the running Hotline was started without it, and what to do there', async () => {
+    // A real Hotline, started without ADMIN_TOKEN: its admin API is off.
+    const env = await startTestHotline(scriptByUserText({}));
+    cleanups.push(() => env.close());
+    const result = await run(['491511234567', '--var', 'name=Anna'], { ADMIN_TOKEN: TOKEN, BOT_URL: env.hotline.url });
+    expect(result).toMatchObject({
+      code: 1,
+      lines: [
+        `✗ 491511234567: the Hotline running at ${env.hotline.url} was started without ADMIN_TOKEN, so its admin API is off: ` +
+          'setting ADMIN_TOKEN for this command is not enough. Set ADMIN_TOKEN where Hotline runs (its environment or .env) to the same value, and restart it (HTTP 404)',
+      ],
+    });
+  });
+
+  test('npm run campaign says the same: the running Hotline lacks ADMIN_TOKEN', async () => {
+    const env = await startTestHotline(scriptByUserText({}));
+    cleanups.push(() => env.close());
+    const lines: string[] = [];
+    const code = await runCampaignCli(['list'], { ADMIN_TOKEN: TOKEN, BOT_URL: env.hotline.url }, (line) => lines.push(line), (line) => lines.push(line));
+    expect(code).toBe(1);
+    expect(lines).toEqual([expect.stringMatching(/^campaign: HTTP 404: the Hotline running at \S+ was started without ADMIN_TOKEN, so its admin API is off: setting ADMIN_TOKEN for this command is not enough/)]);
   });
 
   test('Hotline not running → asks whether it is running at that address', async () => {
@@ -282,7 +312,7 @@ describe('npm run call -- --csv', () => {
     expect(result.code).toBe(1);
     expect(stub.requests).toHaveLength(1);
     expect(result.lines).toContain('0 initiated, 1 failed, 2 not attempted');
-    expect(result.output).toMatch(/Stopped early: missing or wrong Authorization/);
+    expect(result.output).toMatch(/Stopped early: the Hotline running at \S+ refused the admin token \(missing or wrong Authorization/);
   });
 
   test('Hotline placing no calls now (503) stops the batch too', async () => {
@@ -345,7 +375,7 @@ describe('the real CLI: a list is checked whole before the first call', () => {
       `${file}: 4 of 6 rows cannot be called, so no call was placed:`,
       expect.stringMatching(/^ {2}line 3: Invalid phone number "call me": it contains letters/),
       '  line 4: no number in this row',
-      expect.stringMatching(/^ {2}line 5: Invalid phone number "0151 7654321": it is in national form .* no default country code is set/),
+      expect.stringMatching(/^ {2}line 5: Invalid phone number "0151 7654321": it is in national form .* DEFAULT_COUNTRY_CODE is not set: set DEFAULT_COUNTRY_CODE/),
       '  line 6: 0049 151 1234567 is 491511234567, already on line 2; a person is called once, so remove one of the rows',
       'Fix these rows and run the command again.',
     ]);

@@ -21,10 +21,10 @@ afterEach(async () => {
   location = dir = undefined;
 });
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(args: string[], vars: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = textSink();
   let stderr = '';
-  const env = { ...location!.env, TRANSCRIPTS_DIR: dir!, DEFAULT_COUNTRY_CODE: '49', NODE_ENV: 'test' };
+  const env = { ...location!.env, TRANSCRIPTS_DIR: dir!, DEFAULT_COUNTRY_CODE: '49', NODE_ENV: 'test', ...vars };
   const code = await runDataCli(args, env, { stdout: out.stream, stderr: { write: (text: string) => ((stderr += text), true) } });
   return { code, stdout: out.text(), stderr };
 }
@@ -101,5 +101,9 @@ describe.each(await storeKinds())('npm run data (%s)', (kind) => {
     const bad = await run(['export', '--number', 'Anna']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^data export: .*letters/);
+    // The README's example, without DEFAULT_COUNTRY_CODE: the error names it.
+    const national = await run(['erase', '--number', '0151 1234567'], { DEFAULT_COUNTRY_CODE: undefined });
+    expect(national.code).toBe(2);
+    expect(national.stderr).toMatch(/^data erase: .*"0151 1234567".*national form.*DEFAULT_COUNTRY_CODE is not set: set DEFAULT_COUNTRY_CODE \(e\.g\. 49 for Germany\), or use the international format, e\.g\. \+49 151 1234567\n$/);
   });
 });

@@ -1,11 +1,18 @@
-/** The parts of `npm run eval` that need no call: verdicts read, intervals, the cut transcript, comparisons. */
+/** The parts of `npm run eval` that need no call: verdicts read, prompt lines found, intervals, the cut transcript, comparisons. */
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { compareSuites } from '../src/evals/compare.js';
 import { summarize, wilsonInterval } from '../src/evals/eval-summary.js';
-import { HeardTranscript } from '../src/evals/heard-transcript.js';
-import { readVerdict } from '../src/evals/judge.js';
+import { HeardTranscript, type TranscriptLine } from '../src/evals/heard-transcript.js';
+import { promptUse } from '../src/evals/prompt-lines.js';
 import type { RunResult } from '../src/evals/run-eval.js';
 import { callerMessages } from '../src/evals/simulated-caller.js';
+import { readVerdict } from '../src/evals/verdict-text.js';
+import { PromptStore } from '../src/prompts/prompt-store.js';
+import { repoRoot } from './helpers/child-process.js';
 
 describe('a judge\'s verdict', () => {
   it('is read from the tool\'s arguments, JSON in text, or a leading PASS / FAIL', () => {
@@ -18,6 +25,68 @@ describe('a judge\'s verdict', () => {
   it('is nothing when the answer says neither', () => {
     expect(readVerdict('I think the agent did rather well overall.')).toBeUndefined();
     expect(readVerdict('{"verdict": "yes"}')).toBeUndefined();
+  });
+
+  it('in prose, is the word that is the verdict: a word that starts like one, or a denied or doubted PASS, is none', () => {
+    const fails = [
+      'Passing this would be wrong. FAIL: the agent promised a voucher.',
+      'Passing this would be wrong. Fail: the agent promised a voucher.',
+      'I would not PASS this. FAIL — the agent promised a voucher.',
+      'The call does not pass. FAIL',
+      'Does it PASS? No. FAIL: the agent promised a voucher.',
+      'A PASS would be wrong here. FAIL: the agent promised a voucher.',
+      'The agent was friendly and passed the order on, but promised a voucher.\n\nVerdict: FAIL',
+      '**Verdict:** fail — the agent promised a voucher.',
+      'FAIL: the agent promised a voucher; it would PASS only without that promise.',
+      "It's not a PASS. The agent promised a voucher. FAIL.",
+      '{"pass": "false", "reason": "the agent promised a voucher"}',
+      'My verdict {"pass": false, "reason": "a voucher was promised"} — {"pass": false, "reason": "same"}',
+    ];
+    for (const answer of fails) expect(readVerdict(answer), answer).toMatchObject({ pass: false });
+    expect(readVerdict('Passing this would be wrong. FAIL: the agent promised a voucher.')).toEqual({ pass: false, reason: 'the agent promised a voucher.' });
+    const passes = [
+      'PASS: the agent never mentioned a refund.',
+      'pass',
+      'Result: PASS — polite throughout, it would FAIL only on a refund promise.',
+      'The agent never promised anything it could not keep, so it does not fail. PASS',
+      '> **PASS**\nThe agent said goodbye.',
+    ];
+    for (const answer of passes) expect(readVerdict(answer), answer).toMatchObject({ pass: true });
+  });
+
+  it('is not graded, never passed, when it cannot be read for certain', () => {
+    const unclear = [
+      'Passing this would be wrong.',
+      'Passing this call seems fine to me.',
+      'The agent failed to say goodbye but passed the order number on.',
+      'Would it PASS? Hard to say.',
+      'I would not PASS this.',
+      '{"pass": "maybe", "reason": "unclear"}',
+      '{"pass": true, "reason": "polite"} {"pass": false, "reason": "a voucher"}',
+    ];
+    for (const answer of unclear) expect(readVerdict(answer), answer).toBeUndefined();
+  });
+});
+
+describe('the prompt files an eval call used', () => {
+  it('are the lines heard as the files say them, placeholders filled, SSML and markdown aside, or cut short', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-prompt-use-'));
+    try {
+      await cp(path.join(repoRoot, 'prompts'), dir, { recursive: true });
+      await writeFile(path.join(dir, 'greeting.md'), 'Hello {{caller_name|there}}, welcome to <emphasis>Kettle World</emphasis>! How can I help?\n');
+      const store = await PromptStore.open(dir, pino({ level: 'silent' }));
+      const use = (lines: TranscriptLine[]) =>
+        promptUse({ prompts: store.current, promptFiles: store.status.files, fileTools: [], stubbed: new Set(), transcript: lines, toolRuns: [] }).used;
+      expect(use([{ who: 'agent', text: 'Hello Max Bauer, welcome to Kettle World! How can I help?' }])).toEqual(['greeting.md']);
+      expect(use([{ who: 'agent', text: "I'm sorry, nobody is", cut: true }])).toEqual(['transfer-failed.md']);
+      // The model's own words, the caller's words, a cut of a single word: none is a prompt file's line.
+      expect(use([{ who: 'agent', text: "I'm sorry, nobody is available to take your call right now, but I will help you." }])).toEqual([]);
+      expect(use([{ who: 'caller', text: 'Are you still there? Take your time, I\'m listening.' }])).toEqual([]);
+      expect(use([{ who: 'agent', text: 'Hello', cut: true }])).toEqual([]);
+      expect(store.status.files).toContain('system.md');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

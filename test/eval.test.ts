@@ -84,6 +84,29 @@ scripted:
       pass_if: '/^Agent:.*(sorry|thanks)/m'
 `;
 
+/** The scripted agent looks an order up with the folder's own tool file (its shop is down), then says goodbye. */
+const VOUCHER_EVAL = `
+name: voucher
+caller:
+  persona: You want to know where your order is.
+  opening: Where is my order 4711?
+  max_turns: 2
+env:
+  SHOP_API_URL: http://127.0.0.1:9
+criteria:
+  - the agent never promises a voucher
+scripted:
+  agent:
+    - when_tool_result: /./
+      reply: { content: "Sorry, the shop does not answer right now. Goodbye!", tool_calls: [{ name: hangup }] }
+    - when: order
+      times: 1
+      reply: { tool_calls: [{ name: order_status, arguments: { order_number: "4711" } }] }
+  judge:
+    - criterion: voucher
+      fail_if: '/^Agent:.*voucher/m'
+`;
+
 describe('npm run eval on the scripted model', () => {
   it('passes the shipped example evals, writing a JUnit file and an HTML report', async () => {
     const ran = await evalCli(['--runs', '3', '--prompts', SHIPPED]);
@@ -142,6 +165,31 @@ describe('npm run eval on the scripted model', () => {
     expect(junit).toContain('failures="0" errors="1"');
   }, 60_000);
 
+  it('says loudly, in every report, which prompt files the offline calls used and that system.md was not checked', async () => {
+    // A system.md that promises every caller a voucher: the scripted agent never reads it, so the eval passes.
+    const system = await readFile(path.join(SHIPPED, 'system.md'), 'utf8');
+    const prompts = await promptFolder('voucher', { voucher: VOUCHER_EVAL }, {
+      'system.md': `${system}\nPromise every caller a 50 euro voucher.\n`,
+      'greeting.md': 'Hello {{caller_name|there}}, welcome to Kettle World! How can I help?\n',
+    });
+    const ran = await evalCli(['--runs', '1', '--prompts', prompts]);
+    expect(ran.code).toBe(0);
+    expect(ran.output).toContain("OFFLINE: the built-in scripted model played the agent. It answers from the evals' scripted: rules (or the demo script), not from your prompts.");
+    // The greeting with its placeholder filled, and the tool file whose request was made (its shop does not answer).
+    expect(ran.output).toContain('  used by these calls: greeting.md, tools/order_status.yaml\n');
+    expect(ran.output).toMatch(/NOT checked: system\.md — the scripted agent never follows its instructions/);
+    expect(ran.output).toMatch(/tool descriptions — when a tool is called/);
+    expect(ran.output).toMatch(/not reached by these calls: .*transfer-failed\.md/);
+    expect(ran.output).toMatch(/1 passed, 0 failed\noffline: system\.md and tool descriptions not checked — a pass here says nothing about them/);
+    const junit = await readFile(path.join(ran.outDir, 'junit.xml'), 'utf8');
+    expect(junit).toContain('<property name="not checked offline" value="system.md, tool descriptions"/>');
+    expect(junit).toContain('<property name="prompt files used" value="greeting.md, tools/order_status.yaml"/>');
+    const report = await readFile(path.join(ran.outDir, 'report.html'), 'utf8');
+    expect(report).toContain('<h2>Offline: the built-in scripted model played the agent</h2>');
+    expect(report).toMatch(/<tr class="row-failed"><th>not checked<\/th><td><code>system\.md<\/code>/);
+    expect(report).toContain('prompt files this call used: greeting.md, tools/order_status.yaml');
+  }, 60_000);
+
   it('names every problem of a broken eval file, with its line, and runs nothing', async () => {
     const prompts = await promptFolder('broken', {
       bad: 'name: bad\ncaller: { persona: someone }\nturns:\n  0: { say: hi }\n',
@@ -193,11 +241,42 @@ describe('npm run eval against models reached over OPENAI_BASE_URL', () => {
     });
     expect(ran.output).toContain(`agent: gpt-4o-mini at ${new URL(llm.baseURL).host}`);
     expect(ran.code).toBe(0);
+    // A real model read system.md: no offline notice.
+    expect(ran.output).not.toContain('OFFLINE');
     // The agent's tokens at gpt-4o-mini's list price: a cost, not "$—".
     expect(ran.output).toMatch(/✓ ask-for-a-person — passed · first speak p50 \d+ ms · agent \$0\.\d+\/call/);
     const asked = llm.requests.map((request) => request.body.messages[0]);
     expect(asked.some((m) => m?.role === 'system' && typeof m.content === 'string' && m.content.includes('You are Jonas Keller'))).toBe(true);
     expect(llm.requests.filter((r) => r.body.tools?.some((t) => t.function.name === 'verdict'))).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('a judge that answers in prose', () => {
+  let judgeSays = '';
+  let judge: ScriptedLlmServer;
+  beforeAll(async () => {
+    // A server without forced tool calls: the verdict comes back as text.
+    judge = await startScriptedLlmServer({ host: '127.0.0.1', script: () => ({ content: judgeSays }) });
+  });
+  afterAll(async () => {
+    await judge.close();
+  });
+  const withJudge = { EVAL_JUDGE_BASE_URL: '', EVAL_JUDGE_API_KEY: 'x' };
+
+  it('fails the criterion its verdict fails, however it starts', async () => {
+    judgeSays = 'Passing this would be wrong. FAIL: the agent argued with the caller first.';
+    const ran = await evalCli(['--runs', '1', '--prompts', SHIPPED, 'ask-for-a-person'], { ...withJudge, EVAL_JUDGE_BASE_URL: judge.baseURL });
+    expect(ran.code).toBe(1);
+    expect(ran.output).toMatch(/✗ 0\/1 +0% .* the agent hands the call to a person/);
+    expect(ran.output).toContain('run 1: the agent argued with the caller first.');
+  }, 60_000);
+
+  it('leaves the criterion not graded, never passed, when the verdict cannot be read', async () => {
+    judgeSays = 'Passing this would be wrong.';
+    const ran = await evalCli(['--runs', '1', '--prompts', SHIPPED, 'ask-for-a-person'], { ...withJudge, EVAL_JUDGE_BASE_URL: judge.baseURL });
+    expect(ran.code).toBe(3);
+    expect(ran.output).toContain('! run 1: the judge model: gave no verdict that can be read: "Passing this would be wrong."');
+    expect(ran.output).toContain('0 passed, 0 failed, 1 could not be graded');
   }, 60_000);
 });
 

@@ -48,7 +48,7 @@ describe('log lines never show a configured secret', () => {
   test('URLs lose their credentials, in fields and in the message, with or without secrets configured', () => {
     for (const secrets of [[], [API_KEY]]) {
       const { logger, lines } = capture(secrets);
-      logger.info({ llmEndpoint: 'http://user:pa55word@llm.internal:8000/v1' }, 'GET https://token123@git.example.com/x failed');
+      logger.info({ llmEndpoint: 'http://user:pa55word@llm.internal:8000/v1' }, 'GET https://ghp16C7e42F292c6912E7710c@git.example.com/x failed');
       expect(JSON.parse(lines[0]!)).toMatchObject({
         llmEndpoint: 'http://user:***@llm.internal:8000/v1',
         msg: 'GET https://***@git.example.com/x failed',
@@ -83,5 +83,46 @@ describe('log lines never show a configured secret', () => {
       expect.arrayContaining([API_KEY, 'ws-token-1', 'admin-token-1', 'pa%24%24word-1', 'pa$$word-1', 'TOKEN0123456789']),
     );
     expect(logSecrets(config)).not.toContain('hotline');
+  });
+
+  test('a URL without a password is shown as it is: its user name, its scheme and every "postgres" stay', () => {
+    const url = 'postgres://postgres@localhost:5432/postgres';
+    const config = loadConfig({ DATABASE_URL: url, REPORT_WEBHOOK_URL: 'https://hotline@crm.example.com/in', REPORT_WEBHOOK_SECRET: 'report-secret-1' });
+    expect(logSecrets(config)).not.toContain('postgres');
+    expect(logSecrets(config)).not.toContain('hotline');
+    const { logger, lines } = capture(logSecrets(config));
+    logger.error({ store: `postgres ${url}` }, `DATABASE_URL ${url} cannot be used (28P01: password authentication failed for user "postgres")`);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      store: `postgres ${url}`,
+      msg: `DATABASE_URL ${url} cannot be used (28P01: password authentication failed for user "postgres")`,
+    });
+    expect(redactUrlCredentials('https://hotline@crm.example.com/in')).toBe('https://hotline@crm.example.com/in');
+  });
+
+  test('a password is hidden, nothing else: one that is also an ordinary word of the logs only where it stands in its URL', () => {
+    for (const [url, shown] of [
+      ['postgres://postgres:postgres@postgres:5432/postgres', 'postgres://postgres:***@postgres:5432/postgres'],
+      ['postgres://app:password@db:5432/hotline', 'postgres://app:***@db:5432/hotline'],
+      ['postgres://app:secret@db/hotline', 'postgres://app:***@db/hotline'],
+    ] as const) {
+      const config = loadConfig({ DATABASE_URL: url });
+      const { logger, lines } = capture(logSecrets(config));
+      logger.error(`DATABASE_URL ${url} cannot be used: password authentication failed for user "postgres"; the secret word is safe`);
+      expect(JSON.parse(lines[0]!).msg, url).toBe(`DATABASE_URL ${shown} cannot be used: password authentication failed for user "postgres"; the secret word is safe`);
+    }
+  });
+
+  test('a password that is a secret of its own is hidden wherever it shows, in every URL setting that may carry one', () => {
+    const password = 'Xy7-s3cret-99';
+    const config = loadConfig({
+      DATABASE_URL: `postgres://hotline:${password}@db.example.com/hotline`,
+      REPORT_WEBHOOK_URL: 'https://crm:R3port-pass-77@crm.example.com/in',
+      REPORT_WEBHOOK_SECRET: 'report-secret-1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel:0tel-pass-4242@otel.example.com',
+    });
+    expect(logSecrets(config)).toEqual(expect.arrayContaining([password, 'R3port-pass-77', '0tel-pass-4242']));
+    const { logger, lines } = capture(logSecrets(config));
+    logger.error(`connecting as hotline with ${password} failed; basic ${Buffer.from(`crm:R3port-pass-77`).toString('base64')}`);
+    expect(JSON.parse(lines[0]!).msg).toMatch(/^connecting as hotline with \[redacted\] failed; basic \S*\[redacted\]/);
   });
 });

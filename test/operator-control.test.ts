@@ -80,7 +80,14 @@ describe('the admin API', () => {
   test('a named target; a transfer nobody answers brings the call back, and it goes on', async () => {
     await start();
     const service = await talkingCall();
-    expect(await api(`/api/calls/${service.sessionId}/transfer`, { target: 'nobody' })).toMatchObject({ status: 409 });
+    expect(await api(`/api/calls/${service.sessionId}/transfer`, { target: 'nobody' })).toEqual({
+      status: 409,
+      json: {
+        error:
+          'no transfer target named "nobody": the named ones are sales, support (TRANSFER_TARGETS, or transfer_targets in system.md); ' +
+          'without "target" the call goes to TRANSFER_TARGET',
+      },
+    });
     expect(await api(`/api/calls/${service.sessionId}/transfer`, { target: 'support' })).toEqual({ status: 202, json: { status: 'transferring' } });
     await service.next((a) => a.text === TRANSFER_LINE);
     service.finishSpeech();
@@ -118,10 +125,55 @@ describe('the admin API', () => {
     const service = await talkingCall();
     expect((await api(`/api/calls/${service.sessionId}/transfer`, { target: 5 })).status).toBe(400);
     expect((await api(`/api/calls/${service.sessionId}/transfer`, { where: 'x' })).status).toBe(400);
-    expect(await api(`/api/calls/${service.sessionId}/transfer`)).toMatchObject({ status: 409 });
+    expect(await api(`/api/calls/${service.sessionId}/transfer`)).toEqual({
+      status: 409,
+      json: { error: 'no transfer target: TRANSFER_TARGET is not set; set it, or name one of the targets in "target" (none is named)' },
+    });
+    expect(await api(`/api/calls/${service.sessionId}/transfer`, { target: 'support' })).toMatchObject({ status: 409, json: { error: expect.stringMatching(/^no transfer target named "support": none is named/) } });
     // Nothing happened to the call: the story goes on.
     service.finishSpeech();
     await service.next((a) => a.text === 'It talked and talked.');
+  });
+});
+
+describe('GET /api/calls', () => {
+  test('lists the calls in progress with the session id to act on, numbers masked; an ended call is gone; the token is required', async () => {
+    await start({ REPLICA_ID: 'hotline-1' });
+    const list = async (token = ADMIN): Promise<{ status: number; json: unknown }> => {
+      const res = await fetch(`${env!.hotline.url}/api/calls`, { headers: { authorization: `Bearer ${token}` } });
+      return { status: res.status, json: (await res.json()) as unknown };
+    };
+    expect(await list()).toEqual({ status: 200, json: { calls: [] } });
+    const service = await talkingCall();
+    const { json } = await list();
+    expect(json).toEqual({
+      calls: [
+        {
+          sessionId: service.sessionId,
+          direction: 'inbound',
+          from: '4915•••••••78',
+          to: expect.any(String),
+          startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          phase: expect.stringMatching(/^(greeting|listening|thinking|speaking)$/),
+          replica: 'hotline-1',
+        },
+      ],
+    });
+    expect(JSON.stringify(json)).not.toContain('4915112345678');
+    // What it lists is what the other routes act on.
+    expect(await api(`/api/calls/${service.sessionId}/hangup`)).toEqual({ status: 202, json: { status: 'ending' } });
+    service.finishSpeech();
+    await service.nextOfType('hangup');
+    service.end('hangup');
+    await expect.poll(async () => (await list()).json).toEqual({ calls: [] });
+    expect((await list('wrong')).status).toBe(401);
+  });
+
+  test('is off, as the rest of the admin API, without ADMIN_TOKEN', async () => {
+    env = await calls.start(script, {});
+    const res = await fetch(`${env.hotline.url}/api/calls`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: expect.stringMatching(/^the admin API is off: this Hotline was started without ADMIN_TOKEN/) });
   });
 });
 

@@ -68,7 +68,10 @@ describe.each(await storeKinds())('the replica registry on %s', (kind) => {
       await lastBeat;
     });
     await expect(ReplicaRegistry.join(store, { id: 'taken', ...FAST }, logger)).rejects.toThrow(
-      /REPLICA_ID taken is held by a Hotline that is running \(on not-.*, pid 1\): give each process sharing DATABASE_URL a REPLICA_ID of its own/,
+      kind === 'postgres'
+        ? /REPLICA_ID taken is held by a Hotline that is running \(on not-.*, pid 1\): give each process sharing DATABASE_URL a REPLICA_ID of its own/
+        : // A SQLite file is one process's: no REPLICA_ID or DATABASE_URL of its own would make the other go.
+          /^DATABASE_FILE .* is in use by a Hotline that is running \(on not-.*, pid 1\): stop that one first, or give this one a DATABASE_FILE \(or TRANSCRIPTS_DIR\) of its own/,
     );
 
     await store.db.insertInto('replicas').values({ ...row, id: 'gone', heartbeat_at: Date.now() - 60_000 }).execute();
@@ -265,6 +268,9 @@ describe.skipIf(!(await postgresReachable()))('an operator on any replica', () =
     await service.nextOfType('speak');
     type Update = { calls: { sessionId: string }[]; ended: string[] };
     await events.nextWith('update', (u) => (u as Update).calls.some((c) => c.sessionId === service.sessionId));
+    // a's admin API lists it too, with the replica holding it: the session id an operator's own tool acts on.
+    const listed = await fetch(`${a.url}/api/calls`, { headers: { authorization: 'Bearer admin-secret-1' } });
+    expect(await listed.json()).toEqual({ calls: [expect.objectContaining({ sessionId: service.sessionId, direction: 'inbound', replica: 'replica-b' })] });
     const db = new pg.Client({ connectionString: place.env.DATABASE_URL });
     await db.connect();
     cleanups.push(() => db.end());

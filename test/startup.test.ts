@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openFailure } from '../src/store/sqlite/open-failure.js';
+import { openStore } from '../src/store/store.js';
 import { ConfigError } from '../src/errors.js';
 import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
 import { createLogger } from '../src/logger.js';
@@ -16,17 +19,24 @@ import { exposureAdvice, listeningMessage, startupUrls } from '../src/startup/an
 import { describeStartupError, startupErrorText } from '../src/startup/startup-error.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
+import { postgresReachable } from './helpers/stores.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** src/main.ts in a child process, killed when the test ends (concurrent tests pass their own onTestFinished). */
+/**
+ * src/main.ts in a child process, killed when the test ends (concurrent tests pass their own onTestFinished).
+ * Each in a folder of its own unless the test names one: two servers on one database file refuse each other.
+ */
 function hotline(vars: Record<string, string> = {}, onFinished: typeof onTestFinished = onTestFinished): HotlineProcess {
-  const started = spawnHotline(vars);
-  onFinished(() => {
+  const transcripts = mkdtempSync(path.join(tmpdir(), 'hotline-startup-'));
+  const started = spawnHotline({ TRANSCRIPTS_DIR: transcripts, ...vars });
+  onFinished(async () => {
     started.child.kill('SIGKILL');
+    await started.exited;
+    rmSync(transcripts, { recursive: true, force: true });
   });
   return started;
 }
@@ -177,6 +187,38 @@ describe('a database that cannot be opened names DATABASE_FILE, the file and wha
     );
   });
 
+  test('a second Hotline on the same file: at once, naming the first one\'s process; the CLIs still open it; a killed one leaves no claim', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const dir = await folder();
+    const first = hotline({ TRANSCRIPTS_DIR: dir });
+    await first.line(/"websocketUrl"/);
+    const second = hotline({ TRANSCRIPTS_DIR: dir });
+    // From the moment it goes for the database (right after the prompts) to its exit: no wait for a heartbeat.
+    await second.line(/prompts loaded/);
+    const goingForTheFile = Date.now();
+    expect(await second.exited).toBe(1);
+    expect(Date.now() - goingForTheFile).toBeLessThan(10_000);
+    const file = path.join(dir, 'hotline.db');
+    expect(second.stderr().trimEnd()).toMatch(
+      new RegExp(
+        `^DATABASE_FILE ${quoted(file)} is in use by Hotline process ${first.child.pid} on ${quoted(hostname())} \\(since \\d{4}-[^)]+\\): ` +
+          "a SQLite file is one Hotline's\\. Stop that one first, or give this one a file of its own: set DATABASE_FILE to another file, " +
+          'or TRANSCRIPTS_DIR to another folder .*Several Hotline processes share one store only on PostgreSQL: set DATABASE_URL\\.$',
+      ),
+    );
+    expect(first.child.exitCode).toBeNull();
+
+    // The command-line tools open the file beside the running Hotline: they do not claim it.
+    const quiet = pino({ level: 'silent' });
+    const beside = await openStore({ databaseFile: file }, quiet);
+    await beside.close();
+
+    // Killed, it leaves no claim behind: the system let go of its lock, so the next server takes the file at once.
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const next = await openStore({ databaseFile: file }, quiet, { claim: true });
+    await next.close();
+  });
+
   // Tests run as root on CI, which may write anywhere: a refused permission or a read-only disk is the error SQLite and Node raise.
   test.each([
     [Object.assign(new BetterSqlite3.SqliteError('attempt to write a readonly database', 'SQLITE_READONLY'), {}), /^DATABASE_FILE \/srv\/h\.db cannot be written \(attempt to write a readonly database\): let Hotline's user write the file and its folder \(SQLite adds h\.db-wal and -shm beside it\) or mount it writable, or set DATABASE_FILE/],
@@ -187,6 +229,15 @@ describe('a database that cannot be opened names DATABASE_FILE, the file and wha
     [new BetterSqlite3.SqliteError('unable to open database file', 'SQLITE_CANTOPEN'), /^DATABASE_FILE \/srv\/h\.db cannot be opened \(unable to open database file\): check that its folder exists/],
   ])('%s', (error, expected) => {
     expect(openFailure('/srv/h.db', error)).toMatch(expected);
+  });
+});
+
+describe.skipIf(!(await postgresReachable()))('a DATABASE_URL without a password', () => {
+  test('is shown as it is in the error of a failed start: its user name and every "postgres" stay', { timeout: CHILD_TEST_TIMEOUT_MS }, async () => {
+    const url = 'postgres://postgres@127.0.0.1:5432/hotline_no_such_database';
+    const started = hotline({ DATABASE_URL: url });
+    expect(await started.exited).toBe(1);
+    expect(started.stderr().trimEnd()).toMatch(new RegExp(`^DATABASE_URL ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be used \\(3D000: database "hotline_no_such_database" does not exist\\)`));
   });
 });
 

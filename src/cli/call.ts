@@ -6,6 +6,7 @@
  */
 import { describeNetworkError } from '../net-errors.js';
 import { isMain } from './is-main.js';
+import { adminRefusal } from './admin-refusal.js';
 import { command, endQuietlyWhenOutputCloses, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { hotlineAddress, httpUrl } from '../hotline-address.js';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
@@ -240,10 +241,11 @@ async function placeCall(connection: Connection, target: Target): Promise<Outcom
     return { ok: true, toPhoneNumber: typeof normalised === 'string' ? normalised : target.number };
   }
   const error = (answer as { error?: unknown } | undefined)?.error;
-  const reason = typeof error === 'string' ? error : text.trim().slice(0, 200) || response.statusText || 'no reason given';
-  // 401: the token is wrong for every row; 404: the admin API is off or this is not Hotline; 503: Hotline
+  const said = typeof error === 'string' ? error : text.trim().slice(0, 200) || response.statusText || 'no reason given';
+  const reason = adminRefusal(response.status, said, displayUrl(connection.url)) ?? said;
+  // 401: the token is wrong for every row; 403/404: the admin API is off, refused, or this is not Hotline; 503: Hotline
   // places no calls now (outbound calling not configured, or it is shutting down).
-  return { ok: false, reason, status: response.status, fatal: response.status === 401 || response.status === 404 || response.status === 503 };
+  return { ok: false, reason, status: response.status, fatal: [401, 403, 404, 503].includes(response.status) };
 }
 
 function formatOutcome(number: string, outcome: Outcome): string {

@@ -8,6 +8,7 @@ import type { CampaignProblem } from '../campaigns/errors.js';
 import { progressLine, type CampaignProgress } from '../campaigns/progress.js';
 import { hotlineAddress, httpUrl } from '../hotline-address.js';
 import { describeNetworkError } from '../net-errors.js';
+import { adminRefusal } from './admin-refusal.js';
 import { readCampaignFile } from './campaign-file.js';
 import { command, endQuietlyWhenOutputCloses, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { isMain } from './is-main.js';
@@ -225,7 +226,7 @@ async function request(connection: Connection, method: string, route: string, bo
     } catch {
       // Not JSON: the text itself says it.
     }
-    throw new ApiError(`HTTP ${response.status}: ${message}`, problems, more);
+    throw new ApiError(`HTTP ${response.status}: ${adminRefusal(response.status, message, connection.url) ?? message}`, problems, more);
   }
   return response.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as unknown) : text;
 }

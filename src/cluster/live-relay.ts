@@ -73,6 +73,11 @@ export class LiveRelay implements CallActivityObserver {
     });
   }
 
+  /** The replica holding a call another replica told of; undefined for this one's own (and unknown) calls. */
+  replicaOf(sessionId: string): string | undefined {
+    return this.theirs.get(sessionId);
+  }
+
   changed(activity: CallActivity): void {
     this.mine.set(activity.sessionId, activity);
     this.note(activity.sessionId, activity);

@@ -121,6 +121,13 @@ export class ReplicaRegistry {
         }
         continue;
       }
+      if (this.store.dialect === 'sqlite') {
+        // One process per SQLite file (the store's claim says so first): waiting would not make the other go.
+        throw new ConfigError(
+          `DATABASE_FILE ${this.store.where} is in use by a Hotline that is running (on ${held.host}, pid ${held.pid}): stop that one first, ` +
+            'or give this one a DATABASE_FILE (or TRANSCRIPTS_DIR) of its own; several processes share one store only on PostgreSQL (DATABASE_URL)',
+        );
+      }
       if (Date.now() > giveUpAt) {
         throw new ConfigError(
           `REPLICA_ID ${this.id} is held by a Hotline that is running (on ${held.host}, pid ${held.pid}): give each process sharing DATABASE_URL a REPLICA_ID of its own`,

@@ -44,6 +44,11 @@ export class LiveCalls implements CallActivityObserver {
     return this.calls.size;
   }
 
+  /** Every call in progress now (this replica's, and the others' it was told of). */
+  list(): CallActivity[] {
+    return [...this.calls.values()];
+  }
+
   get viewerCount(): number {
     return this.viewers.size;
   }

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import type { CallSummary } from '../call/ports/call-summary.js';
+import type { CallSummary, ToolRunSummary } from '../call/ports/call-summary.js';
 import { loadConfig } from '../config.js';
 import { startScriptedLlmServer, type Script } from '../llm/scripted-server.js';
 import type { Logger } from '../logger.js';
@@ -17,6 +17,8 @@ import { ToolStubs } from '../scenarios/tool-stubs.js';
 import { startHotline } from '../server.js';
 import type { Eval } from './eval-schema.js';
 import type { EvalModels, ModelEndpoint } from './eval-models.js';
+import type { TranscriptLine } from './heard-transcript.js';
+import { promptUse, type PromptUse } from './prompt-lines.js';
 import { scriptedAgent, scriptedCaller, scriptedJudge } from './scripted-roles.js';
 
 export interface EvalStack {
@@ -26,6 +28,8 @@ export interface EvalStack {
   readonly judge: ModelEndpoint;
   /** Resolves with the record Hotline keeps of the call, once it has ended. */
   callRecord(sessionId: string): Promise<CallSummary>;
+  /** Which of the prompt folder's files a call used: its lines heard, its tools run. */
+  promptUse(transcript: readonly TranscriptLine[], toolRuns: readonly ToolRunSummary[]): PromptUse;
   close(): Promise<void>;
 }
 
@@ -99,6 +103,15 @@ export async function startEvalStack(options: EvalStackOptions): Promise<EvalSta
         if (known) return Promise.resolve(known);
         return new Promise((resolve) => waiting.set(sessionId, resolve));
       },
+      promptUse: (transcript, toolRuns) =>
+        promptUse({
+          prompts: hotline.prompts.current,
+          promptFiles: hotline.prompts.status.files,
+          fileTools: hotline.tools.files.tools(),
+          stubbed: new Set(Object.keys(evaluation.tools)),
+          transcript,
+          toolRuns,
+        }),
       close,
     };
   } catch (error) {

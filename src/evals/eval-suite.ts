@@ -10,6 +10,7 @@ import type { EvalModels } from './eval-models.js';
 import { summarize, type EvalSummary } from './eval-summary.js';
 import type { LoadedEval } from './load-evals.js';
 import type { PlayOptions } from './play-eval-call.js';
+import { offlineCoverage, type PromptCoverage } from './prompt-coverage.js';
 import { runEvalOnce, type RunResult } from './run-eval.js';
 
 export interface SuiteOptions {
@@ -36,6 +37,8 @@ export interface SuiteResult {
   readonly comparison?: Comparison;
   readonly runs: number;
   readonly models: { readonly agent: string; readonly caller: string; readonly judge: string };
+  /** Set when the scripted model played the agent: what of the prompt folders that checked, and what not. */
+  readonly offline?: PromptCoverage;
 }
 
 export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
@@ -70,9 +73,10 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     caller: describeModel(options.models.caller),
     judge: describeModel(options.models.judge),
   };
-  if (options.compareWith === undefined) return { promptsDir: options.promptsDir, summaries, runs: options.runs, models };
+  const offline = options.models.agent.kind === 'scripted' ? { offline: offlineCoverage([...results.values()].flat(), options.evals) } : {};
+  if (options.compareWith === undefined) return { promptsDir: options.promptsDir, summaries, runs: options.runs, models, ...offline };
   const before = { promptsDir: options.compareWith, summaries: summariesOf(options.compareWith) };
-  return { promptsDir: options.promptsDir, summaries, before, comparison: compareSuites(before.summaries, summaries), runs: options.runs, models };
+  return { promptsDir: options.promptsDir, summaries, before, comparison: compareSuites(before.summaries, summaries), runs: options.runs, models, ...offline };
 }
 
 function describeModel(model: EvalModels['agent']): string {

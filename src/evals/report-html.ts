@@ -9,6 +9,7 @@ import type { Comparison, ItemChange } from './compare.js';
 import type { EvalSummary, ItemStats } from './eval-summary.js';
 import type { SuiteResult } from './eval-suite.js';
 import { lineText } from './heard-transcript.js';
+import type { PromptCoverage } from './prompt-coverage.js';
 import type { RunResult } from './run-eval.js';
 import { ms, pct, usd } from './report-text.js';
 
@@ -36,6 +37,7 @@ export function htmlReport(result: SuiteResult, generatedAt: Date): string {
   }${result.comparison ? html` <span class="badge ${result.comparison.regressions.length > 0 ? 'failed' : 'passed'}">${result.comparison.regressions.length} regressions</span>` : ''}</p>
 </header>
 <main>
+${result.offline ? offlineSection(result.offline) : ''}
 <section>
   <h2>Pass rates</h2>
   ${chart(result)}
@@ -85,6 +87,21 @@ function chart(result: SuiteResult): Html {
   }</p>`;
 }
 
+/** First on the page: a green offline report must not read as a check of system.md. */
+function offlineSection(coverage: PromptCoverage): Html {
+  return html`<section class="offline" id="offline">
+  <h2>Offline: the built-in scripted model played the agent</h2>
+  <p>It answers from the evals' <code>scripted:</code> rules (or the demo script), not from your prompts. These passes say nothing about what is not checked below; run the evals with a real model (set <code>OPENAI_API_KEY</code>) to check it.</p>
+  <table>
+    <tbody>
+      <tr><th>used by these calls</th><td>${coverage.exercised.length > 0 ? coverage.exercised.map((file, i) => html`${i > 0 ? ', ' : ''}<code>${file}</code>`) : 'no prompt file'}</td></tr>
+      ${coverage.unchecked.map((u) => html`<tr class="row-failed"><th>not checked</th><td><code>${u.part}</code> — ${u.why}</td></tr>`)}
+      ${coverage.unreached.length > 0 ? html`<tr><th>not reached by these calls</th><td>${coverage.unreached.join(', ')}</td></tr>` : ''}
+    </tbody>
+  </table>
+</section>`;
+}
+
 function comparisonSection(comparison: Comparison): Html {
   return html`<section>
   <h2>Before and after</h2>
@@ -130,6 +147,7 @@ function runDetails(run: RunResult, id: string, open: boolean): Html {
     run.answerTimeouts > 0 ? html` · <span class="error">${run.answerTimeouts} answers did not end in time</span>` : ''
   }</summary>
   ${run.error !== undefined ? html`<p class="error">${run.error}</p>` : ''}
+  ${run.prompts ? html`<p class="meta">prompt files this call used: ${run.prompts.used.join(', ') || 'none'}</p>` : ''}
   <ol class="transcript">${run.transcript.map(
     (line) => html`<li class="${line.who}${line.cut ? ' cut' : ''}">${lineText(line)}</li>`,
   )}</ol>
@@ -195,4 +213,5 @@ summary { cursor: pointer; }
 .verdicts { padding-left: 18px; } .verdicts .pass { color: var(--ok); } .verdicts .fail { color: var(--bad); }
 .verdicts em { color: var(--ink); }
 .error { color: var(--warn); font-weight: 600; }
+section.offline { border: 2px solid var(--warn); } section.offline th { width: 220px; }
 `;

@@ -5,10 +5,11 @@
  */
 import type { EvalSummary } from './eval-summary.js';
 import type { SuiteResult } from './eval-suite.js';
+import { coverageLines, type PromptCoverage } from './prompt-coverage.js';
 import { rate } from './report-text.js';
 
 export function junitReport(result: SuiteResult): string {
-  const suites = result.summaries.map(suite);
+  const suites = result.summaries.map((summary) => suite(summary, result.offline));
   const tests = result.summaries.reduce((n, s) => n + s.items.length, 0);
   const failures = result.summaries.reduce((n, s) => n + failedItems(s), 0);
   const errors = result.summaries.filter((s) => s.status === 'error').length;
@@ -21,7 +22,22 @@ export function junitReport(result: SuiteResult): string {
   ].join('\n');
 }
 
-function suite(summary: EvalSummary): string {
+/** In every suite, as CI shows one: an offline pass must say what it did not check. */
+function offlineNotice(offline: PromptCoverage | undefined): string[] {
+  if (!offline) return [];
+  const properties = [
+    ['offline', 'true'],
+    ['prompt files used', offline.exercised.join(', ')],
+    ['not checked offline', offline.unchecked.map((u) => u.part).join(', ')],
+  ];
+  return [
+    '    <properties>',
+    ...properties.map(([name, value]) => `      <property name="${xml(name ?? '')}" value="${xml(value ?? '')}"/>`),
+    '    </properties>',
+  ];
+}
+
+function suite(summary: EvalSummary, offline: PromptCoverage | undefined): string {
   const seconds = summary.runs.reduce((sum, run) => sum + run.durationMs, 0) / 1000;
   const head = `  <testsuite name="${xml(summary.name)}" file="${xml(summary.file)}" tests="${summary.items.length}" failures="${failedItems(summary)}" errors="${summary.status === 'error' ? 1 : 0}" time="${seconds.toFixed(3)}">`;
   const cases = summary.items.map((item) => {
@@ -41,7 +57,8 @@ function suite(summary: EvalSummary): string {
     const message = `passed ${rate(item)}, below ${Math.round(summary.minPassRate * 100)}%`;
     return `${open}\n      <failure message="${xml(message)}">${xml(reasons.join('\n'))}</failure>\n    </testcase>`;
   });
-  return [head, ...cases, '  </testsuite>'].join('\n');
+  const out = offline ? [`    <system-out>${xml(coverageLines(offline).join('\n'))}</system-out>`] : [];
+  return [head, ...offlineNotice(offline), ...cases, ...out, '  </testsuite>'].join('\n');
 }
 
 function failedItems(summary: EvalSummary): number {

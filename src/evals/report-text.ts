@@ -7,12 +7,14 @@ import type { Comparison, ItemChange } from './compare.js';
 import type { EvalSummary, ItemStats } from './eval-summary.js';
 import type { SuiteResult } from './eval-suite.js';
 import { lineText } from './heard-transcript.js';
+import { coverageLines, coverageReminder } from './prompt-coverage.js';
 
 const MARK = { passed: '✓', failed: '✗', error: '!' } as const;
 
 export function textReport(result: SuiteResult, options: { transcripts?: boolean } = {}): string[] {
   const lines: string[] = [];
   lines.push(`agent: ${result.models.agent} · caller: ${result.models.caller} · judge: ${result.models.judge} · ${result.runs} runs each`);
+  if (result.offline) lines.push('', ...coverageLines(result.offline));
   for (const summary of result.summaries) {
     lines.push('', ...evalLines(summary));
     const worst = summary.runs.find((run) => run.run === summary.worstRun);
@@ -22,6 +24,8 @@ export function textReport(result: SuiteResult, options: { transcripts?: boolean
   }
   if (result.comparison && result.before) lines.push('', ...comparisonLines(result.comparison, result.before.promptsDir, result.promptsDir));
   lines.push('', totals(result));
+  // Again where the verdict is read: a green offline run must not pass for a check of system.md.
+  if (result.offline) lines.push(coverageReminder(result.offline));
   return lines;
 }
 

@@ -16,6 +16,7 @@ import { startEvalStack } from './eval-stack.js';
 import type { TranscriptLine } from './heard-transcript.js';
 import { Judge, type Verdict } from './judge.js';
 import { playEvalCall, type PlayedCall, type PlayOptions } from './play-eval-call.js';
+import type { PromptUse } from './prompt-lines.js';
 import { SimulatedCaller } from './simulated-caller.js';
 
 /** How long Hotline may take to hand over its record of a call that has ended. */
@@ -43,6 +44,8 @@ export interface RunResult {
   /** What the caller and judge cost; null when a model has no price. */
   readonly evalCostUsd: number | null;
   readonly durationMs: number;
+  /** Which of the prompt folder's files the call used; absent when no call was recorded. */
+  readonly prompts?: PromptUse;
 }
 
 export interface RunContext {
@@ -89,7 +92,8 @@ async function runOnce(evaluation: Eval, run: number, context: RunContext): Prom
     return { ...base, error: messageOf(error), evalCostUsd: evalCost(), durationMs: performance.now() - startedAt };
   }
   try {
-    return await grade(evaluation, run, played, record, new Judge(judgeClient), { startedAt, evalCost, signal: context.signal });
+    const prompts = record ? stack.promptUse(played.transcript.lines, record.toolRuns) : undefined;
+    return await grade(evaluation, run, played, record, new Judge(judgeClient), { startedAt, evalCost, signal: context.signal, prompts });
   } finally {
     // After the judging: offline, the judge is this stack's scripted model.
     await stack.close();
@@ -102,10 +106,11 @@ async function grade(
   played: PlayedCall,
   record: CallSummary | undefined,
   judge: Judge,
-  context: { startedAt: number; evalCost: () => number | null; signal: AbortSignal },
+  context: { startedAt: number; evalCost: () => number | null; signal: AbortSignal; prompts: PromptUse | undefined },
 ): Promise<RunResult> {
   const { startedAt, evalCost } = context;
   const common = {
+    ...(context.prompts ? { prompts: context.prompts } : {}),
     run,
     transcript: played.transcript.lines,
     turns: played.turns,

@@ -10,7 +10,7 @@ const MAX_DIGITS = 15; // E.164's limit, country code included
  *
  * International forms (`+…`, `00…`, or already bare E.164 digits) are always
  * accepted. A national form with a single leading 0 (`0151 1234567`) needs
- * `defaultCountryCode`, since without it the country cannot be known.
+ * `defaultCountryCode` (DEFAULT_COUNTRY_CODE), since without it the country cannot be known.
  */
 export function normalizePhoneNumber(input: string, options: { defaultCountryCode?: string | undefined } = {}): string {
   function fail(reason: string): never {
@@ -39,7 +39,8 @@ export function normalizePhoneNumber(input: string, options: { defaultCountryCod
   } else if (digits.startsWith('0')) {
     const countryCode = parseCountryCode(options.defaultCountryCode);
     if (countryCode === undefined) {
-      fail('it is in national form (leading 0) and no default country code is set; use the international format, e.g. +49 151 1234567');
+      // Every default comes from DEFAULT_COUNTRY_CODE: the message names it, wherever the number was given.
+      fail('it is in national form (leading 0) and DEFAULT_COUNTRY_CODE is not set: set DEFAULT_COUNTRY_CODE (e.g. 49 for Germany), or use the international format, e.g. +49 151 1234567');
     }
     e164 = `${countryCode}${digits.slice(1)}`;
   } else {

@@ -13,6 +13,7 @@ import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { describePostgresUrl, migratePostgres, postgresDialect, postgresPool } from './postgres/postgres-dialect.js';
 import type { Db, Dialect } from './schema.js';
+import { IN_USE_CODE, inUseMessage } from './sqlite/in-use.js';
 import { openFailure } from './sqlite/open-failure.js';
 import { workerSqliteDialect } from './sqlite/worker-dialect.js';
 import { SQLITE_MIGRATIONS } from './sqlite/migrations.js';
@@ -40,11 +41,18 @@ export interface Store {
 export interface OpenOptions {
   /** Default true. False only to look (`npm run db -- status`): a schema behind this Hotline's is left as it is. */
   readonly migrate?: boolean;
+  /**
+   * A Hotline server's store: a SQLite file is claimed for this process alone, and a second server
+   * on it stops at once, naming the first. The CLIs open the file beside a running server and do not claim it.
+   */
+  readonly claim?: boolean;
 }
 
 export async function openStore(location: StoreLocation, logger: Logger, options: OpenOptions = {}): Promise<Store> {
   const migrate = options.migrate ?? true;
-  return location.databaseUrl ? openPostgres(location.databaseUrl, logger, migrate) : openSqlite(location.databaseFile, logger, migrate);
+  return location.databaseUrl
+    ? openPostgres(location.databaseUrl, logger, migrate)
+    : openSqlite(location.databaseFile, logger, migrate, options.claim ?? false);
 }
 
 /** The schema version the database has, and the one this Hotline brings. */
@@ -59,11 +67,11 @@ export async function schemaVersion(store: Store): Promise<{ current: number; la
   return { current: rows[0]?.version ?? 0, latest: POSTGRES_MIGRATIONS.length };
 }
 
-async function openSqlite(file: string, logger: Logger, migrate: boolean): Promise<Store> {
+async function openSqlite(file: string, logger: Logger, migrate: boolean, claim: boolean): Promise<Store> {
   const log = logger.child({ database: file });
   const db: Db = new Kysely({
     dialect: workerSqliteDialect(
-      { file, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, migrate },
+      { file, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, migrate, claim },
       {
         onWarning: (message) => log.warn(message),
         onMigrated: (versions) => {
@@ -77,6 +85,7 @@ async function openSqlite(file: string, logger: Logger, migrate: boolean): Promi
     await sql`SELECT 1`.execute(db);
   } catch (error) {
     await db.destroy().catch(() => undefined);
+    if (error instanceof StoreError && error.code === IN_USE_CODE) throw new ConfigError(inUseMessage(file, error.message), { cause: error });
     if (error instanceof StoreError && error.code === 'HOTLINE_SCHEMA_TOO_NEW') {
       throw new ConfigError(
         `DATABASE_FILE ${file}: its ${error.message}: run the Hotline release that wrote it, or point DATABASE_FILE at another file`,

@@ -1,12 +1,13 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
+import type { CallActivity } from '../call/ports/call-activity.js';
 import type { CallControl, ControlOutcome } from '../call/ports/call-control.js';
 import type { Logger } from '../logger.js';
 import { CallNotPlacedError } from '../outbound/errors.js';
 import type { OutboundCalls } from '../outbound/outbound-calls.js';
 import { normalizePhoneNumber } from '../outbound/phone-number.js';
 import { HotlineError } from '../errors.js';
-import { maskNumber } from '../privacy/mask-number.js';
+import { maskedOrNone, maskNumber } from '../privacy/mask-number.js';
 import { describeIssues } from '../protocol/parse-event.js';
 import { requireAdminToken, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
@@ -19,11 +20,15 @@ export interface AdminApiOptions {
   outbound: OutboundCalls;
   /** The calls in progress, for a person to hand over or end. */
   control: CallControl;
+  /** The calls in progress on every replica, each with the replica holding it: what GET /api/calls lists. */
+  liveCalls(): readonly LiveCall[];
   /** Sends reports whose delivery was given up again (all, or one call's); undefined without a report webhook. */
   redeliver(sessionId?: string): Promise<number | undefined>;
   defaults: { countryCode: string | undefined };
   logger: Logger;
 }
+
+export type LiveCall = CallActivity & { readonly replica: string };
 
 const variableValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 
@@ -53,7 +58,8 @@ function requireJson(req: Request, _res: Response, next: NextFunction): void {
 
 /**
  * Hotline's own API: POST /api/calls places an outbound call with a greeting
- * made for the person called; POST /api/calls/:sessionId/transfer and
+ * made for the person called; GET /api/calls lists the calls in progress;
+ * POST /api/calls/:sessionId/transfer and
  * /hangup let a person hand over or end a call in progress; POST
  * /api/reports/redeliver sends reports whose delivery was given up again.
  */
@@ -62,12 +68,20 @@ export function adminApiRouter(options: AdminApiOptions): Router {
   const { logger } = options;
   const json = express.json({ limit: '16kb' });
 
+  // The session ids an operator's tool acts on: the calls in progress, oldest first, numbers masked as the dashboard shows them.
+  router.get('/api/calls', requireAdminToken(options.token, options.gate), (_req, res) => {
+    const calls = [...options.liveCalls()].sort((a, b) => a.startedAt.localeCompare(b.startedAt)).map(listed);
+    res.set('Cache-Control', 'no-store').json({ calls });
+  });
+
   router.post('/api/calls/:sessionId/transfer', requireAdminToken(options.token, options.gate), requireJson, json, async (req, res) => {
     const parsed = TransferBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new HttpError(400, `invalid body: ${describeIssues(parsed.error)}`);
     const sessionId = String(req.params.sessionId);
-    const outcome = await options.control.transfer(sessionId, parsed.data.target);
-    logger.info({ sessionId, target: parsed.data.target, outcome }, 'operator transfer requested over the admin API');
+    const { target } = parsed.data;
+    const outcome = await options.control.transfer(sessionId, target);
+    logger.info({ sessionId, target, outcome }, 'operator transfer requested over the admin API');
+    if (outcome === 'no_destination') throw new HttpError(409, noDestination(target, options.control.transferTargets()));
     answerControl(res, outcome, 'transferring');
   });
 
@@ -136,6 +150,31 @@ function answerControl(res: Response, outcome: ControlOutcome, status: 'transfer
     case 'no_destination':
       throw new HttpError(409, 'no such transfer target: set TRANSFER_TARGET, or name one of TRANSFER_TARGETS');
   }
+}
+
+/** One call of GET /api/calls. */
+function listed(call: LiveCall): Record<string, string | undefined> {
+  return {
+    sessionId: call.sessionId,
+    direction: call.direction,
+    from: maskedOrNone(call.from),
+    to: maskedOrNone(call.to),
+    startedAt: call.startedAt,
+    phase: call.phase,
+    replica: call.replica,
+  };
+}
+
+/** Why a transfer has nowhere to go, naming the targets there are: an example's "support" may be none of this Hotline's. */
+function noDestination(target: string | undefined, targets: { readonly default: boolean; readonly named: readonly string[] }): string {
+  const named = targets.named.length > 0 ? `the named ones are ${targets.named.join(', ')}` : 'none is named';
+  if (target !== undefined) {
+    return (
+      `no transfer target named "${target}": ${named} (TRANSFER_TARGETS, or transfer_targets in system.md)` +
+      (targets.default ? '; without "target" the call goes to TRANSFER_TARGET' : '')
+    );
+  }
+  return `no transfer target: TRANSFER_TARGET is not set; set it, or name one of the targets in "target" (${named})`;
 }
 
 /** The typed errors of the outbound client carry the status Hotline's API should answer with. */

@@ -103,6 +103,11 @@ export async function checkSecret(req: IncomingMessage, gate: SecretGate, presen
   throw new HttpError(401, `missing or wrong ${what}`);
 }
 
+/** How an admin API that is off begins its answer: the command-line tools tell it from "not Hotline" by it. */
+export const ADMIN_API_OFF = 'the admin API is off';
+// Said to whoever sent the request, who may have set ADMIN_TOKEN for a command-line tool only: the server needs it.
+const ADMIN_API_OFF_MESSAGE = `${ADMIN_API_OFF}: this Hotline was started without ADMIN_TOKEN; set ADMIN_TOKEN where Hotline runs (its environment or .env) and restart it`;
+
 /**
  * Guards Hotline's own admin API (calls, campaigns, reports): off (404) without
  * ADMIN_TOKEN, 401 without the right `Authorization: Bearer` token, 429 for an
@@ -110,7 +115,7 @@ export async function checkSecret(req: IncomingMessage, gate: SecretGate, presen
  */
 export function requireAdminToken(token: string | undefined, gate: SecretGate) {
   return async function requireAdminToken(req: IncomingMessage, _res: unknown, next: () => void): Promise<void> {
-    if (token === undefined) throw new HttpError(404, 'the admin API is off: set ADMIN_TOKEN to turn it on');
+    if (token === undefined) throw new HttpError(404, ADMIN_API_OFF_MESSAGE);
     await checkSecret(req, gate, bearerTokenOf(req), token, 'Authorization: Bearer token');
     next();
   };

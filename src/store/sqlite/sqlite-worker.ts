@@ -11,6 +11,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
+import { claimFile } from './file-owner.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import type { FromWorker, SqlValue, ToWorker, WorkerError, WorkerSettings } from './worker-protocol.js';
 
@@ -19,6 +20,8 @@ const port = parentPort!;
 const memory = settings.file === ':memory:';
 
 let db: BetterSqlite3.Database;
+/** Holds the claim on the file while this thread lives (a server's store only). */
+let claim: BetterSqlite3.Database | undefined;
 let inode: number | undefined;
 const statements = new Map<string, BetterSqlite3.Statement>();
 
@@ -34,6 +37,8 @@ function asError(error: unknown): WorkerError {
 /** Opens the file and brings its schema up to date; the versions it migrated to. */
 function open(): number[] {
   if (!memory) mkdirSync(path.dirname(path.resolve(settings.file)), { recursive: true });
+  // Before the file is touched: a second server must not migrate or write what the first one has.
+  if (settings.claim && !memory) claim ??= claimFile(settings.file);
   const next = new BetterSqlite3(settings.file, { timeout: settings.busyTimeoutMs });
   try {
     // WAL: readers never wait for the writer. NORMAL is safe with WAL against a crash of the
@@ -137,6 +142,8 @@ port.on('message', (message: ToWorker) => {
   queue = queue.then(async () => {
     if (message.kind === 'close') {
       if (db?.open) db.close();
+      claim?.close();
+      claim = undefined;
       send({ kind: 'closed' });
       return;
     }

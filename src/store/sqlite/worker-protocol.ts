@@ -23,4 +23,6 @@ export interface WorkerSettings {
   readonly busyTimeoutMs: number;
   /** False for a look that must change nothing (`npm run db -- status`): the schema is left as it is. */
   readonly migrate: boolean;
+  /** A Hotline server's store: the file is claimed for this process alone (file-owner.ts). */
+  readonly claim?: boolean;
 }
