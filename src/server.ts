@@ -229,9 +229,9 @@ export async function startHotline(
   if (store.dialect === 'postgres' && config.transports.has('webhook') && !webhookOwners) {
     logger.warn('webhook calls stay with one replica: with several replicas sharing DATABASE_URL, set CLUSTER_SECRET (and INTERNAL_URL) on each');
   }
-  // Requests for outbound calls: in memory, and in the store for whichever replica the call reaches.
-  const outboundRequestRows = new OutboundRequestRepository(store.db, replica.id, store.dialect);
-  const pendingCalls = new OutboundRequests(new PendingCalls(outbound.ttlMs), outboundRequestRows, outbound.ttlMs, replica.deadAfterMs, logger);
+  // The numbers in a call: requests in memory and in the store (for whichever replica the call reaches), and every person on the line, for all replicas to see.
+  const outboundRequestRows = new OutboundRequestRepository(store.db, { replica: replica.id, instance: replica.instance }, store.dialect, replica.deadAfterMs);
+  const pendingCalls = new OutboundRequests(new PendingCalls(outbound.ttlMs), outboundRequestRows, outbound.ttlMs, logger, outbound.defaultCountryCode);
   // The API's calls and the campaigns' alike: never while shutting down, never a number stopped or already in a call.
   const outboundCalls = new OutboundCalls({
     client,
@@ -247,6 +247,8 @@ export async function startHotline(
     logger,
     defaultCountryCode: outbound.defaultCountryCode,
   });
+  // A contact waiting for its number hears when a call here freed it in the store.
+  pendingCalls.onFreed(() => campaigns.lineFreed());
   const doNotCall = doNotCallToolBox(
     (number, reason) =>
       campaignStore.addToStopList(number, reason, new Date(campaignClock.now())).catch((error: unknown) => {
@@ -331,6 +333,8 @@ export async function startHotline(
           // The report follows once the row is stored; reports.whenIdle() waits for both.
           callEnded: (summary) => reports.awaitStored(records.callEnded(summary)),
         },
+        // Before the campaigns: the number a call had is being freed when they look at it again.
+        { callProgress: (call) => pendingCalls.callProgress(call), callEnded: (summary) => pendingCalls.callEnded(summary) },
         campaigns,
         ...(webhookOwners ? [{ callEnded: (summary: CallSummary) => webhookOwners.release(summary.sessionId) }] : []),
         ...(options.callObservers ?? []),

@@ -537,7 +537,7 @@ export class CallRegistry implements CallControl {
         // Told before the greeting: a requester that dies now still knows the call was answered.
         const started = (request: PendingCall | undefined) =>
           request && { request, recorded: this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags }) };
-        const taken = pendingCalls.take(to);
+        const taken = pendingCalls.take(to, id);
         return taken instanceof Promise ? taken.then(started) : started(taken);
       },
       settings: this.options.settings,

@@ -11,7 +11,9 @@ import { windowsOf, type Campaign, type CampaignSettings, type CampaignStore, ty
 import type { Dialer } from './dialer.js';
 import { DO_NOT_CALL } from './do-not-call-tool.js';
 import { CampaignNotFoundError } from './errors.js';
+import { dueAgainAt } from './refused-dial.js';
 import { Slices } from './slices.js';
+import { normaliseStopList } from './stop-list-keys.js';
 
 /** The tags a campaign's call carries, to find its contact again at session_start and at the end. */
 const TAG_CAMPAIGN = 'campaign';
@@ -102,7 +104,7 @@ export class CampaignRunner implements CallObserver {
 
   /** Settles what a previous process left in flight, then starts placing calls. */
   async start(): Promise<void> {
-    await this.normaliseStopList();
+    await normaliseStopList(this.repository, this.options.defaultCountryCode, this.log);
     // Not one being written now: by this process (a campaign created while it starts), or by another Hotline on the same store.
     const before = new Date(this.options.clock.now() - ABANDONED_AFTER_MS);
     for (const id of await this.repository.incompleteCampaigns(before)) {
@@ -421,9 +423,9 @@ export class CampaignRunner implements CallObserver {
       const refused = await options.dialer.refusal(contact.number, settings);
       if (refused instanceof NumberInCallError) {
         passed.push(contact.index);
-        // The call's end comes as an event; a request nobody answers expires.
+        // A call's end here comes as an event; one at another replica does not: looked at again soon.
         this.waitingForLine = true;
-        wakeAt(refused.until === undefined ? undefined : refused.until + 1);
+        wakeAt(dueAgainAt(refused, now));
         continue;
       }
       if (refused instanceof NumberStoppedError) {
@@ -467,24 +469,9 @@ export class CampaignRunner implements CallObserver {
     }
   }
 
-  /** A call ended or never connected: a number some contact waited for may be free now. */
-  private lineFreed(): void {
+  /** A call ended or never connected (or its number was freed in the store): a number some contact waited for may be free now. */
+  lineFreed(): void {
     if (this.waitingForLine && this.dialling && !this.closed) void this.tick();
-  }
-
-  /** Every row of the global stop list in the form numbers are compared in (rows from before normalisation). */
-  private async normaliseStopList(): Promise<void> {
-    const { defaultCountryCode } = this.options;
-    const kept = await this.repository.normaliseStopList((number) => {
-      const key = phoneKey(number, { defaultCountryCode });
-      return /^[1-9]\d{7,14}$/.test(key) ? key : undefined;
-    });
-    if (kept.length > 0) {
-      this.log.warn(
-        { numbers: kept.length, defaultCountryCode: defaultCountryCode ?? null },
-        'stop list rows that are not phone numbers Hotline can read (a national number needs DEFAULT_COUNTRY_CODE): they stop nothing until corrected',
-      );
-    }
   }
 
   /** Deletes a campaign whose writing never finished, a batch at a time (each its own statement: the store's other work goes between). */
@@ -505,7 +492,6 @@ export class CampaignRunner implements CallObserver {
       ),
     };
     this.inFlight.set(key, flight);
-    this.log.info({ campaignId: campaign.id, contact: contact.index, attempt: contact.attempts + 1 }, 'campaign call placed');
     const dialled = this.options.dialer
       .dial({
         to: contact.number,
@@ -513,10 +499,13 @@ export class CampaignRunner implements CallObserver {
         tags: { [TAG_CAMPAIGN]: campaign.id, [TAG_CONTACT]: String(contact.index) },
         aiFlowId: settings.aiFlowId,
         billingDevice: settings.billingDevice,
+        ringForMs: settings.answer_timeout_seconds * 1000,
       })
       .then(
         (pending) => {
           flight.pending = pending;
+          // Only now: the service has the call. A dial refused on the way is not a call placed.
+          this.log.info({ campaignId: campaign.id, contact: contact.index, attempt: contact.attempts + 1 }, 'campaign call placed');
         },
         (error: unknown) => this.notDialled(campaign.id, contact.index, key, error),
       );
@@ -529,8 +518,10 @@ export class CampaignRunner implements CallObserver {
     const current = await this.repository.contact(campaignId, index);
     if (current?.status !== 'calling') return;
     if (error instanceof CallNotPlacedError) {
-      // Refused here (shutting down, or the number in a call or stopped since the look): not an attempt; waiting again.
-      await this.repository.updateContact(campaignId, index, { status: 'pending', attempts: current.attempts - 1 }, this.date(), ['calling']);
+      // Refused here (shutting down, or the number in a call or stopped since the look): not an attempt; due again in a moment, never in a loop.
+      const nextAttemptAt = dueAgainAt(error, this.options.clock.now());
+      await this.repository.updateContact(campaignId, index, { status: 'pending', attempts: current.attempts - 1, nextAttemptAt }, this.date(), ['calling']);
+      this.log.info({ campaignId, contact: index, reason: error.code, retryAt: new Date(nextAttemptAt).toISOString() }, 'campaign call not placed');
       this.inFlight.get(key)?.cancelAnswerTimer();
       this.inFlight.delete(key);
       if (!this.closed) void this.tick();
@@ -547,7 +538,8 @@ export class CampaignRunner implements CallObserver {
     // Its timer has fired: nothing is left to cancel. Forgotten here, as a call answered at another replica
     // (which cancels no timer here) never comes to `finish` in this one and would stay in the map for good.
     this.inFlight.delete(key);
-    if (flight?.pending) this.options.dialer.forget(flight.pending);
+    // Forgotten in the store before the outcome: a retry due at once finds the number free.
+    if (flight?.pending) await this.options.dialer.forget(flight.pending);
     const contact = await this.repository.contact(campaignId, index);
     if (!contact || contact.status !== 'calling') return;
     const campaign = await this.require(campaignId);

@@ -8,6 +8,8 @@ export interface DialRequest {
   tags: Record<string, string>;
   aiFlowId: string | undefined;
   billingDevice: string | undefined;
+  /** The campaign's answer timeout: the number counts as rung no longer than this. */
+  ringForMs?: number | undefined;
 }
 
 /** How the scheduler places a call; tests may hand in their own. */
@@ -21,8 +23,8 @@ export interface Dialer {
    * asks the service. Rejects — the request forgotten — when refused here (a CallNotPlacedError) or by the service.
    */
   dial(request: DialRequest): Promise<PendingCall>;
-  /** The call will not come (answer timeout): a late session_start must not be taken for it. */
-  forget(call: PendingCall): void;
+  /** The call will not come (answer timeout): a late session_start must not be taken for it. Never rejects. */
+  forget(call: PendingCall): Promise<void> | void;
 }
 
 /** The real one: every outbound call goes through OutboundCalls, the API's as well as the campaigns'. */

@@ -13,6 +13,8 @@ export interface OutboundCallRequest {
   /** Without them, AIFLOW_ID / AIFLOW_BILLING_DEVICE. */
   aiFlowId?: string | undefined;
   billingDevice?: string | undefined;
+  /** How long the call may ring before it is given up (a campaign's answer timeout); at most OUTBOUND_TTL_MS. */
+  ringForMs?: number | undefined;
 }
 
 /** A campaign or a request may name its own AI flow and billing device. */
@@ -33,7 +35,7 @@ export interface OutboundCallsOptions {
     defaultCountryCode: string | undefined;
   };
   pendingCalls: OutboundRequests;
-  /** The numbers of the people on the line in the calls in progress (caller or person called), as the service wrote them. */
+  /** The numbers of the people on the line in this process's calls (caller or person called), as the service wrote them. */
   numbersOnTheLine(): Iterable<string>;
   /** Whether a normalised number is on the global stop list (asks the store). */
   isStopped(number: string): Promise<boolean>;
@@ -43,8 +45,8 @@ export interface OutboundCallsOptions {
  * The one way Hotline dials out, for the outbound API and the campaigns alike:
  * nothing while shutting down or without the AIFLOW_* settings, never a number
  * on the stop list, and never a number already in a call — being rung
- * (a request waiting for its session_start) or on the line — until that call
- * has ended.
+ * (a request waiting for its session_start) or on the line, at this replica or
+ * any other on the same store — until that call has ended.
  */
 export class OutboundCalls {
   private shuttingDown = false;
@@ -73,13 +75,17 @@ export class OutboundCalls {
     return !this.shuttingDown;
   }
 
-  /** Why `to` (normalised) may not be dialled now, or undefined when it may: the stop list (the store's), then `refusalNow`. */
+  /**
+   * Why `to` (normalised) may not be dialled now, or undefined when it may: what this process knows
+   * (`refusalNow`), then the store's stop list and the calls other replicas have the number in.
+   */
   async refusal(to: string, overrides: OutboundOverrides = {}): Promise<CallNotPlacedError | undefined> {
     const early = this.refusalNow(to, overrides);
     if (early) return early;
-    if (await this.options.isStopped(to)) return new NumberStoppedError(to);
+    const [stopped, busy] = await Promise.all([this.options.isStopped(to), this.options.pendingCalls.busy(to)]);
+    if (stopped) return new NumberStoppedError(to);
     // Shutdown may have begun, or the number been rung, while the store answered.
-    return this.refusalNow(to, overrides);
+    return this.refusalNow(to, overrides) ?? busy;
   }
 
   /**
@@ -101,8 +107,8 @@ export class OutboundCalls {
 
   /**
    * Checks (see `refusal`), remembers the request for its session_start, then asks the service. What
-   * this process knows is checked once more after the last await, with nothing between it and `add`:
-   * two requests for one number never both pass.
+   * this process knows is checked once more after the last await, with nothing between it and `add`,
+   * whose row in the store is the claim across replicas: two requests for one number never both pass.
    * Rejects — the request forgotten — when it is refused here or by the service.
    */
   async place(request: OutboundCallRequest): Promise<PendingCall> {
@@ -112,11 +118,11 @@ export class OutboundCalls {
     if (!target) throw new OutboundNotConfiguredError(this.missing(request));
     const { pendingCalls } = this.options;
     // Remembered before the request: the call may be answered before the service's 201 arrives.
-    const pending = await pendingCalls.add(request.to, { ...request.variables }, request.tags ? { ...request.tags } : undefined);
+    const pending = await pendingCalls.add(request.to, { ...request.variables }, request.tags ? { ...request.tags } : undefined, request.ringForMs);
     try {
       await target.client.startCall({ aiFlowId: target.aiFlowId, billingDevice: target.billingDevice, toPhoneNumber: request.to });
     } catch (error) {
-      pendingCalls.remove(pending);
+      void pendingCalls.remove(pending);
       throw error;
     }
     return pending;
@@ -129,8 +135,8 @@ export class OutboundCalls {
     return client && aiFlowId && billingDevice ? { client, aiFlowId, billingDevice } : undefined;
   }
 
-  /** The call will not come (a campaign's answer timeout): a late session_start must not be taken for it. */
-  forget(call: PendingCall): void {
-    this.options.pendingCalls.remove(call);
+  /** The call will not come (a campaign's answer timeout): a late session_start must not be taken for it. Resolves once the store has it so; never rejects. */
+  forget(call: PendingCall): Promise<void> {
+    return this.options.pendingCalls.remove(call);
   }
 }

@@ -142,16 +142,24 @@ export interface ReplicasTable {
   stopping: Generated<number>;
 }
 
+/**
+ * A number in a call: being rung for a request (its variables kept for whichever replica the call
+ * reaches), or on the line at a replica. One row per number: no second call to it while it is there.
+ */
 export interface OutboundRequestsTable {
   to_number: string;
   variables: string;
   tags: string | null;
   /** Epoch ms by the requesting replica's clock: with the number, which request this is. */
   requested_at: number;
-  /** Epoch ms by the database's clock: after it, the call is not coming. */
+  /** Epoch ms by the database's clock: after it, the call is not coming (while rung; not read once on the line). */
   expires_at: number;
-  /** The replica that requested the call. */
+  /** The replica that requested the call, or that has it on the line once it began. */
   replica: string;
+  /** The call on the line (answered, or a person calling in); null while the number is being rung. */
+  session_id: Generated<string | null>;
+  /** The start of `replica` holding the row (ReplicaRegistry.instance); null in rows from before it was kept. */
+  instance: Generated<string | null>;
 }
 
 export interface WebhookSessionsTable {

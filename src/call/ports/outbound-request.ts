@@ -12,5 +12,6 @@ export interface PendingCall {
  * this process's memory, or a moment later from the store (another replica requested it).
  */
 export interface OutboundRequestSource {
-  take(toPhoneNumber: string | undefined): PendingCall | Promise<PendingCall | undefined> | undefined;
+  /** `sessionId`: the call that answers it, which has the number from now on (none: the call never connected). */
+  take(toPhoneNumber: string | undefined, sessionId?: string): PendingCall | Promise<PendingCall | undefined> | undefined;
 }

@@ -225,4 +225,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
         END
       FROM json_array_elements(turns::json) t(value));
   `,
+  // 6: a number's row stays while its call is on the line, and names the start of the replica holding it (SQLite's step 12).
+  `
+  ALTER TABLE outbound_requests ADD COLUMN session_id TEXT;
+  ALTER TABLE outbound_requests ADD COLUMN instance TEXT;
+  `,
 ];

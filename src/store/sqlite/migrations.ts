@@ -337,4 +337,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
       FROM json_each(calls.turns) t)
     WHERE json_valid(turns) AND json_type(turns) = 'array';
   `,
+  // 12: one call per person at a time, across replicas (issue 35). A number's row in
+  // `outbound_requests` stays while its call is on the line — `session_id` names the call once it is
+  // answered, or once a person calls in — and goes when that call ends, so no replica dials a person
+  // another one has on the line. `instance` is the start of the replica that holds the row: a row of
+  // a start that is no longer running gives way, even when the replica runs again under its id.
+  `
+  ALTER TABLE outbound_requests ADD COLUMN session_id TEXT;
+  ALTER TABLE outbound_requests ADD COLUMN instance TEXT;
+  `,
 ];
