@@ -601,6 +601,8 @@ export async function startHotline(
     await reports.close();
     // The campaigns' last writes (the calls ended above) before the store goes.
     await campaigns.settled();
+    // The numbers of the calls ended above freed in the store, before it goes.
+    await pendingCalls.settled();
     // close() may come twice (a shutdown, then a test's close): the pool ends once.
     if (failurePool && !failurePool.ended && !failurePool.ending) await failurePool.end();
     await replica.leave().catch((error: unknown) => logger.warn({ err: error }, 'this replica could not leave the store; the others will find it stopped beating'));

@@ -5,8 +5,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { CampaignProgress } from '../src/campaigns/progress.js';
+import { ReplicaRegistry } from '../src/cluster/replica-registry.js';
+import { OutboundRequestRepository } from '../src/store/outbound-request-repository.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { adminApi } from './helpers/admin-api.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
@@ -14,6 +17,7 @@ import { startOutboundService, type OutboundService } from './helpers/outbound-s
 import { scriptByUserText } from './helpers/scripts.js';
 import { runCampaignCli } from '../src/cli/campaign.js';
 import { freshStoreLocation, storeKinds, type StoreKind, type TestStoreLocation } from './helpers/stores.js';
+import { textSink } from './helpers/text-sink.js';
 
 const ADMIN = 'admin-token-1';
 let env: TestHotline | undefined;
@@ -31,10 +35,10 @@ afterEach(async () => {
   location = undefined;
 });
 
-async function start(kind: StoreKind): Promise<TestHotline> {
+async function start(kind: StoreKind, logger?: Logger): Promise<TestHotline> {
   service = await startOutboundService();
   location = await freshStoreLocation(kind);
-  env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, DEFAULT_COUNTRY_CODE: '49', ...service.vars, ...location.env });
+  env = await startTestHotline(scriptByUserText({}), { ADMIN_TOKEN: ADMIN, DEFAULT_COUNTRY_CODE: '49', ...service.vars, ...location.env }, {}, logger ? { logger } : {});
   return env;
 }
 
@@ -133,6 +137,38 @@ describe.each(await storeKinds())('a number in a call is not dialled again until
     expect(await service!.requested(3)).toEqual(['491510000001', '491510000002', '491510000001']);
     expect((await runner.contacts(id))[0]).toMatchObject({ status: 'calling', attempts: 1 });
     expect((await api('GET', `/api/campaigns/${id}`)).json as unknown as CampaignProgress).toMatchObject({ called: 2, inCall: 2, outcomes: { failed: 0 } });
+  });
+
+  test('a number another replica rings: the contact waits uncounted, no call is logged as placed that the service was not asked for, none is retried in a loop; it is called once the ring is over', async () => {
+    const log = textSink();
+    await start(kind, pino({ level: 'info' }, log.stream));
+    const placed = () => log.text().split('\n').filter((line) => line.includes('"msg":"campaign call placed"')).length;
+    // Another replica on the same store rings the number: nothing of it is in this process's memory.
+    const { store } = env!.hotline;
+    const elsewhere = await ReplicaRegistry.join(store, { id: 'elsewhere' }, pino({ level: 'silent' }));
+    try {
+      const rows = new OutboundRequestRepository(store.db, { replica: elsewhere.id, instance: elsewhere.instance }, store.dialect, elsewhere.deadAfterMs);
+      const ring = { toPhoneNumber: '491510000009', variables: {}, requestedAt: Date.now() };
+      expect(await rows.add(ring, 60_000)).toEqual({ added: true });
+
+      const created = await api('POST', '/api/campaigns', { name: 'rung elsewhere', concurrency: 2, contacts: [{ phone: '0151 0000009' }, { phone: '0151 0000010' }] });
+      const id = String(created.json.id);
+      expect(await service!.requested(1)).toEqual(['491510000010']);
+      // The runner looks at the waiting contact again (a loop would look in a moment, each time a call "placed").
+      await changed();
+      expect((await env!.hotline.campaigns.contacts(id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(service!.numbers()).toEqual(['491510000010']);
+      expect(placed()).toBe(1);
+
+      // The ring is over there: the contact is called, once, within a look.
+      await rows.remove(ring);
+      expect(await service!.requested(2)).toEqual(['491510000010', '491510000009']);
+      await env!.hotline.campaigns.settled();
+      expect((await env!.hotline.campaigns.contacts(id))[0]).toMatchObject({ status: 'calling', attempts: 1 });
+      expect(placed()).toBe(2);
+    } finally {
+      await elsewhere.leave();
+    }
   });
 
   test('a person calling in is not dialled by a campaign while on the line', async () => {
