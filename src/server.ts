@@ -35,6 +35,7 @@ import { CallRepository } from './store/call-repository.js';
 import { CallWriter } from './store/call-writer.js';
 import { cutOffCallsInProgress, cutOffOrphanedCalls } from './store/cut-off-calls.js';
 import { ReplicaRegistry } from './cluster/replica-registry.js';
+import { watchDepartures } from './cluster/departures.js';
 import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
 import { WebhookHandover } from './cluster/webhook-handover.js';
 import { WebhookOwners } from './cluster/webhook-owners.js';
@@ -334,7 +335,11 @@ export async function startHotline(
           callEnded: (summary) => reports.awaitStored(records.callEnded(summary)),
         },
         // Before the campaigns: the number a call had is being freed when they look at it again.
-        { callProgress: (call) => pendingCalls.callProgress(call), callEnded: (summary) => pendingCalls.callEnded(summary) },
+        {
+          callStarted: (info) => pendingCalls.callStarted(info),
+          callProgress: (call) => pendingCalls.callProgress(call),
+          callEnded: (summary) => pendingCalls.callEnded(summary),
+        },
         campaigns,
         ...(webhookOwners ? [{ callEnded: (summary: CallSummary) => webhookOwners.release(summary.sessionId) }] : []),
         ...(options.callObservers ?? []),
@@ -555,7 +560,12 @@ export async function startHotline(
   await campaigns.start();
   const leftBehind = sweepLeftBehind(
     replica,
-    [(deadAfterMs) => cutOffOrphanedCalls(callRows, deadAfterMs, records, logger), (deadAfterMs) => campaigns.settleOrphaned(deadAfterMs)],
+    [
+      (deadAfterMs) => cutOffOrphanedCalls(callRows, deadAfterMs, records, logger),
+      (deadAfterMs) => campaigns.settleOrphaned(deadAfterMs),
+      // A replica gone took its campaign timers with it (a retry it scheduled): the campaigns are looked at again.
+      watchDepartures(replica, () => void campaigns.tick()),
+    ],
     logger,
   );
 

@@ -12,6 +12,7 @@ import type { TokenUsage } from '../llm/usage.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { PendingCall } from '../outbound/pending-calls.js';
 import type { Action } from '../protocol/actions.js';
+import type { Session } from '../protocol/events.js';
 import type { TranscriptWriter } from '../transcripts/transcript-store.js';
 import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
@@ -71,7 +72,8 @@ export type SpeechPacing = 'stream' | 'whole' | 'sentences';
 export type LeaveReason = 'idle' | 'shutdown' | 'operator';
 
 export interface TakenRequest {
-  readonly request: PendingCall;
+  /** The outbound call Hotline requested that this call answers, if any. */
+  readonly request: PendingCall | undefined;
   readonly recorded: Promise<void> | undefined;
 }
 
@@ -90,11 +92,11 @@ export interface CallDeps {
   voicemail?: { detector: VoicemailDetector; timing: VoicemailTiming } | undefined;
   transfer: TransferSetup;
   /**
-   * The outbound call Hotline requested to this number, if any — at once, or a moment later when
-   * another replica requested it — and when its answer is on record (the greeting waits for that,
-   * within a short bound).
+   * The call started (its session_start): the outbound call Hotline requested that it answers, if
+   * any — at once, or a moment later when another replica requested it — and when its start is on
+   * record (the greeting waits for that, within a short bound).
    */
-  takeOutboundRequest: (toPhoneNumber: string | undefined) => TakenRequest | Promise<TakenRequest | undefined> | undefined;
+  started: (session: Pick<Session, 'direction' | 'from_phone_number' | 'to_phone_number'>) => TakenRequest | Promise<TakenRequest>;
   settings: CallSettings;
   pacing: SpeechPacing;
   /**

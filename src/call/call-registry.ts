@@ -10,11 +10,12 @@ import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallControl, ControlOutcome } from './ports/call-control.js';
-import type { CallObserver, CallSoFar, CallStartedInfo, VoicemailDetector } from './ports/call-summary.js';
+import type { CallObserver, CallSoFar, VoicemailDetector } from './ports/call-summary.js';
 import type { OutboundRequestSource, PendingCall } from './ports/outbound-request.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 import { Call } from './call.js';
-import type { ActionSink, CallDeps, CallSettings, LeaveReason, SpeechPacing } from './call-deps.js';
+import type { ActionSink, CallDeps, CallSettings, LeaveReason, SpeechPacing, TakenRequest } from './call-deps.js';
+import { tellStarted } from './started-record.js';
 import { toolDefinitions } from './turn/tools.js';
 import type { Redact } from './ports/redaction.js';
 import { NO_CALL_TRACING, type CallTracing } from './ports/tracing.js';
@@ -90,12 +91,6 @@ const ENDED_REMEMBERED = 10_000;
 const RETIRE_DRAIN_MS = 10_000;
 /** The longest a retired call's goodbye may take before the call ends regardless. */
 const RETIRE_LEAVE_MS = 30_000;
-/**
- * The greeting of a requested call waits at most this long for its answer to be on record (a
- * campaign's contact marked reached): a moment on a healthy store; a locked one must not leave the
- * person listening to silence.
- */
-const STARTED_RECORD_WAIT_MS = 250;
 
 /** Every call in progress, by session id: the one core both transports drive. */
 export class CallRegistry implements CallControl {
@@ -422,27 +417,6 @@ export class CallRegistry implements CallControl {
     }
   }
 
-  private tellStarted(info: CallStartedInfo): Promise<void> | undefined {
-    let recorded: Promise<void> | void = undefined;
-    try {
-      recorded = this.options.observer?.callStarted?.(info);
-    } catch (error) {
-      this.options.logger.error({ err: error, sessionId: info.sessionId }, 'recording the started call failed');
-    }
-    if (!recorded) return undefined;
-    const logger = this.options.logger;
-    const bound = new AbortController();
-    return Promise.race([
-      recorded
-        .catch((error: unknown) => logger.error({ err: error, sessionId: info.sessionId }, 'recording the started call failed'))
-        .finally(() => bound.abort()),
-      sleep(STARTED_RECORD_WAIT_MS, undefined, { signal: bound.signal, ref: false }).then(
-        () => logger.warn({ sessionId: info.sessionId }, 'the answered call is not on record yet; greeting the person regardless'),
-        () => undefined,
-      ),
-    ]);
-  }
-
   private tellProgress(call: CallSoFar): void {
     try {
       this.options.observer?.callProgress?.(call);
@@ -533,11 +507,13 @@ export class CallRegistry implements CallControl {
       businessConnections: this.options.businessConnections,
       voicemail: this.options.voicemail,
       transfer,
-      takeOutboundRequest: (to) => {
-        // Told before the greeting: a requester that dies now still knows the call was answered.
-        const started = (request: PendingCall | undefined) =>
-          request && { request, recorded: this.tellStarted({ sessionId: id, direction: 'outbound', to, tags: request.tags }) };
-        const taken = pendingCalls.take(to, id);
+      started: ({ direction, from_phone_number: from, to_phone_number: to }) => {
+        // Told before the greeting: a requester that dies now still knows the call was answered, and no replica dials the person on the line.
+        const started = (request: PendingCall | undefined): TakenRequest => ({
+          request,
+          recorded: tellStarted(this.options.observer, { sessionId: id, direction: direction === 'outbound' ? 'outbound' : 'inbound', from, to, tags: request?.tags }, this.options.logger),
+        });
+        const taken = direction === 'outbound' ? pendingCalls.take(to, id) : undefined;
         return taken instanceof Promise ? taken.then(started) : started(taken);
       },
       settings: this.options.settings,

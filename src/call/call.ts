@@ -497,7 +497,7 @@ export class Call {
     this.started = true;
     this.expectTurn();
     const outbound = session.direction === 'outbound';
-    const taken = outbound ? this.deps.takeOutboundRequest(session.to_phone_number) : undefined;
+    const taken = this.deps.started(session);
     if (!(taken instanceof Promise)) {
       const ready = this.begin(session, outbound, taken);
       if (ready) this.gate.prepare(ready);

@@ -293,10 +293,11 @@ export class CampaignRunner implements CallObserver {
    * read before it: a process killed during the greeting must find the contact reached, or it would
    * call the person again. Resolves once written (the call core may wait for it before greeting).
    */
-  callStarted(info: CallStartedInfo): Promise<void> {
+  callStarted(info: CallStartedInfo): Promise<void> | undefined {
     const campaignId = info.tags?.[TAG_CAMPAIGN];
     const index = Number(info.tags?.[TAG_CONTACT]);
-    if (campaignId === undefined || !Number.isInteger(index)) return Promise.resolve();
+    // Not a campaign's call: nothing for the greeting to wait for.
+    if (campaignId === undefined || !Number.isInteger(index)) return undefined;
     // The call came: its answer timeout must not fire while the transition is written.
     this.inFlight.get(keyOf(campaignId, String(index))!)?.cancelAnswerTimer();
     // The replica holding the call takes the attempt over: it may not be the one that placed it (see markReached).

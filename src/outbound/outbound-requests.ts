@@ -1,5 +1,5 @@
 import type { OutboundRequestSource, PendingCall } from '../call/ports/outbound-request.js';
-import type { CallProgress, CallSummary } from '../call/ports/call-summary.js';
+import type { CallProgress, CallStartedInfo, CallSummary } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import type { NumberBusy, OutboundRequestRepository } from '../store/outbound-request-repository.js';
 import { NumberInCallError } from './errors.js';
@@ -104,17 +104,21 @@ export class OutboundRequests implements OutboundRequestSource {
   }
 
   /**
-   * A call's record so far (CallObserver.callProgress): the person on the line is held in the store
-   * as this call's, once — again at a later change if another call had the number then.
+   * A call started here (CallObserver.callStarted): the person on the line is held in the store as
+   * this call's before the greeting, which waits for it — among replicas, whoever has heard Hotline
+   * is known to all of them. One process alone on SQLite knows its calls already: nothing to wait for.
+   */
+  callStarted(info: Pick<CallStartedInfo, 'sessionId' | 'direction' | 'from' | 'to'>): Promise<void> | undefined {
+    const work = this.hold(info);
+    return this.shared?.dialect === 'postgres' ? work : undefined;
+  }
+
+  /**
+   * A call's record so far (CallObserver.callProgress): a call taken up from another replica is held
+   * here from its first record on — and any call again at a later change if another call had the number then.
    */
   callProgress(call: Pick<CallProgress, 'sessionId' | 'direction' | 'from' | 'to'>): void {
-    const { shared } = this;
-    const party = call.direction === 'outbound' ? call.to : call.from;
-    if (!shared || !party) return;
-    const line = this.lines.get(call.sessionId);
-    if (line && (line.held || line.asking > 0)) return;
-    const number = phoneKey(party, { defaultCountryCode: this.defaultCountryCode });
-    this.step(call.sessionId, () => shared.hold(number, call.sessionId));
+    void this.hold(call);
   }
 
   /** A call ended here (CallObserver.callEnded): its number is free, once the store has it so. */
@@ -143,8 +147,19 @@ export class OutboundRequests implements OutboundRequestSource {
     this.freedListeners.add(listener);
   }
 
+  /** The number of the person on the line in this call held in the store as its own, unless it is already or being so. */
+  private hold(call: Pick<CallStartedInfo, 'sessionId' | 'direction' | 'from' | 'to'>): Promise<void> | undefined {
+    const { shared } = this;
+    const party = call.direction === 'outbound' ? call.to : call.from;
+    if (!shared || !party) return undefined;
+    const line = this.lines.get(call.sessionId);
+    if (line && (line.held || line.asking > 0)) return line.work;
+    const number = phoneKey(party, { defaultCountryCode: this.defaultCountryCode });
+    return this.step(call.sessionId, () => shared.hold(number, call.sessionId));
+  }
+
   /** One more step of a call's work on the store, after the ones before it: a release never overtakes the take or hold it undoes. */
-  private step(sessionId: string, work: () => Promise<boolean>): void {
+  private step(sessionId: string, work: () => Promise<boolean>): Promise<void> {
     let line = this.lines.get(sessionId);
     if (!line) this.lines.set(sessionId, (line = { work: Promise.resolve(), held: false, asking: 0 }));
     const current = line;
@@ -160,6 +175,7 @@ export class OutboundRequests implements OutboundRequestSource {
       .finally(() => {
         current.asking -= 1;
       });
+    return current.work;
   }
 
   private forgetShared(call: PendingCall): Promise<void> {

@@ -123,11 +123,14 @@ export type CallProgress = CallSoFar & Partial<Pick<CallSummary, 'endedAt' | 'du
 /** What the core tells of a call in progress: its summary without an end. */
 export type CallSoFar = Omit<CallSummary, 'endedAt' | 'durationMs' | 'endReason'>;
 
-/** An outbound call Hotline requested has started: the person (or a mailbox) picked up. */
+/** A call has started: someone picked up (or a mailbox did), or called in. */
 export interface CallStartedInfo {
   readonly sessionId: string;
-  readonly direction: 'outbound';
+  readonly direction: 'inbound' | 'outbound';
+  /** As the service wrote them. */
+  readonly from?: string | undefined;
   readonly to: string | undefined;
+  /** An outbound call Hotline requested: the request's own tags (a campaign and contact id). */
   readonly tags: Readonly<Record<string, string>> | undefined;
 }
 
@@ -142,11 +145,12 @@ export interface CallObserver {
    */
   callProgress?(call: CallSoFar): void;
   /**
-   * At the session_start of an outbound call that matched a request: told at
-   * once, before the call's first word, so a campaign can mark the contact
-   * reached before anything else could go wrong. The greeting waits for a
-   * promise returned here (a moment, and never longer than a short bound): a
-   * process killed during the greeting then finds the person reached.
+   * At the session_start of every call: told at once, before the call's first
+   * word, so a campaign can mark the contact of a requested call reached, and
+   * the person on the line is known to every replica, before anything else
+   * could go wrong. The greeting waits for a promise returned here (a moment,
+   * and never longer than a short bound): a process killed during the
+   * greeting then finds the person reached.
    */
   callStarted?(info: CallStartedInfo): void | Promise<void>;
   /**
