@@ -158,6 +158,8 @@ export class FakeVoiceService {
   finishSpeech(): void {
     const current = this.playing;
     if (!current) throw new Error('nothing is playing');
+    // Ended by hand under automatic playback: its timer must not end it a second time.
+    clearTimeout(this.playTimer);
     this.playing = undefined;
     this.send({ type: 'assistant_speech_ended', session: { id: this.sessionId } });
     this.playNext();
