@@ -565,6 +565,8 @@ export async function startHotline(
       (deadAfterMs) => campaigns.settleOrphaned(deadAfterMs),
       // A replica gone took its campaign timers with it (a retry it scheduled): the campaigns are looked at again.
       watchDepartures(replica, () => void campaigns.tick()),
+      // A person's number stays no longer than their call: what no running replica holds any more goes.
+      () => outboundRequestRows.sweep(),
     ],
     logger,
   );

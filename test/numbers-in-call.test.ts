@@ -24,11 +24,11 @@ const TTL_MS = 60_000;
 const ANNA = '491511234567';
 
 /** A replica's view of the numbers in a call: its own memory, the shared store, named by its registry. */
-async function replicaOn(store: Store, id: string): Promise<{ registry: ReplicaRegistry; requests: OutboundRequests }> {
+async function replicaOn(store: Store, id: string): Promise<{ registry: ReplicaRegistry; rows: OutboundRequestRepository; requests: OutboundRequests }> {
   const registry = await ReplicaRegistry.join(store, { id }, logger);
   cleanups.push(() => registry.leave());
   const rows = new OutboundRequestRepository(store.db, { replica: registry.id, instance: registry.instance }, store.dialect, registry.deadAfterMs);
-  return { registry, requests: new OutboundRequests(new PendingCalls(TTL_MS), rows, TTL_MS, logger, '49') };
+  return { registry, rows, requests: new OutboundRequests(new PendingCalls(TTL_MS), rows, TTL_MS, logger, '49') };
 }
 
 /** What asking to dial `number` gives: the request, or the refusal. */
@@ -106,6 +106,10 @@ describe.each(await storeKinds())('numbers in a call, across replicas on %s', (k
     const again = await ReplicaRegistry.join(store, { id: 'r2' }, logger);
     cleanups.push(() => again.leave());
     expect(again.instance).not.toBe(r2!.registry.instance);
+    // Swept, Ben's number leaves the store (no running start has his call); Dora's ring stays until its time runs out, as her call may still come.
+    await r1!.rows.sweep();
+    const left = await store.db.selectFrom('outbound_requests').select('to_number').orderBy('to_number').execute();
+    expect(left.map((row) => row.to_number)).toEqual([CARL, DORA, ANNA].sort());
     expect(await ask(r1!.requests, BEN)).toBe('added');
     expect(await ask(r1!.requests, DORA)).toBe('added');
   });

@@ -192,6 +192,19 @@ export class OutboundRequestRepository {
   }
 
   /**
+   * Rows nobody holds any more go (a person's number is kept no longer than their call): a call on
+   * the line at a start that stopped — a replica taking it up holds it again — and a ring whose time
+   * ran out. A stopped start's ring stays until then: its call may still come, to any replica.
+   */
+  async sweep(): Promise<void> {
+    await this.db
+      .deleteFrom('outbound_requests')
+      .where(sql<SqlBool>`NOT ${this.blocking()}`)
+      .where((eb) => eb.or([eb('session_id', 'is not', null), eb('expires_at', '<=', databaseNowMs(this))]))
+      .execute();
+  }
+
+  /**
    * True for a row that holds its number: its holder's start still beats (a row from before starts
    * were named: its replica does), and it is on the line, or a ring whose time has not run out.
    */
