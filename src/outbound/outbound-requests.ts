@@ -155,6 +155,8 @@ export class OutboundRequests implements OutboundRequestSource {
     const line = this.lines.get(call.sessionId);
     if (line && (line.held || line.asking > 0)) return line.work;
     const number = phoneKey(party, { defaultCountryCode: this.defaultCountryCode });
+    // An anonymous caller has no number anyone could dial.
+    if (number === '') return undefined;
     return this.step(call.sessionId, () => shared.hold(number, call.sessionId));
   }
 
