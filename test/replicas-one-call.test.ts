@@ -143,6 +143,8 @@ describe.skipIf(!withPostgres || !nginxPath())('three replicas on one PostgreSQL
 
       // Ben calls in, his number as the service writes it.
       const ben = await connect({ direction: 'inbound', from_phone_number: BEN, to_phone_number: '4930123456' });
+      // On record as his call starts, a moment after (his greeting does not wait for the database): from then on no replica dials him.
+      await until(async () => (await db.query('SELECT 1 FROM outbound_requests WHERE to_number = $1', [BEN])).rowCount === 1, "Ben's number held as his call's");
       expect(await askEveryReplica('0151 1000002')).toEqual([409, 409, 409]);
 
       // A campaign on r3 for Ben and Carl: Carl is dialled, Ben waits, uncounted, while on the line —

@@ -105,12 +105,13 @@ export class OutboundRequests implements OutboundRequestSource {
 
   /**
    * A call started here (CallObserver.callStarted): the person on the line is held in the store as
-   * this call's before the greeting, which waits for it — among replicas, whoever has heard Hotline
-   * is known to all of them. One process alone on SQLite knows its calls already: nothing to wait for.
+   * this call's, a moment later. The greeting does not wait for it: an answered call's number was held
+   * from its ring on (the same row turns into the call's), and a person calling in is dialled from
+   * elsewhere in that moment as in any other — waiting would only keep every caller from hearing Hotline
+   * a round trip to the database longer.
    */
-  callStarted(info: Pick<CallStartedInfo, 'sessionId' | 'direction' | 'from' | 'to'>): Promise<void> | undefined {
-    const work = this.hold(info);
-    return this.shared?.dialect === 'postgres' ? work : undefined;
+  callStarted(info: Pick<CallStartedInfo, 'sessionId' | 'direction' | 'from' | 'to'>): void {
+    void this.hold(info);
   }
 
   /**
