@@ -66,7 +66,7 @@ import { StoreSessions } from './store/session-repository.js';
 import { loadPriceTable } from './llm/prices.js';
 import { proxyIdentity } from './dashboard/proxy-identity.js';
 import { startRetentionSweeper } from './privacy/retention.js';
-import { redactorOf } from './privacy/redactor-of.js';
+import { callerRedactionOf, redactorOf } from './privacy/redactor-of.js';
 import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
@@ -339,7 +339,7 @@ export async function startHotline(
     activity,
     // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
     recordEachReply: webhookOwners !== undefined,
-    redaction: { redact, fromModel: config.privacy.redactFromModel },
+    redaction: { redact, fromModel: config.privacy.redactFromModel, callerLines: callerRedactionOf(config.privacy.redaction) },
     prices,
     earlierLife: async (sessionId) => {
       // Handed over by a stopping replica: its record as it was let go. Else the store's (its replica killed, or an earlier start).

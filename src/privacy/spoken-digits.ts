@@ -76,8 +76,11 @@ const WORD = 1;
 /** Invisible (\p{Cf}): neither part of a word's signs nor a break between two words. */
 const FORMAT = 2;
 
-/** Splits the text into tokens, in order, in one pass. */
-export function readTokens(text: string): Token[] {
+/**
+ * Splits the text into tokens, in order, in one pass. With `joinedAtStart` the first token is
+ * `joined` when only separators come before it: the text may go on from words said before it.
+ */
+export function readTokens(text: string, joinedAtStart = false): Token[] {
   const words: Word[] = [];
   let gap = EMPTY_GAP;
   let at = 0;
@@ -90,7 +93,7 @@ export function readTokens(text: string): Token[] {
     }
     let end = at + widthAt(text, at);
     while (end < text.length && kindAt(text, end) !== OTHER) end += widthAt(text, end);
-    words.push(readWord(text, at, end, words.length > 0 && joins(gap)));
+    words.push(readWord(text, at, end, (words.length > 0 || joinedAtStart) && joins(gap)));
     gap = EMPTY_GAP;
     at = end;
   }
