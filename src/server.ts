@@ -213,6 +213,7 @@ export async function startHotline(
     retry: { giveUpAfterMs: config.reports.giveUpAfterMs },
     logger,
     tracing: tracing.deliveries,
+    redact,
   });
 
   const { outbound } = config;
