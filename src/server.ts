@@ -421,7 +421,7 @@ export async function startHotline(
     logger,
   });
   const audit = new AuditLog(store.db, logger);
-  const personData = { db: store.db, transcriptsDir: config.transcriptsDir, defaultCountryCode: outbound.defaultCountryCode };
+  const personData = { db: store.db, dialect: store.dialect, transcriptsDir: config.transcriptsDir, defaultCountryCode: outbound.defaultCountryCode };
   const privacy = privacyApiRouter({ token: config.adminToken, gate, person: personData, audit, logger });
   const app = createHttpApp({
     registry,

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { normalizePhoneNumber, phoneKey } from '../outbound/phone-number.js';
-import type { Db } from '../store/schema.js';
+import type { Db, Dialect } from '../store/schema.js';
+import { wipeDeleted } from '../store/wipe-deleted.js';
 import { storeJournalRoot } from '../store/store-journal-dir.js';
 import { REJECTED_FILE } from '../store/write-journal.js';
 
@@ -23,6 +24,8 @@ const CHUNK = 200;
 
 export interface PersonDataDeps {
   db: Db;
+  /** What an erasure deleted is wiped from the database's files each database's own way (store/wipe-deleted.ts). */
+  dialect: Dialect;
   /** Transcript files are only ever removed from inside this folder. */
   transcriptsDir: string;
   defaultCountryCode?: string | undefined;
@@ -73,7 +76,16 @@ export interface ErasureResult {
   /** Calls still in progress are left alone: erase again once they have ended. */
   leftInProgress: number;
   addedToStopList: boolean;
+  /**
+   * Whether what was deleted is gone from the database's files too, not only from its tables; when
+   * not, `wipeProblems` says why (erase again to try again).
+   */
+  filesWiped: boolean;
+  wipeProblems?: readonly string[];
 }
+
+/** The tables an erasure deletes from or overwrites. */
+const ERASED_TABLES = ['reports', 'deliveries', 'calls', 'webhook_sessions', 'outbound_requests', 'campaign_contacts'] as const;
 
 interface Found {
   key: string;
@@ -187,12 +199,15 @@ export async function erasePersonData(
     if (liveFiles.has(file) || !inside(deps.transcriptsDir, file)) continue;
     await rm(file, { force: true });
   }
+  const wiped = await wipeDeleted(deps.db, deps.dialect, ERASED_TABLES);
   return {
     id,
     erasedAt: now.toISOString(),
     counts,
     leftInProgress: found.calls.length - ended.length,
     addedToStopList: Boolean(options.stopCalling && found.stopList.length === 0),
+    filesWiped: wiped.complete,
+    ...(!wiped.complete && { wipeProblems: wiped.problems }),
   };
 }
 
