@@ -15,7 +15,7 @@ import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { InvalidPhoneNumberError } from '../outbound/errors.js';
 import { AuditLog } from '../privacy/audit-log.js';
-import { countPersonData, erasePersonData, exportPersonData, type PersonCounts, type PersonDataDeps } from '../privacy/person-data.js';
+import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonCounts, type PersonDataDeps } from '../privacy/person-data.js';
 import { openStore, type Store } from '../store/store.js';
 import { isMain } from './is-main.js';
 
@@ -127,6 +127,10 @@ export async function runDataCli(argv: string[], env: Record<string, string | un
     if (error instanceof InvalidPhoneNumberError) {
       io.stderr.write(`data ${request.which}: ${error.message}\n`);
       return 2;
+    }
+    if (error instanceof PersonDataUnreadableError) {
+      io.stderr.write(`data ${request.which}: ${error.message}\n`);
+      return 1;
     }
     throw error;
   } finally {
