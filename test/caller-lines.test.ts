@@ -76,3 +76,12 @@ describe('a number said across utterances', () => {
     expect(kept[1]!.startsWith(`${CARD_PLACEHOLDER} la`)).toBe(true);
   });
 });
+
+describe('where an utterance ends', () => {
+  test('a country code said last is carried without the punctuation after it', () => {
+    const reader = callerLinesOf(redactor)();
+    reader.said('My IBAN is D E.');
+    const next = reader.said('eight nine, three seven zero four zero zero four four zero five three two zero one three zero zero zero');
+    expect(next.amended).toEqual([{ seq: 1, text: `My IBAN is ${IBAN_PLACEHOLDER}.` }]);
+  });
+});

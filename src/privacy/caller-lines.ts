@@ -19,7 +19,7 @@
 import type { CallerLine, CallerLines } from '../call/ports/redaction.js';
 import { CARD_MAX_DIGITS, ibanLength } from './checksums.js';
 import { replaceSpans, type Redactor, type Span } from './redaction.js';
-import { readTokens, type Token } from './spoken-digits.js';
+import { readTokens, saysAnyDigit, type Token } from './spoken-digits.js';
 
 /** What an utterance whose end may begin a number is written as where it cannot be taken back. */
 export const PARTIAL_PLACEHOLDER = '[number]';
@@ -28,8 +28,12 @@ export const PARTIAL_PLACEHOLDER = '[number]';
 const LONGEST_CARRY = 34;
 /** The leading digits of a card that may be shown; an end with more is masked where it cannot be amended. */
 const SHOWN_DIGITS = 6;
-/** How much of an utterance's beginning and end is read for what goes on from the words before and to the next: a carry spelled out word by word fits. */
+/** How much of an utterance's end is read for what may begin a number: a carry spelled out word by word fits. */
 const WINDOW = 320;
+/** Most ends hold no number: a short look at them first, the whole window only when a number may reach further back. */
+const SHORT_TAIL = 48;
+/** How much of an utterance's beginning is read for what goes on from the carry. */
+const HEAD = 64;
 /** Words that may stand between the two halves of a number said in two breaths. */
 const FILLERS: ReadonlySet<string> = new Set(['and', 'then', 'uh', 'um', 'uhm', 'er', 'erm', 'hmm', 'und', 'dann', 'äh', 'ähm', 'öh']);
 /** At most so many fillers are looked past, at an utterance's beginning or end. */
@@ -70,14 +74,15 @@ class CarriedLines implements CallerLines {
       const redacted = replaceSpans(text, own).text;
       return { seq: said.seq, text: redacted, provisional: redacted, amended: [], heldFrom: undefined };
     }
-    const head = readTokens(text.length > WINDOW ? text.slice(0, WINDOW) : text, true);
-    const lead = continuation(text, head);
-    const amended = lead !== undefined && this.carry.length > 0 ? this.complete(said, own, lead) : [];
-    const tail = tailOf(text, text.length > WINDOW ? undefined : head);
-    this.carry = nextCarry(this.carry, lead, tail === undefined ? undefined : { said, start: tail.start, end: tail.end, signs: tail.signs, digits: tail.digits });
+    // Only what may go on from the carry is read at the beginning: a filler or two and the first word.
+    const lead = this.carry.length > 0 ? continuation(text, readTokens(text.slice(0, HEAD), true)) : undefined;
+    const amended = lead !== undefined ? this.complete(said, own, lead) : [];
+    const short = tailOf(text, SHORT_TAIL);
+    const tail = short === FURTHER ? tailOf(text, WINDOW) : short;
+    this.carry = nextCarry(this.carry, lead, tail === undefined || tail === FURTHER ? undefined : { said, start: tail.start, end: tail.end, signs: tail.signs, digits: tail.digits });
     const digits = this.carry.reduce((sum, piece) => sum + piece.digits, 0);
     const kept = [...own, ...said.extra];
-    const shown = tail !== undefined && digits > SHOWN_DIGITS ? [...kept, { start: tail.digitsFrom, end: tail.end, kind: 'partial', placeholder: PARTIAL_PLACEHOLDER }] : kept;
+    const shown = tail !== undefined && tail !== FURTHER && digits > SHOWN_DIGITS ? [...kept, { start: tail.digitsFrom, end: tail.end, kind: 'partial', placeholder: PARTIAL_PLACEHOLDER }] : kept;
     return {
       seq: said.seq,
       text: replaceSpans(text, kept).text,
@@ -128,17 +133,28 @@ function continuation(text: string, head: readonly Token[]): number | undefined 
   return first?.joined && first.signs !== '' ? first.start : undefined;
 }
 
-/** The end of the utterance that may begin a number, with its signs and digits counted, and where its first digit is said. */
-function tailOf(text: string, tokens: readonly Token[] | undefined): { start: number; end: number; signs: number; digits: number; digitsFrom: number } | undefined {
-  let offset = 0;
-  if (tokens === undefined) {
-    // Read from a space, so that no word is cut in two.
-    offset = text.indexOf(' ', text.length - WINDOW);
-    if (offset < 0) return undefined;
-    tokens = readTokens(text.slice(offset)).map((token) => ({ ...token, start: token.start + offset, end: token.end + offset }));
-  }
+/** Said by tailOf when what may begin a number reaches back to the start of its window: a longer one finds where. */
+const FURTHER = Symbol('further');
+
+interface Tail {
+  readonly start: number;
+  readonly end: number;
+  readonly signs: number;
+  readonly digits: number;
+  /** Where its first digit is said. */
+  readonly digitsFrom: number;
+}
+
+/** The end of the utterance that may begin a number, read from its last `window` characters; undefined when none does. */
+function tailOf(text: string, window: number): Tail | undefined | typeof FURTHER {
+  // Read from a space, so that no word is cut in two.
+  const offset = text.length > window ? text.indexOf(' ', text.length - window) : 0;
+  if (offset < 0) return undefined;
+  const part = offset > 0 ? text.slice(offset) : text;
+  if (!saysAnyDigit(part)) return countryCodeAtEnd(part, offset);
+  const tokens = readTokens(part);
   let last = tokens.length - 1;
-  for (let skipped = 0; last > 0 && skipped < MAX_FILLERS && isFiller(text, tokens[last]!) && tokens[last]!.joined; skipped++) last--;
+  for (let skipped = 0; last > 0 && skipped < MAX_FILLERS && isFiller(text.slice(offset), tokens[last]!) && tokens[last]!.joined; skipped++) last--;
   let first = last;
   let signs = tokens[last]?.signs.length ?? 0;
   if (signs === 0) return undefined;
@@ -146,15 +162,31 @@ function tailOf(text: string, tokens: readonly Token[] | undefined): { start: nu
     first--;
     signs += tokens[first]!.signs.length;
   }
+  // The run reaches the window's start: it may go on before it.
+  if (first === 0 && offset > 0 && window < WINDOW) return FURTHER;
   for (let start = first; start <= last; start++) {
     const run = tokens.slice(start, last + 1);
     if (!mayBeginNumber(run)) continue;
     const digits = run.reduce((sum, token) => sum + countDigits(token.signs), 0);
-    const digitsFrom = run.find((token) => countDigits(token.signs) > 0)?.start ?? run.at(-1)!.end;
-    return { start: run[0]!.start, end: run.at(-1)!.end, signs: run.reduce((sum, token) => sum + token.signs.length, 0), digits, digitsFrom };
+    const digitsFrom = offset + (run.find((token) => countDigits(token.signs) > 0)?.start ?? run.at(-1)!.end);
+    return { start: offset + run[0]!.start, end: offset + run.at(-1)!.end, signs: run.reduce((sum, token) => sum + token.signs.length, 0), digits, digitsFrom };
   }
   return undefined;
 }
+
+/**
+ * Without a digit, only an IBAN's country code said last may begin a number ("… my IBAN is D E"):
+ * found without reading the words, as most utterances end so.
+ */
+function countryCodeAtEnd(part: string, offset: number): Tail | undefined {
+  const found = COUNTRY_AT_END.exec(part);
+  if (!found || ibanLength(`${found[1]}${found[2]}`.toUpperCase()) === undefined) return undefined;
+  const end = offset + found.indices![2]![1];
+  return { start: offset + found.index, end, signs: 2, digits: 0, digitsFrom: end };
+}
+
+/** Two letters last, alone or apart ("DE", "D E", "d-e"), with nothing but punctuation after them. */
+const COUNTRY_AT_END = /(?<![\p{L}\p{M}\p{Nd}])([A-Za-z])[ ,.-]*([A-Za-z])(?![\p{L}\p{M}\p{Nd}])[^\p{L}\p{M}\p{Nd}]*$/du;
 
 /** Whether the tokens, said last, may be the beginning of a card number (digits only, fewer than a card has) or of an IBAN. */
 function mayBeginNumber(run: readonly Token[]): boolean {
