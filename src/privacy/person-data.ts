@@ -98,6 +98,19 @@ export interface ErasureResult {
 /** The tables an erasure deletes from or overwrites. */
 const ERASED_TABLES = ['reports', 'deliveries', 'calls', 'webhook_sessions', 'outbound_requests', 'campaign_contacts'] as const;
 
+/**
+ * The tables this erasure changed, to be wiped (a rewrite of each on PostgreSQL). Nothing found: all
+ * of them, since erasing again is how a wipe that could not be done is tried again.
+ */
+function tablesToWipe(counts: PersonCounts): (typeof ERASED_TABLES)[number][] {
+  const tables: (typeof ERASED_TABLES)[number][] = [];
+  if (counts.calls > 0) tables.push('reports', 'deliveries', 'calls', 'webhook_sessions');
+  else if (counts.deliveries > 0) tables.push('deliveries');
+  if (counts.outboundRequests > 0) tables.push('outbound_requests');
+  if (counts.campaignContacts > 0) tables.push('campaign_contacts');
+  return tables.length > 0 ? tables : [...ERASED_TABLES];
+}
+
 interface Found {
   key: string;
   refused: RefusedRecords[];
@@ -212,7 +225,7 @@ export async function erasePersonData(
     if (liveFiles.has(file) || !inside(deps.transcriptsDir, file)) continue;
     await rm(file, { force: true });
   }
-  const wiped = await wipeDeleted(deps.db, deps.dialect, ERASED_TABLES);
+  const wiped = await wipeDeleted(deps.db, deps.dialect, tablesToWipe(counts));
   return {
     id,
     erasedAt: now.toISOString(),
