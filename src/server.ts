@@ -207,9 +207,7 @@ export async function startHotline(
     replica: replica.id,
     promptsDir: config.promptsDir,
     llm: config.reports.fields ? { apiKey, baseURL, model: config.reports.model ?? config.llm.model } : undefined,
-    ...(config.reports.webhookUrl && config.reports.webhookSecret
-      ? { webhook: { url: config.reports.webhookUrl, secret: config.reports.webhookSecret } }
-      : {}),
+    ...(config.reports.webhookUrl && config.reports.webhookSecret && { webhook: { url: config.reports.webhookUrl, secret: config.reports.webhookSecret } }),
     retry: { giveUpAfterMs: config.reports.giveUpAfterMs },
     logger,
     tracing: tracing.deliveries,
