@@ -22,6 +22,7 @@ describe('a number said across utterances', () => {
     ['words', ['four two four two four two four two', 'four two four two four two four two'], ['[card number]', '[card number]']],
     ['pairs', ['forty-two forty-two forty-two forty-two', 'forty-two forty-two forty-two forty-two'], ['[card number]', '[card number]']],
     ['after a filler', ['card 4242 4242 uh', 'and 4242 4242 okay'], ['card [card number] uh', 'and [card number] okay']],
+    ['after fillers', ['Meine Karte: 4242 4242, äh', 'ja, genau, 4242 4242'], ['Meine Karte: [card number], äh', 'ja, genau, [card number]']],
     ['Arabic-Indic digits', ['٤٢٤٢ ٤٢٤٢', '٤٢٤٢ ٤٢٤٢'], ['[card number]', '[card number]']],
     ['an IBAN', ['IBAN DE89 3704 0044', '0532 0130 00'], [`IBAN ${IBAN_PLACEHOLDER}`, IBAN_PLACEHOLDER]],
     ['an IBAN after its country code', ['my IBAN is D E', 'eight nine three seven zero four zero zero four four zero five three two zero one three zero zero zero'], [`my IBAN is ${IBAN_PLACEHOLDER}`, IBAN_PLACEHOLDER]],

@@ -35,9 +35,12 @@ const SHORT_TAIL = 48;
 /** How much of an utterance's beginning is read for what goes on from the carry. */
 const HEAD = 64;
 /** Words that may stand between the two halves of a number said in two breaths. */
-const FILLERS: ReadonlySet<string> = new Set(['and', 'then', 'uh', 'um', 'uhm', 'er', 'erm', 'hmm', 'und', 'dann', 'äh', 'ähm', 'öh']);
+const FILLERS: ReadonlySet<string> = new Set([
+  'and', 'then', 'so', 'okay', 'ok', 'yes', 'yeah', 'well', 'uh', 'um', 'uhm', 'er', 'erm', 'hmm',
+  'und', 'dann', 'also', 'ja', 'genau', 'noch', 'äh', 'ähm', 'öh',
+]);
 /** At most so many fillers are looked past, at an utterance's beginning or end. */
-const MAX_FILLERS = 2;
+const MAX_FILLERS = 3;
 
 /** One utterance, while a number it ends with may still be completed. */
 interface Said {
@@ -213,7 +216,7 @@ function nextCarry(carry: readonly Piece[], lead: number | undefined, tail: Piec
 }
 
 function isFiller(text: string, token: Token): boolean {
-  return token.end - token.start <= 4 && FILLERS.has(text.slice(token.start, token.end).toLowerCase());
+  return token.end - token.start <= 5 && FILLERS.has(text.slice(token.start, token.end).toLowerCase());
 }
 
 function countDigits(signs: string): number {
