@@ -77,7 +77,7 @@ class CarriedLines implements CallerLines {
       const redacted = replaceSpans(text, own).text;
       return { seq: said.seq, text: redacted, provisional: redacted, amended: [], heldFrom: undefined };
     }
-    // Only what may go on from the carry is read at the beginning: a filler or two and the first word.
+    // Only what may go on from the carry is read at the beginning: a few fillers and the first word.
     const lead = this.carry.length > 0 ? continuation(text, readTokens(text.slice(0, HEAD), true)) : undefined;
     const amended = lead !== undefined ? this.complete(said, own, lead) : [];
     const short = tailOf(text, SHORT_TAIL);
@@ -127,7 +127,7 @@ class CarriedLines implements CallerLines {
 
 /**
  * Where the utterance's words go on from the ones before it: its first word when only separators come
- * before it, past a filler or two; undefined when it begins with anything else.
+ * before it, past up to MAX_FILLERS fillers; undefined when it begins with anything else.
  */
 function continuation(text: string, head: readonly Token[]): number | undefined {
   let at = 0;
