@@ -142,7 +142,7 @@ describe.each(await storeKinds())('what is deleted leaves the database files (%s
     await new DeliveryRepository(db).add({ id: 'd-old', callId: 'old', sessionId: 'old', url: 'https://example.com/hook', body: JSON.stringify({ summary: ANNA.words, from: ANNA.number }), createdAt: ago(40), nextAttemptAt: t0 });
     expect((await foundIn(opened.location, ['pineapple'])).pineapple).not.toEqual([]);
 
-    const counts = await sweepRetention({ db, dialect: opened.dialect, transcriptsDir: path.join(path.sep, 'nonexistent'), settings: { calls: 30, reports: 30, deliveries: 30 }, now: () => t0, log: pino({ level: 'silent' }) });
+    const counts = await sweepRetention({ db, dialect: opened.dialect, transcriptsDir: path.join(path.sep, 'nonexistent'), settings: { calls: 30, reports: 30, deliveries: 30 }, now: () => t0, log: pino({ level: 'warn' }) });
     expect(counts).toMatchObject({ calls: 1, reports: 1, deliveries: 1 });
 
     const found = await foundIn(opened.location, [...ANNA_TRACES, 'banana']);

@@ -46,7 +46,7 @@ async function vacuumFull(db: Db, tables: readonly (keyof StoreSchema)[]): Promi
   // VACUUM cannot run in a transaction: one connection of the pool, outside any, with its own lock wait.
   await db.connection().execute(async (connection) => {
     const open = await snapshotsOlderThanNow(connection);
-    if (open.length > 0) problems.push(`transactions older than the deletion were still open (pid ${open.join(', ')}): what they could still read is kept; erase again once they have ended`);
+    if (open !== undefined) problems.push(`${open}: what it could still read is kept; erase again once it has ended`);
     await sql.raw(`SET lock_timeout = '${LOCK_WAIT}'`).execute(connection);
     try {
       for (const table of tables) {
@@ -64,21 +64,26 @@ async function vacuumFull(db: Db, tables: readonly (keyof StoreSchema)[]): Promi
 }
 
 /**
- * Waits, at most SNAPSHOT_WAIT_MS, until no transaction of this database began before now: a row
- * deleted while one was open is kept by VACUUM FULL for it to read ("recently dead"), and its bytes
- * with it. Connections not yet in any database (logging in) count too: they hold the horizon of all.
- * The pids still open when the wait ends; none when the vacuum may take everything deleted.
+ * Waits, at most SNAPSHOT_WAIT_MS, until nothing that began before now can still read what was
+ * deleted: VACUUM FULL keeps a deleted row ("recently dead") while a snapshot older than its deletion
+ * may be in use, and its bytes with it. That is a transaction still running anywhere on the server
+ * (any new snapshot, the vacuum's own too, reaches back to the oldest of them), or a snapshot held in
+ * this database (a long query; a connection not yet in any database counts too). What still holds
+ * one when the wait ends; nothing when the vacuum may take everything deleted.
  */
-async function snapshotsOlderThanNow(connection: Db): Promise<number[]> {
+async function snapshotsOlderThanNow(connection: Db): Promise<string | undefined> {
   // A transaction id of its own, newer than every delete before it: what an older snapshot is told by.
-  const { rows } = await sql<{ xid: string }>`SELECT (txid_current() % 4294967296)::text AS xid`.execute(connection);
+  const { rows } = await sql<{ xid: string }>`SELECT pg_current_xact_id()::text AS xid`.execute(connection);
   const now = rows[0]!.xid;
+  const now32 = (BigInt(now) % 2n ** 32n).toString();
   for (let waited = 0; ; waited += SNAPSHOT_POLL_MS) {
-    const older = await sql<{ pid: number }>`
-      SELECT pid FROM pg_stat_activity
-      WHERE pid <> pg_backend_pid() AND (datid IS NULL OR datname = current_database())
-        AND (age(backend_xmin) >= age(${now}::xid) OR age(backend_xid) >= age(${now}::xid))`.execute(connection);
-    if (older.rows.length === 0 || waited >= SNAPSHOT_WAIT_MS) return older.rows.map((row) => row.pid);
+    const older = await sql<{ running: boolean; pids: number[] | null }>`
+      SELECT pg_snapshot_xmin(pg_current_snapshot()) <= ${now}::xid8 AS running,
+        (SELECT array_agg(pid) FROM pg_stat_activity
+          WHERE pid <> pg_backend_pid() AND (datid IS NULL OR datname = current_database()) AND age(backend_xmin) >= age(${now32}::xid)) AS pids`.execute(connection);
+    const { running, pids } = older.rows[0]!;
+    if (!running && pids === null) return undefined;
+    if (waited >= SNAPSHOT_WAIT_MS) return pids === null ? 'a transaction older than the deletion was still running' : `snapshots older than the deletion were still in use (pid ${pids.join(', ')})`;
     await sleep(SNAPSHOT_POLL_MS);
   }
 }
