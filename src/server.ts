@@ -68,7 +68,7 @@ import { StoreSessions } from './store/session-repository.js';
 import { loadPriceTable } from './llm/prices.js';
 import { proxyIdentity } from './dashboard/proxy-identity.js';
 import { startRetentionSweeper } from './privacy/retention.js';
-import { redactorOf } from './privacy/redactor-of.js';
+import { callerRedactionOf, redactorOf } from './privacy/redactor-of.js';
 import { compileProxyTrust } from './transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from './transport/rate-limit.js';
 import { WebhookCalls } from './transport/webhook-calls.js';
@@ -209,12 +209,11 @@ export async function startHotline(
     replica: replica.id,
     promptsDir: config.promptsDir,
     llm: config.reports.fields ? { apiKey, baseURL, model: config.reports.model ?? config.llm.model } : undefined,
-    ...(config.reports.webhookUrl && config.reports.webhookSecret
-      ? { webhook: { url: config.reports.webhookUrl, secret: config.reports.webhookSecret } }
-      : {}),
+    ...(config.reports.webhookUrl && config.reports.webhookSecret && { webhook: { url: config.reports.webhookUrl, secret: config.reports.webhookSecret } }),
     retry: { giveUpAfterMs: config.reports.giveUpAfterMs },
     logger,
     tracing: tracing.deliveries,
+    redact,
   });
 
   const { outbound } = config;
@@ -349,7 +348,7 @@ export async function startHotline(
     activity,
     // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
     recordEachReply: webhookOwners !== undefined,
-    redaction: { redact, fromModel: config.privacy.redactFromModel },
+    redaction: { redact, fromModel: config.privacy.redactFromModel, callerLines: callerRedactionOf(config.privacy.redaction) },
     prices,
     earlierLife: async (sessionId) => {
       // Handed over by a stopping replica: its record as it was let go. Else the store's (its replica killed, or an earlier start).
@@ -430,7 +429,7 @@ export async function startHotline(
     logger,
   });
   const audit = new AuditLog(store.db, logger);
-  const personData = { db: store.db, transcriptsDir: config.transcriptsDir, defaultCountryCode: outbound.defaultCountryCode };
+  const personData = { db: store.db, dialect: store.dialect, transcriptsDir: config.transcriptsDir, defaultCountryCode: outbound.defaultCountryCode };
   const privacy = privacyApiRouter({ token: config.adminToken, gate, person: personData, audit, logger });
   const app = createHttpApp({
     registry,

@@ -10,6 +10,7 @@ import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { closedPort, startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
 import { lastUserText } from './helpers/scripts.js';
+import { freshStoreLocation, storeKinds } from './helpers/stores.js';
 
 const SECRET = 'report-secret-1';
 const FIELDS = { summary: 'Anna asked about order 4711 and wants a call back.', callback_wanted: true, customer_number: '4711', sentiment: 'positive', resolved: false };
@@ -19,9 +20,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** What the report's model answers. */
+let reportAnswer: Record<string, unknown> = FIELDS;
+
 /** The call's model, and the report's: a request with response_format is the report's. */
 function script(request: ChatRequestBody): ScriptedReply {
-  if ('response_format' in request && request.response_format) return { content: JSON.stringify(FIELDS) };
+  if ('response_format' in request && request.response_format) return { content: JSON.stringify(reportAnswer) };
   if (lastUserText(request) === 'That is all, bye.') return { content: 'Goodbye!', toolCalls: [{ name: 'hangup', arguments: '{}' }] };
   return { content: 'I will ask a colleague to call you back about order 4711.' };
 }
@@ -98,5 +102,47 @@ describe('the report of every call', () => {
     await expect.poll(async () => (await second.hotline.reports.getCall(sessionId))?.deliveries[0]?.status).toBe('delivered');
     expect(inbox.accepted(delivered.id!)).toBe(1);
     expect(inbox.received.filter((r) => JSON.parse(r.body).session_id === sessionId)).toHaveLength(1);
+  });
+});
+
+describe.each(await storeKinds())('what the report model writes (%s)', (kind) => {
+  test('a card or IBAN it puts in the summary or a field is taken out before the store, the story and the signed webhook', async () => {
+    const admin = 'call-reports-admin-token-0123456789';
+    const written = {
+      summary: 'Anna paid with 4242 4242 4242 4242 and wants the refund on DE89 3704 0044 0532 0130 00.',
+      callback_wanted: true,
+      customer_number: 'card 4242-4242-4242-4242',
+      sentiment: 'neutral',
+      resolved: true,
+    };
+    reportAnswer = written;
+    cleanups.push(async () => {
+      reportAnswer = FIELDS;
+    });
+    const store = await freshStoreLocation(kind);
+    cleanups.push(() => store.remove());
+    const inbox = await receiver();
+    const env = await hotline({ REPORT_WEBHOOK_URL: inbox.url, ADMIN_TOKEN: admin, ...store.env });
+    const sessionId = await call(env);
+    const delivered = await inbox.request(0);
+    expect(delivered.verified).toBe(true);
+    expect(JSON.parse(delivered.body)).toMatchObject({
+      summary: 'Anna paid with [card number] and wants the refund on [IBAN].',
+      fields: { customer_number: 'card [card number]' },
+      fields_status: 'ok',
+    });
+    const login = await fetch(`${env.hotline.url}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password: admin }).toString(),
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const story = await (await fetch(`${env.hotline.url}/dashboard/calls/${sessionId}`, { headers: { accept: 'text/html', cookie } })).text();
+    expect(story).toContain('Anna paid with [card number]');
+    const rows = JSON.stringify(await env.hotline.store.db.selectFrom('reports').selectAll().execute());
+    for (const [where, text] of [['the webhook', delivered.body], ['the story', story], ['the reports table', rows]] as const) {
+      for (const trace of ['4242', 'DE89', '3704 0044']) expect(text, `${where} keeps "${trace}"`).not.toContain(trace);
+    }
   });
 });

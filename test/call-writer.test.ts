@@ -3,7 +3,7 @@
  * records a database would not take kept in the journal across a restart, and a record refused
  * for good kept aside, never dropped.
  */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -13,7 +13,8 @@ import type { CallSummary } from '../src/call/ports/call-summary.js';
 import { CallRepository } from '../src/store/call-repository.js';
 import { CallWriter } from '../src/store/call-writer.js';
 import { openStore, type Store } from '../src/store/store.js';
-import { REJECTED_FILE, WriteJournal } from '../src/store/write-journal.js';
+import { readRejected } from '../src/store/rejected-records.js';
+import { WriteJournal } from '../src/store/write-journal.js';
 import { callSummary } from './helpers/reports.js';
 import { freshStore, storeKinds } from './helpers/stores.js';
 
@@ -96,7 +97,7 @@ test('records a locked database would not take wait in the journal across a rest
   expect((await readdir(journalDir)).filter((name) => name.startsWith('journal-'))).toEqual([]);
 });
 
-test('a record the database refuses for good is kept in rejected.jsonl and logged; the other records go on', async () => {
+test('a record the database refuses for good is kept in the journal\'s rejected/ and logged; the other records go on', async () => {
   const dir = await folder();
   const store = await openStore({ databaseFile: path.join(dir, 'hotline.db') }, logger);
   cleanups.push(() => store.close());
@@ -112,7 +113,7 @@ test('a record the database refuses for good is kept in rejected.jsonl and logge
   expect(await records.settled(10_000)).toBe(true);
   expect((await new CallRepository(store.db).listRecent(10)).map((c) => c.callId).sort()).toEqual(['good-0', 'good-1']);
   await records.close(1_000);
-  const kept = (await readFile(path.join(dir, REJECTED_FILE), 'utf8')).trim().split('\n');
+  const kept = await readRejected(dir);
   expect(kept).toHaveLength(1);
-  expect(JSON.parse(kept[0]!)).toMatchObject({ call: { callId: 'bad-1' }, final: true, reason: expect.stringMatching(/CHECK/) });
+  expect(kept[0]?.record).toMatchObject({ call: { callId: 'bad-1' }, final: true, reason: expect.stringMatching(/CHECK/) });
 });

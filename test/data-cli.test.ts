@@ -93,6 +93,37 @@ describe.each(await storeKinds())('npm run data (%s)', (kind) => {
     expect(JSON.parse((await run(['export', '--number', BERT])).stdout)).toMatchObject({ calls: [{ call: { session_id: 'bert-1' } }] });
   });
 
+  test('a transcript or the journal that cannot be read fails the request with what it was, and changes nothing', async () => {
+    location = await freshStoreLocation(kind);
+    dir = await mkdtemp(path.join(tmpdir(), 'hotline-data-'));
+    await seed();
+    const rejected = path.join(dir, 'store-journal', 'replica-1', 'rejected.jsonl');
+    const transcript = path.join(dir, 'anna-1.jsonl');
+    // Files that cannot be read: here turned into folders (the tests run as root, whom no permission stops).
+    for (const [file, message, requests] of [
+      [
+        rejected,
+        /^data (export|erase): the store journal .*replica-1 could not be read \(EISDIR\): the request was not answered, and nothing was changed; fix it and ask again\n$/,
+        [['export', '--number', ANNA], ['erase', '--number', ANNA, '--dry-run'], ['erase', '--number', ANNA]],
+      ],
+      [transcript, /^data (export|erase): a call's transcript .*anna-1\.jsonl is not a file: .*nothing was changed/, [['export', '--number', ANNA], ['erase', '--number', ANNA]]],
+    ] as const) {
+      const text = await readFile(file, 'utf8');
+      await rm(file);
+      await mkdir(file);
+      for (const args of requests) {
+        const failed = await run([...args]);
+        expect(failed, args.join(' ')).toMatchObject({ code: 1, stdout: '' });
+        expect(failed.stderr).toMatch(message);
+      }
+      await rm(file, { recursive: true });
+      await writeFile(file, text);
+    }
+    const exported = await run(['export', '--number', ANNA]);
+    expect(exported.code).toBe(0);
+    expect(JSON.parse(exported.stdout)).toMatchObject({ counts: { calls: 1, callsInProgress: 1, refusedRecords: 1 } });
+  }, 30_000); // Six runs of the command, each opening the store: seconds each on a loaded machine.
+
   test('usage mistakes and a number that is none: exit 2 with one line', async () => {
     location = await freshStoreLocation(kind);
     dir = await mkdtemp(path.join(tmpdir(), 'hotline-data-'));

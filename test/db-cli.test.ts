@@ -85,9 +85,13 @@ test('status counts the records a stopped Hotline left in the journal, and those
   await (await import('node:fs/promises')).mkdir(journal, { recursive: true });
   await writeFile(path.join(journal, 'journal-1-0.jsonl'), '{"call":{},"final":true}\n{"call":{},"final":false}\n');
   await writeFile(path.join(journal, 'rejected.jsonl'), '{"call":{},"final":true,"reason":"x"}\n');
+  // A replica's refused records, a file each; one being written (aside) is not counted yet.
+  await (await import('node:fs/promises')).mkdir(path.join(journal, 'replica-1', 'rejected'), { recursive: true });
+  await writeFile(path.join(journal, 'replica-1', 'rejected', '1795887549099-0a1b2c3d4e5f.json'), '{"call":{},"final":true,"reason":"x"}\n');
+  await writeFile(path.join(journal, 'replica-1', 'rejected', '.1795887549100-0a1b2c3d4e60.json.tmp'), '{"call":');
   const status = await dbHere(['status'], { TRANSCRIPTS_DIR: dir });
   expect(status.out).toContain('write queue: 2 call record(s) journalled');
-  expect(status.out).toContain('1 refused by the database, kept in rejected.jsonl');
+  expect(status.out).toContain("2 refused by the database, kept in the journal's rejected/");
 }, CHILD_TEST_TIMEOUT_MS);
 
 describe.skipIf(!(await postgresReachable()))('moving to PostgreSQL', () => {

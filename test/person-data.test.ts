@@ -1,7 +1,17 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { sql } from 'kysely';
+import { erasePersonData, exportPersonData } from '../src/privacy/person-data.js';
+import { journalBacklog } from '../src/store/journal-backlog.js';
+import { storeJournalDir, storeJournalRoot } from '../src/store/store-journal-dir.js';
+import { WriteJournal } from '../src/store/write-journal.js';
+import { transcriptFileName } from '../src/transcripts/transcript-store.js';
+import { callSummary, stored } from './helpers/reports.js';
+import { freshStore } from './helpers/stores.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { startReportReceiver, type ReportReceiver } from './helpers/report-receiver.js';
@@ -26,7 +36,7 @@ afterEach(async () => {
   env = receiver = store = undefined;
 });
 
-async function call(from: string, words: string): Promise<void> {
+async function call(from: string, words: string): Promise<string> {
   const service = await FakeVoiceService.connect(env!.hotline.wsUrl);
   service.start({ from_phone_number: from });
   await service.next();
@@ -34,6 +44,7 @@ async function call(from: string, words: string): Promise<void> {
   await service.nextOfType('speak');
   service.end('caller_hangup');
   await service.close();
+  return service.sessionId;
 }
 
 async function api(pathname: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -43,6 +54,17 @@ async function api(pathname: string, body: unknown): Promise<{ status: number; j
     body: JSON.stringify(body),
   });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+/** A dashboard session of the admin (the password is the admin token). */
+async function logIn(): Promise<string> {
+  const login = await fetch(`${env!.hotline.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ password: ADMIN }).toString(),
+  });
+  return (login.headers.get('set-cookie') ?? '').split(';')[0]!;
 }
 
 /** Every file under the folder, read whole. */
@@ -127,5 +149,82 @@ describe.each(await storeKinds())('a person’s data by their number (%s)', (kin
     const delivered = receiver.received.filter((r) => r.status === 200).map((r) => r.body);
     expect(delivered.some((body) => body.includes('banana'))).toBe(true);
     for (const body of delivered) for (const trace of ['15112345678', 'pineapple']) expect(body).not.toContain(trace);
+  });
+});
+
+describe.each(await storeKinds())('a request that cannot read everything (%s)', (kind) => {
+  test('fails loudly, naming what could not be read, and an erasure then changes nothing', async () => {
+    store = await freshStoreLocation(kind);
+    env = await startTestHotline(scriptByUserText({ [ANNA.words]: { content: 'Noted, thank you.' } }), { ADMIN_TOKEN: ADMIN, ...store.env });
+    const sessionId = await call(ANNA.stored, ANNA.words);
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env.hotline.registry.whenRecorded();
+    const transcript = path.join(env.transcriptsDir, transcriptFileName(sessionId));
+    const journal = path.join(storeJournalRoot(env.transcriptsDir), 'replica-x');
+    await mkdir(journal, { recursive: true });
+    const unreadable: [string, () => Promise<void>, () => Promise<void>, RegExp][] = [
+      // A file that cannot be read: here one turned into a folder (the tests run as root, whom no permission stops).
+      ['the transcript', () => rm(transcript).then(() => mkdir(transcript)), () => rm(transcript, { recursive: true }).then(() => writeFile(transcript, '{}\n')), /transcript .* is not a file|transcript of call .* could not be read/],
+      ["the journal's refused records", () => mkdir(path.join(journal, 'rejected.jsonl')), () => rm(path.join(journal, 'rejected.jsonl'), { recursive: true }), /store journal .*replica-x could not be read \(EISDIR\)/],
+    ];
+    for (const [what, breakIt, mendIt, message] of unreadable) {
+      await breakIt();
+      for (const [pathname, body] of [
+        ['/api/people/export', { number: ANNA.written }],
+        ['/api/people/erase', { number: ANNA.written, dryRun: true }],
+        ['/api/people/erase', { number: ANNA.written }],
+      ] as const) {
+        const answer = await api(pathname, body);
+        expect(answer.status, `${pathname} ${JSON.stringify(body)} with ${what} unreadable`).toBe(500);
+        expect(String(answer.json.error)).toMatch(message);
+        expect(String(answer.json.error)).toContain('nothing was changed');
+      }
+      // The People page says so too.
+      const page = await fetch(`${env.hotline.url}/dashboard/people/export`, {
+        method: 'POST',
+        headers: { cookie: await logIn(), 'content-type': 'application/x-www-form-urlencoded', origin: env.hotline.url },
+        body: new URLSearchParams({ number: ANNA.written }).toString(),
+      });
+      expect(page.status).toBe(500);
+      expect(await page.text()).toMatch(message);
+      expect(await everyRow()).toContain('pineapple');
+      await mendIt();
+    }
+    const exported = await api('/api/people/export', { number: ANNA.written });
+    expect(exported.status).toBe(200);
+  });
+
+  test('an erasure never loses a record the call writer refuses meanwhile, nor leaves one of the person’s', async () => {
+    const opened = await freshStore(kind);
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-refused-'));
+    const writer = new WriteJournal(storeJournalDir(dir, 'replica-1'), pino({ level: 'silent' }));
+    try {
+      const deps = { db: opened.db, dialect: opened.dialect, transcriptsDir: dir };
+      const refused = (sessionId: string, from: string) => ({ call: stored(callSummary({ sessionId, from })), final: true });
+      // As the call writer starts: the journal's folder is made, and what an earlier run left is looked for.
+      expect(await writer.leftOver()).toEqual([]);
+      writer.reject(refused('anna-refused', ANNA.stored), 'a bug');
+      await expect.poll(async () => (await journalBacklog(storeJournalRoot(dir))).rejected).toBe(1);
+      // The writer keeps refusing Bert's records while Anna is erased.
+      let settled = false;
+      const erasing = erasePersonData(deps, ANNA.written, { actor: 'test' }).finally(() => {
+        settled = true;
+      });
+      let berts = 0;
+      while (!settled) {
+        writer.reject(refused(`bert-${berts++}`, BERT.stored), 'a bug');
+        await sleep(1);
+      }
+      expect((await erasing).counts.refusedRecords).toBe(1);
+      await writer.close();
+      expect(berts).toBeGreaterThan(1);
+      expect((await journalBacklog(storeJournalRoot(dir))).rejected).toBe(berts);
+      expect((await exportPersonData(deps, BERT.stored)).refusedRecords).toHaveLength(berts);
+      expect((await exportPersonData(deps, ANNA.written)).refusedRecords).toEqual([]);
+    } finally {
+      await writer.close();
+      await opened.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,6 +10,8 @@ import { startReportReceiver, type ReportReceiver } from './helpers/report-recei
 import { scriptByUserText } from './helpers/scripts.js';
 import { textSink } from './helpers/text-sink.js';
 import { eventsOf } from './helpers/sse-events.js';
+import { startOtlpReceiver, type OtlpReceiver } from './helpers/otlp-receiver.js';
+import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
 const ADMIN = 'redaction-admin-token-0123456789';
 const SECRET = 'redaction-report-secret-0123456789';
@@ -22,12 +24,16 @@ const TRACES = [CARD_SAID, 'four one one one', '4111', IBAN_SAID, 'eight nine th
 
 let env: TestHotline | undefined;
 let receiver: ReportReceiver | undefined;
+let collector: OtlpReceiver | undefined;
+let store: TestStoreLocation | undefined;
 /** What the live view was told while the call went on. */
 const liveSeen: string[] = [];
 afterEach(async () => {
   await env?.close();
   await receiver?.close();
-  env = receiver = undefined;
+  await collector?.close();
+  await store?.remove();
+  env = receiver = collector = store = undefined;
 });
 
 /** A logger as main.ts makes it (redacting), at debug, what it writes kept in `sink`. */
@@ -142,5 +148,70 @@ describe('a card number and an IBAN said digit by digit', () => {
     await service.next((a) => a.type === 'speak' && a.text === 'Noted.');
     expectNoTrace('the model’s request', JSON.stringify(env.llm.requests.map((r) => r.body)));
     await service.close();
+  });
+});
+
+describe.each(await storeKinds())('a card said in two breaths (%s)', (kind) => {
+  test('neither half is left in the transcript, the store, the report, the log, the traces or the live view', async () => {
+    const log = textSink();
+    receiver = await startReportReceiver(SECRET);
+    collector = await startOtlpReceiver();
+    store = await freshStoreLocation(kind);
+    env = await startTestHotline(
+      () => ({ content: 'Go on.' }),
+      {
+        ADMIN_TOKEN: ADMIN,
+        REPORT_WEBHOOK_URL: receiver.url,
+        REPORT_WEBHOOK_SECRET: SECRET,
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_INCLUDE_CONTENT: 'true',
+        ...store.env,
+      },
+      {},
+      { logger: capturingLogger(log) },
+    );
+    const watching = new AbortController();
+    const live = eventsOf((await fetch(`${env.hotline.url}/dashboard/live`, { headers: { cookie: await logIn(), accept: 'text/event-stream' }, signal: watching.signal })).body!);
+    await live.next('snapshot');
+    const service = await FakeVoiceService.connect(env.hotline.wsUrl);
+    service.start({ from_phone_number: '4915112345678' });
+    await service.next();
+    const seen: string[] = [];
+    for (const said of ['My card is 4242 4242', '4242 4242.']) {
+      service.say(said);
+      await service.next((a) => a.type === 'speak' && a.text === 'Go on.');
+      const before = seen.at(-1);
+      seen.push(JSON.stringify(await live.nextWith('update', (data) => /"callerSaid":"[^"]/.test(JSON.stringify(data)) && JSON.stringify(data) !== before)));
+    }
+    watching.abort();
+    service.end('caller_hangup');
+    await service.close();
+    await expect.poll(() => env!.hotline.registry.size).toBe(0);
+    await env.hotline.registry.whenRecorded();
+    await env.hotline.reports.whenIdle();
+    const report = await receiver.request(0);
+    // The model heard both halves: within the call it may have to act on them.
+    expect(JSON.stringify(env.llm.requests.map((r) => r.body))).toContain('4242 4242.');
+    const transcript = await readFile(path.join(env.transcriptsDir, transcriptFileName(service.sessionId)), 'utf8');
+    const rows = JSON.stringify(await env.hotline.store.db.selectFrom('calls').selectAll().execute());
+    const reports = JSON.stringify(await env.hotline.store.db.selectFrom('reports').selectAll().execute());
+    // Closed, it has sent every span.
+    await env.close();
+
+    const noHalf = (where: string, text: string) => {
+      for (const half of ['4242', 'four two']) expect(text, `${where} keeps "${half}"`).not.toContain(half);
+    };
+    noHalf('the transcript', transcript);
+    expect(transcript).toContain('"text":"My card is [card number]"');
+    expect(transcript).toContain('"text":"[card number]."');
+    noHalf('the calls table', rows);
+    expect(rows).toContain('My card is [card number]');
+    noHalf('the reports table', reports);
+    noHalf('the report', report.body);
+    noHalf('the log', log.text());
+    expect(log.text()).toContain('My card is [number]');
+    const turns = collector.spans.filter((span) => span.name === 'turn').map((span) => String(span.attributes['hotline.turn.caller_text']));
+    expect(turns).toEqual(['My card is [number]', '[card number].']);
+    noHalf('the live view', seen.join('\n'));
   });
 });

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { demoScript } from '../src/demo/demo-script.js';
 import { startScriptedLlmServer, type Script, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
+import { redactorOf } from '../src/privacy/redactor-of.js';
 import { CallReportSchema, type CallReport } from '../src/reports/report-builder.js';
 import { ReportService, type ReportServiceOptions } from '../src/reports/report-service.js';
 import { readTranscriptLines } from '../src/reports/transcript-lines.js';
@@ -205,6 +206,31 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
       expect(report.fields_status).toBe('failed');
       expect(report.fields_error).toMatch(/^the model answered 503: /);
       expect(env.llm.requests).toHaveLength(1);
+    });
+
+    test('what the model writes is redacted before it is stored or sent: the summary, every field, a number field, the reason fields failed', async () => {
+      const redact = redactorOf({ cards: true, ibans: true, patterns: [] });
+      const reportMd = '---\nfields:\n  customer_number: string\n  card_on_file: integer\n  amount: number\n---\nSummarise.\n';
+      const answer = {
+        summary: 'Paid with card 4242 4242 4242 4242, refund to DE89 3704 0044 0532 0130 00.',
+        customer_number: 'four two four two four two four two four two four two four two four two',
+        card_on_file: 4242424242424242,
+        amount: 49.9,
+      };
+      const env = await setup(kind, () => ({ content: JSON.stringify(answer) }), { reportMd, redact });
+      env.service.callEnded(env.call);
+      const report = await reportOf(env);
+      expect(report).toMatchObject({
+        summary: 'Paid with card [card number], refund to [IBAN].',
+        fields: { customer_number: '[card number]', card_on_file: '[card number]', amount: 49.9 },
+        fields_status: 'ok',
+      });
+      const row = JSON.stringify(await env.store.db.selectFrom('reports').selectAll().execute());
+      for (const trace of ['4242', 'four two', 'DE89', '3704']) expect(row).not.toContain(trace);
+
+      const failing = await setup(kind, () => ({ status: 503, errorMessage: 'cannot bill 4242 4242 4242 4242' }), { redact });
+      failing.service.callEnded(failing.call);
+      expect((await reportOf(failing)).fields_error).toMatch(/^the model answered 503: .*cannot bill \[card number\]$/);
     });
 
     test('a model that does not answer in time fails the fields', async () => {

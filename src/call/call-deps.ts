@@ -5,7 +5,7 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
-import type { Redact } from './ports/redaction.js';
+import type { CallerLines, Redact } from './ports/redaction.js';
 import type { Metrics } from '../metrics.js';
 import type { Llm } from '../llm/llm.js';
 import type { TokenUsage } from '../llm/usage.js';
@@ -123,6 +123,8 @@ export interface CallDeps {
   redact?: Redact | undefined;
   /** The model is given the redacted words as well; by default it hears what the caller said, within the call. */
   redactFromModel?: boolean | undefined;
+  /** This call's reader of the caller's utterances, one after another (a number may be said across two); each on its own with `redact` without. */
+  callerLines?: CallerLines | undefined;
   /** The call's trace (its turns, LLM requests, tool runs and speaks); none without. */
   trace?: CallTrace | undefined;
 }

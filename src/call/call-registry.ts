@@ -17,7 +17,7 @@ import { Call } from './call.js';
 import type { ActionSink, CallDeps, CallSettings, LeaveReason, SpeechPacing, TakenRequest } from './call-deps.js';
 import { tellStarted } from './started-record.js';
 import { toolDefinitions } from './turn/tools.js';
-import type { Redact } from './ports/redaction.js';
+import type { CallerLines, Redact } from './ports/redaction.js';
 import { NO_CALL_TRACING, type CallTracing } from './ports/tracing.js';
 import { maskedOrNone } from '../privacy/mask-number.js';
 import type { TransferSetup } from './ending/transfer.js';
@@ -60,7 +60,7 @@ export interface CallRegistryOptions {
   /** What a model's tokens cost (CallDeps.prices). */
   prices?: CallDeps['prices'];
   /** Personal data out of every word written (CallDeps.redact), and out of the model's too with `fromModel`. */
-  redaction?: { redact: Redact; fromModel: boolean } | undefined;
+  redaction?: { redact: Redact; fromModel: boolean; callerLines?: () => CallerLines } | undefined;
   /** Where each call is traced (OpenTelemetry); nothing without. */
   tracing?: CallTracing | undefined;
   /** New calls beyond this many are refused. */
@@ -530,8 +530,8 @@ export class CallRegistry implements CallControl {
       progress: this.options.observer?.callProgress && ((soFar) => this.tellProgress(soFar)),
       recordEachReply: this.options.recordEachReply,
       prices: this.options.prices,
-      redact: this.options.redaction?.redact,
-      redactFromModel: this.options.redaction?.fromModel,
+      ...(this.options.redaction && { redact: this.options.redaction.redact, redactFromModel: this.options.redaction.fromModel }),
+      callerLines: this.options.redaction?.callerLines?.(),
       trace,
     });
     this.calls.set(id, call);

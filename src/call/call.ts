@@ -17,7 +17,8 @@ import type { ControlOutcome } from './ports/call-control.js';
 import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-deps.js';
 import { CallEnding } from './ending/call-ending.js';
 import { CallActivityTracker } from './ports/call-activity.js';
-import { keepWords, type Redact } from './ports/redaction.js';
+import { eachOnItsOwn, keepWords, type CallerLine, type Redact } from './ports/redaction.js';
+import { CallerWords } from './caller-words.js';
 import { NO_CALL_TRACE, type CallTrace, type SpeechParent } from './ports/tracing.js';
 import { maskedOrNone } from '../privacy/mask-number.js';
 import { CallRecord } from './call-record.js';
@@ -64,6 +65,7 @@ export class Call {
   private readonly record: CallRecord;
   private turnCount = 0;
   private readonly redact: Redact;
+  private readonly callerWords: CallerWords;
   /** What afterRequest() holds until the turn's request is on the wire. */
   private readonly recording: (() => void)[] = [];
   private readonly ending: CallEnding;
@@ -101,6 +103,7 @@ export class Call {
     this.redact = deps.redact ?? keepWords;
     this.trace = deps.trace ?? NO_CALL_TRACE;
     this.history = new History(deps.settings.historyMaxChars, deps.logger, this.redact);
+    this.callerWords = new CallerWords(deps.callerLines ?? eachOnItsOwn(this.redact)(), this.history, deps.transcript, deps.logger, deps.redactFromModel ?? false);
     this.replies = new ReplyLog(deps.transcript);
     this.record = new CallRecord(id, deps.transcript, () => this.recordChanged(), () => this.history.heard(), deps.recordEachReply ?? false, this.redact);
     // Ready, and the events that waited started nothing (an adopted call's assistant_speech_ended):
@@ -619,24 +622,18 @@ export class Call {
   /** What the caller said (or typed) starts a turn — unless a mailbox said it. */
   private takeTurn(text: string, marks: InputMarks): void {
     const wordsAt = performance.now();
-    this.activity.callerSaid(text);
+    const line = this.callerWords.said(text);
+    this.activity.callerSaid(line.provisional);
     if (this.voicemail?.words(text)) return;
-    this.answer(text, marks, wordsAt);
+    this.answer(text, line, marks, wordsAt);
   }
 
-  private answer(text: string, marks: InputMarks, wordsAt: number): void {
+  private answer(text: string, line: CallerLine, marks: InputMarks, wordsAt: number): void {
     this.replies.settle();
-    // Within the call the model hears what was said, unless it too must not (REDACT_FROM_MODEL).
-    this.history.addUser(this.deps.redactFromModel ? this.redact(text) : text);
-    this.startTurn(wordsAt, text);
-    this.afterRequest(() => {
-      this.log.debug({ text: this.redact(text), ...marks }, 'caller said');
-      // The transcript writer redacts what it writes.
-      const line = { role: 'user' as const, text, ...marks };
-      // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
-      if (this.voicemail?.judging) this.voicemail.keep(line);
-      else this.deps.transcript.append(line);
-    });
+    this.callerWords.remember(text, line);
+    this.startTurn(wordsAt, line.provisional);
+    // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
+    this.afterRequest(() => this.callerWords.write(line, marks, this.voicemail?.judging ? (entry) => this.voicemail?.keep(entry) : undefined));
   }
 
   /**

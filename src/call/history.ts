@@ -7,7 +7,8 @@ import { keepWords, type Redact } from './ports/redaction.js';
 /** What is left of the budget after a cut: the next turns fit without another one. */
 const KEPT_AFTER_CUT = 0.75;
 
-type HistoryEntry = { role: 'user'; text: string } | { role: 'assistant'; reply: Reply };
+/** A caller's words: `text` as the model hears them, `kept` as the record keeps them (CallerLine), when known. */
+type HistoryEntry = { role: 'user'; text: string; kept?: string; seq?: number } | { role: 'assistant'; reply: Reply };
 
 /**
  * The conversation as the LLM sees it. Replies are kept by reference, so a
@@ -26,8 +27,19 @@ export class History {
     private readonly redact: Redact = keepWords,
   ) {}
 
-  addUser(text: string): void {
-    this.entries.push({ role: 'user', text });
+  addUser(text: string, kept?: { readonly seq: number; readonly text: string }): void {
+    this.entries.push({ role: 'user', text, ...(kept && { kept: kept.text, seq: kept.seq }) });
+  }
+
+  /** A later utterance completed a number this one began: it is kept as `text` now, and heard so too by the model with `forModel`. */
+  amendUser(seq: number, text: string, forModel: boolean): void {
+    for (let at = this.entries.length - 1; at >= 0; at--) {
+      const entry = this.entries[at]!;
+      if (entry.role !== 'user' || entry.seq !== seq) continue;
+      entry.kept = text;
+      if (forModel) entry.text = text;
+      return;
+    }
   }
 
   addReply(reply: Reply): void {
@@ -38,7 +50,7 @@ export class History {
   heard(): HeardLine[] {
     const lines: HeardLine[] = [];
     for (const entry of this.entries) {
-      const text = entry.role === 'user' ? entry.text : entry.reply.heardText();
+      const text = entry.role === 'user' ? (entry.kept ?? entry.text) : entry.reply.heardText();
       if (text.trim() !== '') lines.push({ role: entry.role, text: this.redact(text) });
     }
     return lines;

@@ -15,7 +15,7 @@ import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { InvalidPhoneNumberError } from '../outbound/errors.js';
 import { AuditLog } from '../privacy/audit-log.js';
-import { countPersonData, erasePersonData, exportPersonData, type PersonCounts, type PersonDataDeps } from '../privacy/person-data.js';
+import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonCounts, type PersonDataDeps } from '../privacy/person-data.js';
 import { openStore, type Store } from '../store/store.js';
 import { isMain } from './is-main.js';
 
@@ -95,7 +95,7 @@ export async function runDataCli(argv: string[], env: Record<string, string | un
     }
     throw error;
   }
-  const deps: PersonDataDeps = { db: store.db, transcriptsDir: config.transcriptsDir, defaultCountryCode: config.outbound.defaultCountryCode };
+  const deps: PersonDataDeps = { db: store.db, dialect: store.dialect, transcriptsDir: config.transcriptsDir, defaultCountryCode: config.outbound.defaultCountryCode };
   const actor = `cli:${safeUserName()}`;
   const audit = new AuditLog(store.db, logger);
   try {
@@ -120,11 +120,17 @@ export async function runDataCli(argv: string[], env: Record<string, string | un
         (result.addedToStopList ? '; the number is on the stop list now' : '') +
         '\n',
     );
-    return 0;
+    if (result.filesWiped) return 0;
+    io.stderr.write(`data erase: the rows are deleted, but may still be in the database's files (${result.wipeProblems?.join('; ')}): erase again to try again\n`);
+    return 1;
   } catch (error) {
     if (error instanceof InvalidPhoneNumberError) {
       io.stderr.write(`data ${request.which}: ${error.message}\n`);
       return 2;
+    }
+    if (error instanceof PersonDataUnreadableError) {
+      io.stderr.write(`data ${request.which}: ${error.message}\n`);
+      return 1;
     }
     throw error;
   } finally {

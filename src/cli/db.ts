@@ -29,7 +29,7 @@ Commands:
                        start; under a lock, so running it beside a starting Hotline is safe)
   status               the schema version, the calls, reports, deliveries and campaigns stored, calls
                        still in progress, and the write queue: records journalled in TRANSCRIPTS_DIR that
-                       are not yet confirmed in the database, and records it refused (rejected.jsonl).
+                       are not yet confirmed in the database, and records it refused (rejected/).
                        Changes nothing
   export [--out file]  every row as JSON lines, to the file or standard output
   import [--in file]   rows of an export, from the file or standard input, into this store; rows already
@@ -162,7 +162,7 @@ async function status(store: Store, journalDir: string): Promise<string> {
   const backlog = await journalBacklog(journalDir);
   lines.push(
     `write queue: ${backlog.journalled} call record(s) journalled in ${journalDir} and not yet confirmed in the database` +
-      (backlog.rejected > 0 ? `; ${backlog.rejected} refused by the database, kept in rejected.jsonl` : ''),
+      (backlog.rejected > 0 ? `; ${backlog.rejected} refused by the database, kept in the journal's rejected/` : ''),
   );
   // A read that finished proves the database answers.
   await sql`SELECT 1`.execute(store.db);

@@ -5,7 +5,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import { InvalidPhoneNumberError } from '../outbound/errors.js';
-import { countPersonData, erasePersonData, exportPersonData, type PersonCounts } from '../privacy/person-data.js';
+import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonCounts } from '../privacy/person-data.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { whoOf } from './gates.js';
 import { html, type Html } from '../html.js';
@@ -35,8 +35,8 @@ export function peopleRoutes(router: Router, deps: Pick<DashboardDeps, 'people' 
       const counts = await countPersonData(deps.people, number);
       page(req, res, (root) => html`${peopleForm(root, false, number)}${found(root, number, counts)}`);
     } catch (error) {
-      if (!(error instanceof InvalidPhoneNumberError)) throw error;
-      page(req, res, (root) => peopleForm(root, false, number, error.message), 400);
+      if (!(error instanceof InvalidPhoneNumberError || error instanceof PersonDataUnreadableError)) throw error;
+      page(req, res, (root) => peopleForm(root, false, number, error.message), statusOf(error));
     }
   });
 
@@ -48,8 +48,8 @@ export function peopleRoutes(router: Router, deps: Pick<DashboardDeps, 'people' 
       res.set('Content-Disposition', `attachment; filename="person-${document.number.slice(-4)}-${document.exportedAt.slice(0, 10)}.json"`);
       res.type('json').send(`${JSON.stringify(document, null, 2)}\n`);
     } catch (error) {
-      if (!(error instanceof InvalidPhoneNumberError)) throw error;
-      page(req, res, (root) => peopleForm(root, false, field(req, 'number'), error.message), 400);
+      if (!(error instanceof InvalidPhoneNumberError || error instanceof PersonDataUnreadableError)) throw error;
+      page(req, res, (root) => peopleForm(root, false, field(req, 'number'), error.message), statusOf(error));
     }
   });
 
@@ -69,13 +69,20 @@ export function peopleRoutes(router: Router, deps: Pick<DashboardDeps, 'people' 
         res,
         (root) => html`${peopleForm(root, false)}<section class="notice" role="status" id="erased"><h2>Erased</h2><p>${describe(result.counts)} went (erasure ${result.id}).${
           result.leftInProgress > 0 ? ` ${result.leftInProgress} call(s) still in progress were left: erase again once they have ended.` : ''
-        }${result.addedToStopList ? ' The number is on the stop list now.' : ''}</p></section>`,
+        }${result.addedToStopList ? ' The number is on the stop list now.' : ''}</p>${
+          result.filesWiped ? '' : html`<p class="warning" role="alert">The rows are deleted, but may still be in the database's files (${result.wipeProblems?.join('; ')}): erase again to try again.</p>`
+        }</section>`,
       );
     } catch (error) {
-      if (!(error instanceof InvalidPhoneNumberError)) throw error;
-      page(req, res, (root) => peopleForm(root, false, number, error.message), 400);
+      if (!(error instanceof InvalidPhoneNumberError || error instanceof PersonDataUnreadableError)) throw error;
+      page(req, res, (root) => peopleForm(root, false, number, error.message), statusOf(error));
     }
   });
+}
+
+/** A number that is none is the asker's mistake; data that could not be read is the server's. */
+function statusOf(error: InvalidPhoneNumberError | PersonDataUnreadableError): number {
+  return error instanceof PersonDataUnreadableError ? 500 : 400;
 }
 
 function peopleForm(root: string, off: boolean, number = '', problem?: string): Html {

@@ -7,14 +7,16 @@
  * Stored numbers are as the voice service sent them, so candidates are found by their last digits in
  * the database and then compared as phone keys (src/outbound/phone-number.ts).
  */
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { normalizePhoneNumber, phoneKey } from '../outbound/phone-number.js';
-import type { Db } from '../store/schema.js';
+import type { Db, Dialect } from '../store/schema.js';
+import { wipeDeleted } from '../store/wipe-deleted.js';
+import { HotlineError } from '../errors.js';
+import { readRejected, removeRejected } from '../store/rejected-records.js';
 import { storeJournalRoot } from '../store/store-journal-dir.js';
-import { REJECTED_FILE } from '../store/write-journal.js';
 
 /** The last digits compared in the database; the rest is compared after. */
 const TAIL_DIGITS = 6;
@@ -23,6 +25,8 @@ const CHUNK = 200;
 
 export interface PersonDataDeps {
   db: Db;
+  /** What an erasure deleted is wiped from the database's files each database's own way (store/wipe-deleted.ts). */
+  dialect: Dialect;
   /** Transcript files are only ever removed from inside this folder. */
   transcriptsDir: string;
   defaultCountryCode?: string | undefined;
@@ -39,7 +43,7 @@ export interface PersonCounts {
   campaignContacts: number;
   outboundRequests: number;
   stopList: number;
-  /** Call records the database refused, kept in the store journal's rejected.jsonl for someone to look at. */
+  /** Call records the database refused, kept in the store journal (store/rejected-records.ts) for someone to look at. */
   refusedRecords: number;
 }
 
@@ -52,7 +56,7 @@ export interface PersonExport {
   campaignContacts: Record<string, unknown>[];
   outboundRequests: Record<string, unknown>[];
   stopList: Record<string, unknown>[];
-  /** Call records the database refused (each replica's rejected.jsonl in the store journal). */
+  /** Call records the database refused (each replica's, in the store journal). */
   refusedRecords: Record<string, unknown>[];
   /** What staff did with these calls (the audit log's entries naming them). */
   auditLog: Record<string, unknown>[];
@@ -64,6 +68,16 @@ export interface ExportedCall {
   deliveries: Record<string, unknown>[];
   /** The transcript file's lines, as written. */
   transcript: Record<string, unknown>[];
+  /** The call's transcript file is not there (the retention sweep removed it, or nothing was written). */
+  transcriptMissing: boolean;
+}
+
+/**
+ * Something that may hold the person's data could not be read: the request is not answered, since
+ * an answer without it would say "nothing there" where there may be something. Nothing was changed.
+ */
+export class PersonDataUnreadableError extends HotlineError {
+  readonly code = 'person_data_unreadable';
 }
 
 export interface ErasureResult {
@@ -73,11 +87,33 @@ export interface ErasureResult {
   /** Calls still in progress are left alone: erase again once they have ended. */
   leftInProgress: number;
   addedToStopList: boolean;
+  /**
+   * Whether what was deleted is gone from the database's files too, not only from its tables; when
+   * not, `wipeProblems` says why (erase again to try again).
+   */
+  filesWiped: boolean;
+  wipeProblems?: readonly string[];
+}
+
+/** The tables an erasure deletes from or overwrites. */
+const ERASED_TABLES = ['reports', 'deliveries', 'calls', 'webhook_sessions', 'outbound_requests', 'campaign_contacts'] as const;
+
+/**
+ * The tables this erasure changed, to be wiped (a rewrite of each on PostgreSQL). Nothing found: all
+ * of them, since erasing again is how a wipe that could not be done is tried again.
+ */
+function tablesToWipe(counts: PersonCounts): (typeof ERASED_TABLES)[number][] {
+  const tables: (typeof ERASED_TABLES)[number][] = [];
+  if (counts.calls > 0) tables.push('reports', 'deliveries', 'calls', 'webhook_sessions');
+  else if (counts.deliveries > 0) tables.push('deliveries');
+  if (counts.outboundRequests > 0) tables.push('outbound_requests');
+  if (counts.campaignContacts > 0) tables.push('campaign_contacts');
+  return tables.length > 0 ? tables : [...ERASED_TABLES];
 }
 
 interface Found {
   key: string;
-  refused: RefusedFile[];
+  refused: RefusedRecords[];
   calls: CallRow[];
   reports: Record<string, unknown>[];
   deliveries: Record<string, unknown>[];
@@ -103,11 +139,13 @@ export async function exportPersonData(deps: PersonDataDeps, number: string): Pr
   const reportsByCall = new Map(found.reports.map((report) => [String(report.call_id), report]));
   const calls: ExportedCall[] = [];
   for (const row of found.calls) {
+    const transcript = await transcriptLines(row);
     calls.push({
       call: parsedColumns(row),
       report: reportsByCall.has(row.call_id) ? parsedColumns(reportsByCall.get(row.call_id)!) : undefined,
       deliveries: found.deliveries.filter((d) => d.call_id === row.call_id || d.session_id === row.session_id).map(parsedColumns),
-      transcript: await transcriptLines(deps.transcriptsDir, row.transcript_file),
+      transcript: transcript ?? [],
+      transcriptMissing: transcript === undefined,
     });
   }
   return {
@@ -118,7 +156,7 @@ export async function exportPersonData(deps: PersonDataDeps, number: string): Pr
     campaignContacts: found.contacts.map(parsedColumns),
     outboundRequests: found.outbound.map(parsedColumns),
     stopList: found.stopList,
-    refusedRecords: found.refused.flatMap((file) => file.theirs),
+    refusedRecords: found.refused.flatMap((journal) => journal.theirs),
     auditLog: await auditOf(deps.db, found.calls.map((call) => call.session_id)),
   };
 }
@@ -179,20 +217,23 @@ export async function erasePersonData(
       .values({ id, erased_at: now.toISOString(), actor: options.actor, counts: JSON.stringify({ ...counts, callsInProgress: undefined }) })
       .execute();
   });
-  // Refused records are rewritten in place: the journal's writer keeps appending to the same file.
-  for (const file of found.refused) if (file.theirs.length > 0) await writeFile(file.path, file.others.map((line) => `${line}\n`).join(''));
+  // A record file each: removing the person's never races the writer adding others (store/rejected-records.ts).
+  for (const journal of found.refused) if (journal.theirs.length > 0) await journalRead(journal.dir, () => removeRejected(journal.dir, journal.isTheirs));
   // Files after the rows: a failure here leaves a file the retention sweep or a second erasure removes, never a row without its file's erasure on record.
   const liveFiles = new Set(found.calls.filter((call) => call.ended_at === null).map((call) => call.transcript_file));
   for (const file of new Set(ended.map((call) => call.transcript_file))) {
     if (liveFiles.has(file) || !inside(deps.transcriptsDir, file)) continue;
     await rm(file, { force: true });
   }
+  const wiped = await wipeDeleted(deps.db, deps.dialect, tablesToWipe(counts));
   return {
     id,
     erasedAt: now.toISOString(),
     counts,
     leftInProgress: found.calls.length - ended.length,
     addedToStopList: Boolean(options.stopCalling && found.stopList.length === 0),
+    filesWiped: wiped.complete,
+    ...(!wiped.complete && { wipeProblems: wiped.problems }),
   };
 }
 
@@ -225,8 +266,31 @@ async function find(deps: PersonDataDeps, key: string): Promise<Found> {
   const outbound = (await db.selectFrom('outbound_requests').selectAll().where('to_number', 'like', tail).execute()).filter((row) => same(row.to_number));
   const stopList = (await db.selectFrom('stop_list').selectAll().where('number', 'like', tail).execute()).filter((row) => same(row.number));
   const transcriptFiles = [...new Set(calls.map((call) => call.transcript_file))];
+  for (const file of transcriptFiles) await mayBeRead(deps.transcriptsDir, file);
   const refused = await refusedRecords(deps.transcriptsDir, same);
   return { key, refused, calls, reports, deliveries: unique(deliveries, 'id'), contacts, outbound, stopList, transcriptFiles };
+}
+
+/**
+ * A transcript file is read and removed only inside the transcripts folder (its name comes from the
+ * database), and only if it is a file. One that is there but outside (TRANSCRIPTS_DIR was moved
+ * since), or is no file, stops the request before anything is read or changed: it would go
+ * unreported, and survive an erasure. One not there at all holds nothing.
+ */
+async function mayBeRead(dir: string, file: string): Promise<void> {
+  let stats;
+  try {
+    stats = await lstat(file);
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return;
+    throw unreadable(`a call's transcript ${file} could not be looked at`, error);
+  }
+  if (!inside(dir, file)) {
+    throw new PersonDataUnreadableError(
+      `a call's transcript ${file} is outside TRANSCRIPTS_DIR (${path.resolve(dir)}), where requests read and erase: move it there, or set TRANSCRIPTS_DIR to its folder, and ask again`,
+    );
+  }
+  if (!stats.isFile()) throw new PersonDataUnreadableError(`a call's transcript ${file} is not a file: the request was not answered, and nothing was changed; fix it and ask again`);
 }
 
 function countsOf(found: Found): PersonCounts {
@@ -243,44 +307,57 @@ function countsOf(found: Found): PersonCounts {
   };
 }
 
-interface RefusedFile {
-  path: string;
+interface RefusedRecords {
+  /** The replica's journal folder. */
+  dir: string;
   theirs: Record<string, unknown>[];
-  /** The file's other lines, as they were. */
-  others: string[];
+  isTheirs: (record: Record<string, unknown>) => boolean;
 }
 
-/** Each replica's rejected.jsonl, split into the person's records and the rest. */
-async function refusedRecords(transcriptsDir: string, same: (stored: unknown) => boolean): Promise<RefusedFile[]> {
+/** Each replica's refused records (store/rejected-records.ts), the person's picked out. */
+async function refusedRecords(transcriptsDir: string, same: (stored: unknown) => boolean): Promise<RefusedRecords[]> {
   const root = storeJournalRoot(transcriptsDir);
-  const dirs = await readdir(root, { withFileTypes: true }).catch(() => []);
-  const files: RefusedFile[] = [];
-  for (const dir of dirs) {
-    if (!dir.isDirectory()) continue;
-    const file = path.join(root, dir.name, REJECTED_FILE);
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (text === undefined) continue;
-    const theirs: Record<string, unknown>[] = [];
-    const others: string[] = [];
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      const record = parseLine(line);
-      const call = record?.call as { direction?: unknown; from?: unknown; to?: unknown } | undefined;
-      if (record && call && same(call.direction === 'outbound' ? call.to : call.from)) theirs.push(record);
-      else others.push(line);
+  const isTheirs = (record: Record<string, unknown>): boolean => {
+    const call = record.call as { direction?: unknown; from?: unknown; to?: unknown } | undefined;
+    return call !== undefined && same(call.direction === 'outbound' ? call.to : call.from);
+  };
+  const dirs = await journalRead(root, async () => {
+    try {
+      return await readdir(root, { withFileTypes: true });
+    } catch (error) {
+      // No journal yet: no record was ever refused.
+      if (codeOf(error) === 'ENOENT') return [];
+      throw error;
     }
-    files.push({ path: file, theirs, others });
+  });
+  const journals: RefusedRecords[] = [];
+  for (const entry of dirs) {
+    if (!entry.isDirectory()) continue;
+    const dir = path.join(root, entry.name);
+    const records = await journalRead(dir, () => readRejected(dir));
+    journals.push({ dir, theirs: records.flatMap(({ record }) => (record && isTheirs(record) ? [record] : [])), isTheirs });
   }
-  return files;
+  return journals;
 }
 
-function parseLine(line: string): Record<string, unknown> | undefined {
+/** Reads (or changes) the store journal; a failure says so, whatever it was. */
+async function journalRead<T>(where: string, read: () => Promise<T>): Promise<T> {
   try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
+    return await read();
+  } catch (error) {
+    throw unreadable(`the store journal ${where} could not be read`, error);
   }
+}
+
+function unreadable(what: string, error: unknown): PersonDataUnreadableError {
+  return new PersonDataUnreadableError(`${what} (${codeOf(error) ?? (error instanceof Error ? error.message : String(error))}): the request was not answered, and nothing was changed; fix it and ask again`, {
+    cause: error,
+  });
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** JSON columns (text in the row) as the values they hold, for a document a person can read. */
@@ -300,13 +377,14 @@ function parsedColumns(row: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-async function transcriptLines(dir: string, file: string): Promise<Record<string, unknown>[]> {
-  if (!inside(dir, file)) return [];
+/** A call's transcript lines, as written; undefined when its file is not there. Checked to be inside the folder by find(). */
+async function transcriptLines(row: CallRow): Promise<Record<string, unknown>[] | undefined> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return [];
+    text = await readFile(row.transcript_file, 'utf8');
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return undefined;
+    throw unreadable(`the transcript of call ${row.call_id} could not be read`, error);
   }
   const lines: Record<string, unknown>[] = [];
   for (const line of text.split('\n')) {

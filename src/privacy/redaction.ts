@@ -42,11 +42,17 @@ export interface Redaction {
 export interface Redactor {
   /** False when nothing is to be redacted: callers may skip `redact` altogether. */
   readonly active: boolean;
+  /** Whether cards or IBANs are redacted: a number may then be said across two utterances (caller-lines.ts). */
+  readonly numbers: boolean;
   redact(text: string): Redaction;
+  /** The stretches `redact` replaces: the numbers and the pattern matches. */
+  spans(text: string): Span[];
+  /** The stretches of `text` that are a card or an IBAN (as enabled), in order. */
+  numberSpans(text: string): Span[];
 }
 
 /** One stretch of the original text to replace. */
-interface Span {
+export interface Span {
   readonly start: number;
   readonly end: number;
   readonly kind: string;
@@ -62,13 +68,15 @@ interface CompiledPattern {
 export function createRedactor(options: RedactionOptions): Redactor {
   const patterns = options.patterns.map(compilePattern);
   const active = options.cards || options.ibans || patterns.length > 0;
+  const spans = (text: string): Span[] => (active ? [...numberSpans(text, options.cards, options.ibans), ...patternSpans(text, patterns)] : []);
   return {
     active,
+    numbers: options.cards || options.ibans,
     redact(text: string): Redaction {
-      if (!active) return { text, found: [] };
-      const spans = [...numberSpans(text, options.cards, options.ibans), ...patternSpans(text, patterns)];
-      return spans.length === 0 ? { text, found: [] } : replaceSpans(text, spans);
+      return replaceSpans(text, spans(text));
     },
+    spans,
+    numberSpans: (text) => numberSpans(text, options.cards, options.ibans),
   };
 }
 
@@ -233,11 +241,12 @@ function tokenSpan(tokens: readonly Token[], first: number, last: number, kind: 
 /**
  * Writes the placeholders. Overlapping stretches (a pattern matching part of a card number) become one,
  * with the placeholder of the one that starts first, so no part of either is left behind; `found`
- * still names both.
+ * still names both. No stretches: the very same string.
  */
-function replaceSpans(text: string, spans: Span[]): Redaction {
+export function replaceSpans(text: string, spans: readonly Span[]): Redaction {
+  if (spans.length === 0) return { text, found: [] };
   // Stable: at the same start, numbers come before patterns and patterns keep their configured order.
-  spans.sort((a, b) => a.start - b.start);
+  spans = [...spans].sort((a, b) => a.start - b.start);
   const parts: string[] = [];
   const found: string[] = [];
   let copied = 0;

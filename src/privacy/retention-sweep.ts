@@ -16,7 +16,8 @@ import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { HotlineError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Db, Dialect } from '../store/schema.js';
+import type { Db, Dialect, StoreSchema } from '../store/schema.js';
+import { wipeDeleted } from '../store/wipe-deleted.js';
 import { sweepTranscriptFiles } from './retention-files.js';
 import { checkRetentionSettings, DAY_MS, RETENTION_KINDS, type RetentionKind, type RetentionSettings } from './retention-settings.js';
 
@@ -37,7 +38,7 @@ export const FLOORED_KINDS: ReadonlySet<RetentionKind> = new Set(['calls', 'repo
 
 export interface RetentionDeps {
   readonly db: Db;
-  /** Every statement is the same on both today; kept for a kind whose SQL will differ. */
+  /** Every statement is the same on both; what was deleted is wiped from the files each its own way (wipe-deleted.ts). */
   readonly dialect: Dialect;
   /** TRANSCRIPTS_DIR: the transcripts are the `.jsonl` files directly in it. */
   readonly transcriptsDir: string;
@@ -135,9 +136,22 @@ export async function sweepRetention(deps: RetentionDeps): Promise<RetentionCoun
     deps.log.info({ ...summary(), stopped: true }, 'retention sweep stopped before it was done');
     throw error;
   }
-  deps.log.info({ ...summary(), ...(failures.length > 0 ? { failed: failures.map((failure) => failure.kind) } : {}) }, 'retention sweep done');
+  const wiped = await wipeDeleted(db, deps.dialect, sweptTables(counts));
+  if (!wiped.complete) deps.log.warn({ problems: wiped.problems }, 'swept rows may still be in the database files: tried again after the next sweep that deletes from them');
+  deps.log.info({ ...summary(), filesWiped: wiped.complete, ...(failures.length > 0 ? { failed: failures.map((failure) => failure.kind) } : {}) }, 'retention sweep done');
   if (failures.length > 0) throw new RetentionSweepError(failures, counts);
   return counts;
+}
+
+/** The tables a sweep deleted from: their deleted rows are wiped from the database's files (wipe-deleted.ts). */
+function sweptTables(counts: RetentionCounts): (keyof StoreSchema)[] {
+  const tables: (keyof StoreSchema)[] = [];
+  if (counts.reports > 0) tables.push('reports');
+  if (counts.calls > 0) tables.push('calls');
+  if (counts.deliveries > 0) tables.push('deliveries');
+  if (counts.campaignContacts > 0 || counts.campaigns > 0) tables.push('campaign_contacts', 'campaign_tally', 'campaigns');
+  if (counts.audit > 0) tables.push('audit_log');
+  return tables;
 }
 
 /**

@@ -12,6 +12,7 @@
  * processes sharing one PostgreSQL store one report and send it once.
  */
 import type { CallObserver, CallSummary } from '../call/ports/call-summary.js';
+import type { Redact } from '../call/ports/redaction.js';
 import type { Logger } from '../logger.js';
 import { CallRepository, FINAL_REVISION } from '../store/call-repository.js';
 import { DeliveryRepository, type DeliveriesOf, type Delivery } from '../store/delivery-repository.js';
@@ -22,6 +23,7 @@ import type { DeliveryTracing } from './delivery-tracing.js';
 import { buildReport, type ReportContent } from './report-builder.js';
 import { ReportLlm, type ReportLlmOptions } from './report-llm.js';
 import { readReportPrompt } from './report-prompt.js';
+import { redactContent } from './report-redaction.js';
 import { Slots } from './slots.js';
 import { readTranscriptLines, type TranscriptLine } from './transcript-lines.js';
 import { renderTranscript } from './transcript-text.js';
@@ -47,6 +49,8 @@ export interface ReportServiceOptions {
   readonly replica?: string | undefined;
   /** Where each webhook attempt is traced; nothing without. */
   readonly tracing?: DeliveryTracing | undefined;
+  /** What is taken out of everything the model writes (REDACT_*), before it is stored, shown or sent; nothing without. */
+  readonly redact?: Redact | undefined;
 }
 
 /** A stored call and its report, if it has one yet. */
@@ -359,7 +363,8 @@ export class ReportService implements CallObserver {
     }
     const { prompt } = read;
     if (prompt.fields.length === 0 && prompt.instruction === '') return { status: 'skipped' };
-    const outcome = await this.llm.fill(prompt, renderTranscript(call, lines), this.stopping.signal);
+    const filled = await this.llm.fill(prompt, renderTranscript(call, lines), this.stopping.signal);
+    const outcome = this.options.redact ? redactContent(filled, this.options.redact) : filled;
     if (outcome.status === 'failed') log.warn({ error: outcome.error }, 'report fields failed');
     return outcome;
   }

@@ -6,7 +6,7 @@
  * snapshot of a call replaces the one still waiting), then written. A database that is locked,
  * full, read-only, restarting or unreachable makes the writes wait and be tried again with
  * backoff until they succeed; the calls go on. A record the database refuses for good is kept in
- * the journal's rejected file and logged, never dropped silently.
+ * the journal's refused records and logged, never dropped silently.
  *
  * Snapshots carry a revision that only grows (the clock, in microseconds, kept strictly
  * increasing): a late or repeated write never replaces a newer one, across restarts too.
@@ -212,7 +212,7 @@ export class CallWriter {
             await this.options.rows.saveAll([waiting.entry.call]);
           } catch (single) {
             if (!this.refused(single)) return;
-            this.options.logger.error({ err: single, callId }, 'the database refused a call record for good; it is kept in the journal (rejected.jsonl)');
+            this.options.logger.error({ err: single, callId }, 'the database refused a call record for good; it is kept in the journal (rejected/)');
             this.options.journal.reject(waiting.entry, single instanceof Error ? single.message : String(single));
             this.forget(callId, waiting);
             if (waiting.entry.final) this.settleFinal(callId);

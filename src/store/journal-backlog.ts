@@ -1,7 +1,7 @@
 import { createReadStream, type Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { REJECTED_FILE } from './write-journal.js';
+import { LEGACY_REJECTED_FILE, REJECTED_DIR } from './rejected-records.js';
 
 /**
  * How many records the journal folder holds — each replica's folder in it too: journalled and not
@@ -18,11 +18,12 @@ export async function journalBacklog(dir: string, depth = 1): Promise<{ journall
   let rejected = 0;
   for (const entry of entries) {
     const file = path.join(dir, entry.name);
-    if (entry.isDirectory() && depth > 0) {
+    if (entry.isDirectory() && entry.name === REJECTED_DIR) rejected += (await readdir(file)).filter((name) => name.endsWith('.json')).length;
+    else if (entry.isDirectory() && depth > 0) {
       const inner = await journalBacklog(file, depth - 1);
       journalled += inner.journalled;
       rejected += inner.rejected;
-    } else if (entry.name === REJECTED_FILE) rejected += await countLines(file);
+    } else if (entry.name === LEGACY_REJECTED_FILE) rejected += await countLines(file);
     else if (entry.name.startsWith('journal-') && entry.name.endsWith('.jsonl')) journalled += await countLines(file);
   }
   return { journalled, rejected };

@@ -4,8 +4,9 @@
  * process being killed. Once everything written so far has reached the database, a new file is
  * started and the old ones are deleted; on start, whatever files are left are read back.
  *
- * Records the database refused for good (a bug, never a passing outage) go to `rejected.jsonl`,
- * which is never deleted by Hotline: an operator can inspect and replay it (`npm run db -- import`).
+ * Records the database refused for good (a bug, never a passing outage) go to the folder's
+ * `rejected/`, a file each (rejected-records.ts), which Hotline never deletes (but for an erasure):
+ * an operator can inspect them.
  */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, unlink } from 'node:fs/promises';
@@ -15,9 +16,9 @@ import { z } from 'zod';
 import type { CallProgress } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
 import { CallProgressSchema } from './call-progress-schema.js';
+import { keepRejected } from './rejected-records.js';
 
 const JOURNAL = /^journal-(\d+)-(\d+)\.jsonl$/;
-export const REJECTED_FILE = 'rejected.jsonl';
 
 const Line = z.object({ call: CallProgressSchema, final: z.boolean() });
 export type JournalEntry = { readonly call: CallProgress; readonly final: boolean };
@@ -28,7 +29,8 @@ export class WriteJournal {
   private bytes = 0;
   private sequence = 0;
   private readonly stamp = Date.now();
-  private rejected: WriteStream | undefined;
+  /** Refused records being written: close() waits for them. */
+  private readonly rejecting = new Set<Promise<void>>();
 
   constructor(
     /** The journal's folder (created if missing). */
@@ -99,17 +101,16 @@ export class WriteJournal {
   }
 
   reject(entry: JournalEntry, reason: string): void {
-    if (!this.rejected) {
-      this.rejected = createWriteStream(path.join(this.dir, REJECTED_FILE), { flags: 'a' });
-      this.rejected.on('error', (error) => this.logger.error({ err: error }, 'a rejected record could not be kept'));
-    }
-    this.rejected.write(`${JSON.stringify({ ...entry, reason, at: new Date().toISOString() })}\n`);
+    const kept = keepRejected(this.dir, { ...entry, reason, at: new Date().toISOString() })
+      .catch((error: unknown) => this.logger.error({ err: error }, 'a rejected record could not be kept'))
+      .finally(() => this.rejecting.delete(kept));
+    this.rejecting.add(kept);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.stream, this.rejected].map((stream) => (stream ? new Promise<void>((resolve) => stream.end(resolve)) : undefined)));
+    const stream = this.stream;
+    await Promise.all([stream ? new Promise<void>((resolve) => stream.end(resolve)) : undefined, ...this.rejecting]);
     this.stream = undefined;
-    this.rejected = undefined;
   }
 
   private current(): WriteStream {

@@ -55,6 +55,9 @@ export class TranscriptWriter {
   private placed: string | undefined;
   private waiting: string[] | undefined = [];
   private readonly ready: Promise<void>;
+  /** Lines kept back from the first whose words may still be amended (see holdFrom), and every line after it, in order. */
+  private held: HeldLine[] = [];
+  private holdingFrom: number | undefined;
 
   constructor(
     file: string | Promise<string>,
@@ -79,10 +82,41 @@ export class TranscriptWriter {
     return this.placed ?? this.provisional;
   }
 
-  append(entry: TranscriptEntry): void {
+  /**
+   * Writes a line. `key` names a caller utterance (CallerLine.seq): while holdFrom names it or one
+   * before it, the line waits, and amend may still change its words.
+   */
+  append(entry: TranscriptEntry, key?: number): void {
     if (this.closed) return;
+    const line: HeldLine = { ts: new Date().toISOString(), entry, key };
+    if (this.held.length > 0 || (key !== undefined && this.holdingFrom !== undefined && key >= this.holdingFrom)) this.held.push(line);
+    else this.write(line);
+  }
+
+  /**
+   * Lines of the caller utterance `key` and after it wait: a number said across utterances may still
+   * change their words (src/privacy/caller-lines.ts). Those before are written now; undefined writes all.
+   */
+  holdFrom(key: number | undefined): void {
+    this.holdingFrom = key;
+    let released = 0;
+    while (released < this.held.length) {
+      const line = this.held[released]!;
+      if (key !== undefined && line.key !== undefined && line.key >= key) break;
+      released++;
+    }
+    for (const line of this.held.splice(0, released)) this.write(line);
+  }
+
+  /** The words of a line still held back, as they are to be written now; a line written already stays as it was. */
+  amend(key: number, text: string): void {
+    const line = this.held.find((held) => held.key === key);
+    if (line) line.entry = { ...line.entry, text };
+  }
+
+  private write({ ts, entry }: HeldLine): void {
     const words = { text: this.redact(entry.text), ...(typeof entry.arguments === 'string' ? { arguments: this.redact(entry.arguments) } : {}) };
-    const line = `${JSON.stringify({ ts: new Date().toISOString(), session_id: this.sessionId, ...entry, ...words })}\n`;
+    const line = `${JSON.stringify({ ts, session_id: this.sessionId, ...entry, ...words })}\n`;
     if (this.waiting) {
       this.waiting.push(line);
       return;
@@ -93,6 +127,7 @@ export class TranscriptWriter {
 
   /** Resolves once every line is on disk (or the write failed and was logged). */
   async close(): Promise<void> {
+    if (!this.closed) this.holdFrom(undefined);
     this.closed = true;
     await this.ready;
     const stream = this.stream;
@@ -106,6 +141,7 @@ export class TranscriptWriter {
   discard(): void {
     this.closed = true;
     this.waiting = [];
+    this.held = [];
   }
 
   private settle(file: string): void {
@@ -123,6 +159,13 @@ export class TranscriptWriter {
     stream.on('error', (error) => this.logger.error({ err: error, file: this.file }, 'transcript write failed'));
     return stream;
   }
+}
+
+/** A line not yet written: its time is when it was said, whenever it is written. */
+interface HeldLine {
+  readonly ts: string;
+  entry: TranscriptEntry;
+  readonly key: number | undefined;
 }
 
 /** Where a call of a session id is written, and what the latest file of that session id says. */

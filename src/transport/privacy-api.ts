@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import { InvalidPhoneNumberError } from '../outbound/errors.js';
 import type { AuditLog } from '../privacy/audit-log.js';
-import { countPersonData, erasePersonData, exportPersonData, type PersonDataDeps } from '../privacy/person-data.js';
+import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonDataDeps } from '../privacy/person-data.js';
 import { describeIssues } from '../protocol/parse-event.js';
 import { requireAdminToken, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
@@ -86,6 +86,8 @@ async function withNumber<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof InvalidPhoneNumberError) throw new HttpError(400, error.message);
+    // Not all of the person's data could be read: no answer, rather than one that leaves some out.
+    if (error instanceof PersonDataUnreadableError) throw new HttpError(500, error.message, { cause: error });
     throw error;
   }
 }

@@ -46,6 +46,8 @@ function open(): number[] {
     if (!memory) next.pragma('journal_mode = WAL');
     next.pragma('synchronous = NORMAL');
     next.pragma('foreign_keys = ON');
+    // A deleted row's bytes are overwritten, not left in the page: an erasure must leave nothing in the file (see wipe-deleted.ts).
+    next.pragma('secure_delete = ON');
     const migrated = settings.migrate ? migrate(next) : [];
     db = next;
     statements.clear();
