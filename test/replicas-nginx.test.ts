@@ -79,6 +79,7 @@ describe.skipIf(!withPostgres || !nginx)('replicas behind nginx as deploy/nginx.
 
       // nginx answered every request with what a replica answered: nothing lost on the way.
       const statuses = await front.statuses();
+      console.info(`${ROUNDS} rolling restart(s) behind nginx: ${callers.length} calls, ${statuses.length} requests, stops took ${stoppedInMs.join(', ')} ms`);
       expect(statuses.filter((status) => status !== 200 && status !== 204), (await front.errors()).join('\n')).toEqual([]);
       await expectEveryCallKept(db, callers, turns);
       // Each stopping replica handed calls on rather than ending them.
