@@ -49,7 +49,10 @@ describe('a number said across utterances', () => {
   test('numbers that are not continued, or whose parts make no card, stay', () => {
     expect(read('my order is 4242 4242', 'thanks, 4242 4242').kept).toEqual(['my order is 4242 4242', 'thanks, 4242 4242']);
     expect(read('order 1234 5678', '1234 5678').kept).toEqual(['order 1234 5678', '1234 5678']);
-    expect(read('Since 2024', 'I have been a customer').lines.map((line) => line.heldFrom)).toEqual([1, undefined]);
+    // An end of six digits or fewer is written at once (it says nothing of a card); a longer one waits for the next breath.
+    expect(read('Since 2024', 'I have been a customer').lines.map((line) => line.heldFrom)).toEqual([undefined, undefined]);
+    expect(read('[keypad] 4711', 'thanks').lines.map((line) => line.heldFrom)).toEqual([undefined, undefined]);
+    expect(read('card 4242 4242', 'I have been a customer').lines.map((line) => line.heldFrom)).toEqual([1, undefined]);
     expect(read('Hello there', 'look at', 'this').lines.every((line) => line.heldFrom === undefined)).toBe(true);
   });
 

@@ -11,7 +11,8 @@
  * words run on from one to the next (a number read out in three breaths) carry each other along.
  *
  * What was written of the earlier utterance already cannot always be changed: the transcript holds
- * an utterance back while its end may begin a number (`heldFrom`), the record is rewritten from the
+ * an utterance back while its end may begin a number and holds more than six digits (`heldFrom`:
+ * "my order is 4711" is written at once, as the live story shows it), the record is rewritten from the
  * conversation anyway, but a log line, a trace and the live view are out at once. Those get
  * `provisional`: the end that may begin a number masked as soon as it holds more digits than the
  * first six of a card, which may be shown (PCI DSS); fewer say nothing of the number.
@@ -91,7 +92,8 @@ class CarriedLines implements CallerLines {
       text: replaceSpans(text, kept).text,
       provisional: replaceSpans(text, shown).text,
       amended,
-      heldFrom: digits > 0 ? this.carry[0]!.said.seq : undefined,
+      // An end of six digits or fewer says nothing of a card (its first six may be shown): written at once.
+      heldFrom: digits > SHOWN_DIGITS ? this.carry[0]!.said.seq : undefined,
     };
   }
 
