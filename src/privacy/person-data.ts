@@ -104,7 +104,8 @@ const ERASED_TABLES = ['reports', 'deliveries', 'calls', 'webhook_sessions', 'ou
  */
 function tablesToWipe(counts: PersonCounts): (typeof ERASED_TABLES)[number][] {
   const tables: (typeof ERASED_TABLES)[number][] = [];
-  if (counts.calls > 0) tables.push('reports', 'deliveries', 'calls', 'webhook_sessions');
+  // A call's number was held in outbound_requests while it lasted (a ring, the person on the line): deleted at its end, not wiped.
+  if (counts.calls > 0) tables.push('reports', 'deliveries', 'calls', 'webhook_sessions', 'outbound_requests');
   else if (counts.deliveries > 0) tables.push('deliveries');
   if (counts.outboundRequests > 0) tables.push('outbound_requests');
   if (counts.campaignContacts > 0) tables.push('campaign_contacts');

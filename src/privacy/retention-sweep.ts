@@ -147,7 +147,8 @@ export async function sweepRetention(deps: RetentionDeps): Promise<RetentionCoun
 function sweptTables(counts: RetentionCounts): (keyof StoreSchema)[] {
   const tables: (keyof StoreSchema)[] = [];
   if (counts.reports > 0) tables.push('reports');
-  if (counts.calls > 0) tables.push('calls');
+  // Each call's number was held in outbound_requests, and a webhook call's owner in webhook_sessions, while it lasted.
+  if (counts.calls > 0) tables.push('calls', 'webhook_sessions', 'outbound_requests');
   if (counts.deliveries > 0) tables.push('deliveries');
   if (counts.campaignContacts > 0 || counts.campaigns > 0) tables.push('campaign_contacts', 'campaign_tally', 'campaigns');
   if (counts.audit > 0) tables.push('audit_log');
