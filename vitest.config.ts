@@ -5,7 +5,8 @@ export default defineConfig({
     // Tests never depend on the configuration of whoever runs them.
     setupFiles: ['test/setup/isolate-env.ts'],
     // Says once, loudly, when the PostgreSQL half of the store tests is skipped.
-    globalSetup: ['test/setup/postgres-notice.ts'],
+    // And compiles the product once for the child processes the tests start (test/setup/build.ts).
+    globalSetup: ['test/setup/postgres-notice.ts', 'test/setup/build.ts'],
     // Most files wait on child processes, sockets, databases and timers, not on the CPU: three at a time
     // on a two-core machine ran the suite in 415 s against 528 s for two (515 s against 594 s with a
     // `yes` CPU hog beside it). An earlier try at three timed out campaign calls: the platform emulator

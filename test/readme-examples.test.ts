@@ -36,7 +36,7 @@ import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vit
 import { parseEval } from '../src/evals/load-evals.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs, tsxLoader } from './helpers/child-process.js';
+import { BUILT_DIR, CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs } from './helpers/child-process.js';
 import { freePort } from './helpers/ports.js';
 
 const README = path.join(repoRoot, 'README.md');
@@ -233,7 +233,9 @@ ${cases}
   if [ "$script" = simulate ] && [ -n ${JSON.stringify(url)} ]; then
     case " $* " in *" --url "*|*" --webhook "*) ;; *) extra=(--url ${JSON.stringify(url)}) ;; esac
   fi
-  node --import ${JSON.stringify(tsxLoader)} ${JSON.stringify(repoRoot)}/"$file" "$@" "\${extra[@]}"
+  # The product's code as compiled for the tests (test/setup/build.ts): the same code tsx would run.
+  local built=${JSON.stringify(BUILT_DIR)}/"\${file#src/}"
+  node "\${built%.ts}.js" "$@" "\${extra[@]}"
 }
 `;
 }

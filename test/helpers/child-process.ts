@@ -46,8 +46,15 @@ export function removeIsolatedCwd(): void {
   workdir = undefined;
 }
 
-/** `node --import tsx <script> …args`, run from the isolated folder. */
+/**
+ * Where test/setup/build.ts puts the product compiled for child processes: `src/x/y.ts` is
+ * `.test-build/x/y.js`, one folder below the repository as `src/` and `dist/` are.
+ */
+export const BUILT_DIR = path.join(repoRoot, '.test-build');
+
+/** What node runs for `script`: the product's own code compiled (`src/…`), anything else (a test's fixture) under tsx. */
 export function tsxArgs(script: string, ...args: string[]): string[] {
+  if (script.startsWith('src/') && script.endsWith('.ts')) return [path.join(BUILT_DIR, script.slice('src/'.length, -'.ts'.length) + '.js'), ...args];
   return ['--import', tsxLoader, path.join(repoRoot, script), ...args];
 }
 
