@@ -159,6 +159,11 @@ describe.each(await storeKinds())('a request that cannot read everything (%s)', 
     const sessionId = await call(ANNA.stored, ANNA.words);
     await expect.poll(() => env!.hotline.registry.size).toBe(0);
     await env.hotline.registry.whenRecorded();
+    // The call's row reaches the database after the call is recorded (through the write journal): an
+    // export before that finds no call, and so no transcript to fail on.
+    await expect
+      .poll(async () => (await env!.hotline.store.db.selectFrom('calls').select('transcript_file').execute()).filter((row) => row.transcript_file).length, { timeout: 10_000 })
+      .toBe(1);
     const transcript = path.join(env.transcriptsDir, transcriptFileName(sessionId));
     const journal = path.join(storeJournalRoot(env.transcriptsDir), 'replica-x');
     await mkdir(journal, { recursive: true });
