@@ -63,6 +63,8 @@ interface Dial {
   greeting?: string;
   /** Over for the person: hung up, or the line went dead. */
   over: boolean;
+  /** What kept the person from being greeted, for a failure's message. */
+  trouble?: string;
 }
 
 /**
@@ -77,10 +79,10 @@ async function until(holds: () => Promise<boolean> | boolean, what: string | (()
   }
 }
 
-/** `promise`, or a failure naming `what` once `ms` have passed. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** `promise`, or a failure naming `what` (with what was found instead) once `ms` have passed. */
+async function within<T>(promise: Promise<T>, ms: number, what: string | (() => string)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${what}`)), ms)));
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${typeof what === 'string' ? what : what()}`)), ms)));
   try {
     return await Promise.race([promise, late]);
   } finally {
@@ -171,7 +173,8 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
         let line: FakeVoiceService;
         try {
           line = await FakeVoiceService.connect(replicas.get(host)!.wsUrl, { playback: { kind: 'auto', msPerChar: 4 } });
-        } catch {
+        } catch (error) {
+          dial.trouble = `${host} refused the call's connection: ${String(error)}`;
           settle();
           return over(dial);
         }
@@ -182,7 +185,10 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
         void line.closed.then(() => over(dial));
         line.start({ direction: 'outbound', to_phone_number: dial.number, from_phone_number: '4930123456' });
         const greeting = await orClosed(line, line.nextOfType('speak'));
-        if (!greeting) return settle();
+        if (!greeting) {
+          dial.trouble = `${host} closed the line before any greeting`;
+          return settle();
+        }
         dial.greeting = greeting.text ?? '';
         if (phase === 'prepare' && host === VICTIM && heldOnLine.length < HELD_ON_LINE) {
           // Stays on the line until the replica dies under it.
@@ -294,7 +300,14 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
 
       // The calls it asked for are answered now, at the live replicas, and stay on the line for a while.
       for (const dial of heldRinging) void pickUp(dial, released);
-      await within(when(() => heldRinging.every((dial) => dial.greeting !== undefined)), 10_000, 'the ringing calls answered at live replicas');
+      // A live replica takes each up from the store (the killed one asked for it); on a loaded machine that may take a few seconds.
+      await within(
+        when(() => heldRinging.every((dial) => dial.greeting !== undefined)),
+        20_000,
+        () =>
+          `the ringing calls answered at live replicas: ${JSON.stringify(heldRinging.map(({ index, host, greeting, trouble, line }) => ({ index, host, greeting, trouble, session: line?.sessionId })))}; ` +
+          `their logs: ${IDS.filter((id) => id !== VICTIM).map((id) => `${id}: ${replicas.get(id)!.child.stdout().split('\n').slice(-15).join('\n')}`).join('\n')}`,
+      );
       expect(heldRinging.map((dial) => dial.host)).not.toContain(VICTIM);
       await within(when(() => heldOnLine.every((dial) => dial.over)), 10_000, 'the lines of the killed replica dead');
 
