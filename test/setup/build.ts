@@ -9,8 +9,13 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { BUILT_DIR, repoRoot } from '../helpers/child-process.js';
+import { oncePerRun } from './once-per-run.js';
 
-export default async function buildForChildProcesses(): Promise<void> {
+export default function buildForChildProcesses(): Promise<void> {
+  return oncePerRun('build', buildOnce);
+}
+
+async function buildOnce(): Promise<void> {
   await rm(BUILT_DIR, { recursive: true, force: true });
   await build({
     entryPoints: [path.join(repoRoot, 'src/**/*.ts')],

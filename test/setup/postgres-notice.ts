@@ -3,8 +3,13 @@
  * skipped, and how to run it.
  */
 import { postgresReachable, POSTGRES_SERVER } from '../helpers/stores.js';
+import { oncePerRun } from './once-per-run.js';
 
-export default async function postgresNotice(): Promise<void> {
+export default function postgresNotice(): Promise<void> {
+  return oncePerRun('postgres-notice', notice);
+}
+
+async function notice(): Promise<void> {
   if (await postgresReachable()) return;
   const line = '!'.repeat(100);
   console.warn(
