@@ -15,7 +15,7 @@ import type { Browser, Page, Response as PageResponse } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { browserStoreKinds, chromiumPath, launchChromium, startHotlineOn } from './helpers/browser.js';
+import { BROWSER_STORE_KINDS, chromiumPath, launchChromium, startHotlineOn } from './helpers/browser.js';
 import type { TestHotline } from './helpers/hotline.js';
 
 const ADMIN = 'dashboard-admin-token-for-the-browser';
@@ -27,7 +27,7 @@ function script(_request: ChatRequestBody): ScriptedReply {
 const browserPath = chromiumPath();
 if (!browserPath) console.warn('SKIPPED dashboard admin browser tests: no Chromium found (install Debian\'s "chromium" package)');
 
-describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the admin edge in headless Chromium, on %s', (kind) => {
+describe.skipIf(!browserPath).each(BROWSER_STORE_KINDS)('the admin edge in headless Chromium, on %s', (kind) => {
   let browser: Browser;
   let env: TestHotline | undefined;
   let attacker: Server | undefined;

@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { browserStoreKinds, chromiumPath, launchChromium, screenshotPath, startHotlineOn } from './helpers/browser.js';
+import { BROWSER_STORE_KINDS, chromiumPath, launchChromium, screenshotPath, startHotlineOn } from './helpers/browser.js';
 import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
 
@@ -39,7 +39,7 @@ if (!browserPath) {
   console.warn('SKIPPED dashboard browser tests: no Chromium found (install Debian\'s "chromium" package; .ci/run does so with apt-get)');
 }
 
-describe.skipIf(!browserPath).each(await browserStoreKinds(browserPath))('the dashboard in headless Chromium, on %s', (kind) => {
+describe.skipIf(!browserPath).each(BROWSER_STORE_KINDS)('the dashboard in headless Chromium, on %s', (kind) => {
   let browser: Browser;
   let env: TestHotline | undefined;
   const services: FakeVoiceService[] = [];

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { chromiumPath, launchChromium, screenshotPath, startHotlineOn } from './helpers/browser.js';
+import { BROWSER_STORE_KINDS, chromiumPath, launchChromium, screenshotPath, startHotlineOn } from './helpers/browser.js';
 import type { TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
 
@@ -45,10 +45,7 @@ async function script(request: ChatRequestBody): Promise<ScriptedReply> {
 const browserPath = chromiumPath();
 if (!browserPath) console.warn('SKIPPED dashboard usability browser tests: no Chromium found (install Debian\'s "chromium" package)');
 
-// On SQLite only: what is checked here is how pages fit, draw and behave in a browser, the same whichever store
-// they read. The pages' reads on PostgreSQL are dashboard-reads.test.ts's and dashboard-browser.test.ts's; a
-// second run here cost a minute of two cores' Chromium for nothing more.
-describe.skipIf(!browserPath).each(['sqlite'] as const)('the dashboard as a person sees it, in headless Chromium, on %s', (kind) => {
+describe.skipIf(!browserPath).each(BROWSER_STORE_KINDS)('the dashboard as a person sees it, in headless Chromium, on %s', (kind) => {
   let browser: Browser;
   let env: TestHotline | undefined;
   const services: FakeVoiceService[] = [];
