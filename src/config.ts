@@ -24,12 +24,11 @@ const int = (name: string, min: number, fallback: number, unit = '') => {
   return z.coerce.number({ error }).int({ error }).min(min, { error }).default(fallback);
 };
 
-const port = z.coerce
-  .number({ error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
-  .int({ error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
-  .min(0, { error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
-  .max(65535, { error: 'PORT must be a port number 1–65535 (0 picks any free port)' })
-  .default(3000);
+/** A port to listen on; 0 picks any free one. */
+const portNumber = (name: string) => {
+  const error = `${name} must be a port number 1–65535 (0 picks any free port)`;
+  return z.coerce.number({ error }).int({ error }).min(0, { error }).max(65535, { error });
+};
 
 const url = (name: string, example: string) =>
   text
@@ -85,7 +84,7 @@ const transports = transportList('TRANSPORTS', 'websocket,webhook');
 
 const EnvSchema = z.object({
   NODE_ENV: text.default('development'),
-  PORT: port,
+  PORT: portNumber('PORT').default(3000),
   HOST: text.default('0.0.0.0'),
   PUBLIC_URL: url('PUBLIC_URL', 'https://hotline.example.com'),
   TRANSPORTS: transports,
@@ -141,12 +140,7 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'REPLICA_ID must be 1–64 letters, digits, dots, dashes, colons or underscores, e.g. hotline-1')
     .optional(),
   INTERNAL_URL: url('INTERNAL_URL', 'http://10.0.0.12:3001'),
-  INTERNAL_PORT: z.coerce
-    .number({ error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
-    .int({ error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
-    .min(0, { error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
-    .max(65535, { error: 'INTERNAL_PORT must be a port number 1–65535 (0 picks any free port)' })
-    .optional(),
+  INTERNAL_PORT: portNumber('INTERNAL_PORT').optional(),
   CLUSTER_SECRET: text.optional(),
   WORKERS: text
     .regex(/^(auto|[1-9]\d?)$/, 'WORKERS must be auto (one process per core) or a number of processes, 1–99')

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { StaffRepository } from '../src/store/staff-repository.js';
 import type { Db } from '../src/store/schema.js';
 import { startHotlineOn } from './helpers/browser.js';
+import { endedCallRow } from './helpers/call-rows.js';
 import type { TestHotline } from './helpers/hotline.js';
 import { storeKinds } from './helpers/stores.js';
 
@@ -37,24 +38,17 @@ async function storeCalls(db: Db): Promise<void> {
   await db
     .insertInto('calls')
     .values(
-      CALLS.map(([id, direction, from, to], i) => ({
-        call_id: id,
-        session_id: id,
-        direction,
-        from_number: from,
-        to_number: to,
-        started_at: `2026-11-20T10:0${i}:00.000Z`,
-        ended_at: `2026-11-20T10:0${i}:30.000Z`,
-        duration_ms: 30_000,
-        end_reason: 'caller_hung_up',
-        service_reason: null,
-        turns: '[]',
-        barge_ins: 0,
-        tool_runs: '[]',
-        variables: null,
-        tags: null,
-        transcript_file: '/nonexistent',
-      })),
+      CALLS.map(([id, direction, from, to], i) =>
+        endedCallRow({
+          call_id: id,
+          direction,
+          from_number: from,
+          to_number: to,
+          started_at: `2026-11-20T10:0${i}:00.000Z`,
+          ended_at: `2026-11-20T10:0${i}:30.000Z`,
+          duration_ms: 30_000,
+        }),
+      ),
     )
     .execute();
 }

@@ -24,7 +24,7 @@ import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { adminApi } from './helpers/admin-api.js';
 import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
-import { startReplica, type StartedReplica } from './helpers/replica.js';
+import { campaignReplicaEnv, startReplica, type StartedReplica } from './helpers/replica.js';
 import { startReportReceiver, type ReceivedReport, type ReportReceiver } from './helpers/report-receiver.js';
 import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
 
@@ -233,20 +233,7 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
 
       // ---- Three replicas ---------------------------------------------------------------------
       const envOf = (id: ReplicaId): Record<string, string> => ({
-        ...place.env,
-        REPLICA_ID: id,
-        CLUSTER_SECRET: 'cluster-secret-of-the-test-1',
-        ADMIN_TOKEN: ADMIN,
-        AIFLOW_API_URL: service.url,
-        // Each replica's own token: the service tells by it who asked for a call.
-        AIFLOW_ACCESS_TOKEN: `token-${id}`,
-        AIFLOW_ID: 'flow-1',
-        AIFLOW_BILLING_DEVICE: 'dev-1',
-        OPENAI_API_KEY: 'test-key',
-        OPENAI_BASE_URL: llm.baseURL,
-        LLM_MODEL: 'test-model',
-        VOICEMAIL_DETECTION: 'false',
-        REPORT_FIELDS: 'false',
+        ...campaignReplicaEnv(place, id, { adminToken: ADMIN, serviceUrl: service.url, llmUrl: llm.baseURL }),
         REPORT_WEBHOOK_URL: receivers.get(id)!.url,
         REPORT_WEBHOOK_SECRET: REPORT_SECRET,
       });

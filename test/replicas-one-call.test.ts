@@ -15,7 +15,7 @@ import { adminApi } from './helpers/admin-api.js';
 import { CHILD_TEST_TIMEOUT_MS, type HotlineProcess } from './helpers/child-process.js';
 import { nginxPath, startNginx, type Nginx } from './helpers/nginx.js';
 import { freePort } from './helpers/ports.js';
-import { startReplica, type StartedReplica } from './helpers/replica.js';
+import { campaignReplicaEnv, startReplica, type StartedReplica } from './helpers/replica.js';
 import { freshStoreLocation, postgresReachable } from './helpers/stores.js';
 
 const withPostgres = await postgresReachable();
@@ -98,23 +98,10 @@ describe.skipIf(!withPostgres || !nginxPath())('three replicas on one PostgreSQL
     cleanups.push(() => service.close());
     for (const id of IDS) ports.set(id, await freePort());
     envOf = (id) => ({
-      ...place.env,
-      REPLICA_ID: id,
+      ...campaignReplicaEnv(place, id, { adminToken: ADMIN, serviceUrl: service.url, llmUrl: llm.baseURL }),
       // A port of its own, kept across a restart: the balancer knows the replicas by their addresses.
       PORT: String(ports.get(id)),
-      CLUSTER_SECRET: 'cluster-secret-of-the-test-1',
-      ADMIN_TOKEN: ADMIN,
-      AIFLOW_API_URL: service.url,
-      // Each replica's own token: the service tells by it who asked for a call.
-      AIFLOW_ACCESS_TOKEN: `token-${id}`,
-      AIFLOW_ID: 'flow-1',
-      AIFLOW_BILLING_DEVICE: 'dev-1',
       DEFAULT_COUNTRY_CODE: '49',
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: llm.baseURL,
-      LLM_MODEL: 'test-model',
-      VOICEMAIL_DETECTION: 'false',
-      REPORT_FIELDS: 'false',
     });
     await Promise.all(IDS.map(start));
     balancer = await startNginx(IDS.map((id) => ports.get(id)!));

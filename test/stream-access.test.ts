@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runStaffCli } from '../src/cli/staff.js';
 import type { Db } from '../src/store/schema.js';
+import { endedCallRow } from './helpers/call-rows.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { freshStoreLocation, storeKinds, type StoreKind } from './helpers/stores.js';
 import { textSink } from './helpers/text-sink.js';
@@ -125,24 +126,7 @@ async function storeCalls(db: Db, count: number, summaryChars: number): Promise<
     await db
       .insertInto('calls')
       .values(
-        ids.map((id) => ({
-          call_id: id,
-          session_id: id,
-          direction: 'inbound' as const,
-          from_number: '4915112345678',
-          to_number: '4930000000',
-          started_at: at(id),
-          ended_at: at(id),
-          duration_ms: 1000,
-          end_reason: 'caller_hung_up',
-          service_reason: null,
-          turns: '[]',
-          barge_ins: 0,
-          tool_runs: '[]',
-          variables: null,
-          tags: null,
-          transcript_file: '/nonexistent',
-        })),
+        ids.map((id) => endedCallRow({ call_id: id, from_number: '4915112345678', to_number: '4930000000', started_at: at(id) })),
       )
       .execute();
     await db

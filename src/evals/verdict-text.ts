@@ -8,6 +8,8 @@
  * passed.
  */
 
+import { closingBrace } from '../json-braces.js';
+
 export interface Verdict {
   readonly pass: boolean;
   readonly reason: string;
@@ -67,22 +69,6 @@ function jsonObjects(text: string): unknown[] {
     }
   }
   return found;
-}
-
-/** Where the brace opened at `start` closes, strings minded; -1 if it never does. */
-function closingBrace(text: string, start: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return i;
-  }
-  return -1;
 }
 
 /** Standalone verdict words only: "Passing", "passable", "failure" are never one. */

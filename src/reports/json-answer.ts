@@ -3,6 +3,7 @@
  * answers with the object alone; others wrap it in ```json fences or in
  * words ("Here is the report: {...}"), and are still understood.
  */
+import { closingBrace } from '../json-braces.js';
 
 const FENCE = /^```[a-zA-Z]*[ \t]*\r?\n([\s\S]*?)\r?\n?```$/;
 
@@ -30,17 +31,6 @@ function tryParse(text: string): Record<string, unknown> | undefined {
 /** The first balanced `{...}` in the text, braces inside strings not counted. */
 function firstObject(text: string): string | undefined {
   const start = text.indexOf('{');
-  if (start < 0) return undefined;
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const char = text[i];
-    if (inString) {
-      if (char === '\\') i++;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '{') depth++;
-    else if (char === '}' && --depth === 0) return text.slice(start, i + 1);
-  }
-  return undefined;
+  const end = start < 0 ? -1 : closingBrace(text, start);
+  return end < 0 ? undefined : text.slice(start, end + 1);
 }

@@ -1,21 +1,13 @@
 /** The system's Chromium for the browser tests and the bench (playwright-core, a devDependency). */
-import { accessSync, constants } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
+import { firstExecutable } from './first-executable.js';
 
 /** Where Debian (and most Linux) put Chromium; the first that runs is used. Never downloaded. */
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
 
 /** The browser binary on this machine, if any. */
 export function chromiumPath(): string | undefined {
-  for (const candidate of CANDIDATES) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here: the next one.
-    }
-  }
-  return undefined;
+  return firstExecutable(CANDIDATES);
 }
 
 /**

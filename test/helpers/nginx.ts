@@ -6,25 +6,17 @@
  * tests that need it are skipped, saying so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { firstExecutable } from '../../src/testing/first-executable.js';
 import { repoRoot } from './child-process.js';
 import { freePort } from './ports.js';
 
 const CANDIDATES = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'];
 
 export function nginxPath(): string | undefined {
-  for (const candidate of CANDIDATES) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // the next one
-    }
-  }
-  return undefined;
+  return firstExecutable(CANDIDATES);
 }
 
 export interface Nginx {

@@ -45,3 +45,30 @@ export function scriptedReplicaEnv(place: { env: Record<string, string> }, llmUr
     WEBHOOK_REPLY: 'whole',
   };
 }
+
+/**
+ * A replica's environment for campaign tests against a scripted model: its store (`place`), its id,
+ * the cluster's secret, the voice service's API at `serviceUrl` with an access token of its own (the
+ * service tells by it which replica asked for a call), no mailbox detection, no report fields.
+ */
+export function campaignReplicaEnv(
+  place: { env: Record<string, string> },
+  id: string,
+  parts: { adminToken: string; serviceUrl: string; llmUrl: string },
+): Record<string, string> {
+  return {
+    ...place.env,
+    REPLICA_ID: id,
+    CLUSTER_SECRET: 'cluster-secret-of-the-test-1',
+    ADMIN_TOKEN: parts.adminToken,
+    AIFLOW_API_URL: parts.serviceUrl,
+    AIFLOW_ACCESS_TOKEN: `token-${id}`,
+    AIFLOW_ID: 'flow-1',
+    AIFLOW_BILLING_DEVICE: 'dev-1',
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: parts.llmUrl,
+    LLM_MODEL: 'test-model',
+    VOICEMAIL_DETECTION: 'false',
+    REPORT_FIELDS: 'false',
+  };
+}
