@@ -268,15 +268,18 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
       phase = 'prepare';
       // A report the victim sends from now on gets no answer: it is in flight when the victim dies.
       victimReceiver.status = 0;
-      const inFlightReport = victimReceiver.request(victimReceiver.received.length);
+      let reportInFlight = false;
+      const inFlightReport = victimReceiver.request(victimReceiver.received.length).then(() => (reportInFlight = true));
       await within(
         Promise.all([when(() => heldOnLine.length === HELD_ON_LINE && heldRinging.length === HELD_RINGING), inFlightReport]),
         15_000,
-        `the victim holding ${HELD_ON_LINE} calls on its line, ${HELD_RINGING} ringing and a report in flight`,
+        () =>
+          `the victim holding ${HELD_ON_LINE} calls on its line, ${HELD_RINGING} ringing and a report in flight: ` +
+          `${heldOnLine.length} on its line, ${heldRinging.length} ringing, report in flight ${reportInFlight}, ${underWay} calls under way`,
       );
       // No call is sent to it any more, and none is half put through: every call on its line has been greeted.
       alive.delete(VICTIM);
-      await within(when(() => connectingToVictim === 0), 10_000, 'the calls being put through to the victim greeted');
+      await within(when(() => connectingToVictim === 0), 10_000, () => `the calls being put through to the victim greeted: ${connectingToVictim} still not`);
       const victim = replicas.get(VICTIM)!;
       victim.child.child.kill('SIGKILL');
       await victim.child.exited;
@@ -296,7 +299,7 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
           `their logs: ${IDS.filter((id) => id !== VICTIM).map((id) => `${id}: ${replicas.get(id)!.child.stdout().split('\n').slice(-15).join('\n')}`).join('\n')}`,
       );
       expect(heldRinging.map((dial) => dial.host)).not.toContain(VICTIM);
-      await within(when(() => heldOnLine.every((dial) => dial.over)), 10_000, 'the lines of the killed replica dead');
+      await within(when(() => heldOnLine.every((dial) => dial.over)), 10_000, () => `the lines of the killed replica dead: ${heldOnLine.filter((dial) => !dial.over).length} still open`);
 
       // Once it is dead to them, a live replica records the calls on its line cut off, and its contacts done.
       const sessionsOnVictim = heldOnLine.map((dial) => dial.line!.sessionId);
