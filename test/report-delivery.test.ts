@@ -220,8 +220,15 @@ describe.each(await storeKinds())('delivery on %s', (kind) => {
     const hook = await receiver();
     const setUp = await env.open();
     await new CallRepository(setUp.db).save(stored({ ...env.call, endedAt: new Date().toISOString() }));
+    // Two replicas, as Hotline runs them on one store: each named, and beating (a delivery another live
+    // replica has claimed is not made due again by a start).
+    const replicas = ['one', 'two'] as const;
+    await setUp.db
+      .insertInto('replicas')
+      .values(replicas.map((id) => ({ id, instance: id, host: 'test', pid: process.pid, internal_url: null, started_at: new Date().toISOString(), heartbeat_at: Date.now() })))
+      .execute();
     // Both look for calls without a report at once, and both make this one's.
-    const [one, two] = await Promise.all([env.start(hook.url), env.start(hook.url)]);
+    const [one, two] = await Promise.all([env.start(hook.url, { replica: replicas[0] }), env.start(hook.url, { replica: replicas[1] })]);
     await Promise.all([one.service.whenIdle(), two.service.whenIdle()]);
     const [delivery, ...more] = await new DeliveryRepository(setUp.db).forCall('call-1');
     expect(more).toEqual([]);
