@@ -190,6 +190,8 @@ describe.skipIf(!(await postgresReachable()))('a campaign across three Hotline p
           return settle();
         }
         dial.greeting = greeting.text ?? '';
+        // Whoever waits for greetings looks again: nothing else may change for a while (the calls are held).
+        changed();
         if (phase === 'prepare' && host === VICTIM && heldOnLine.length < HELD_ON_LINE) {
           // Stays on the line until the replica dies under it.
           heldOnLine.push(dial);
