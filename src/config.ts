@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parseRedactPatterns, RedactPatternError, type RedactPattern, type RedactionOptions } from './privacy/redaction.js';
 import { RETENTION_DEFAULT_VARIABLE, RETENTION_VARIABLES, retentionSettingsFromEnv, type RetentionSettings } from './privacy/retention.js';
 import { ConfigError } from './errors.js';
-import { STAFF_ROLES } from './privacy/roles.js';
+import { STAFF_ROLES } from './staff/roles.js';
 import { proxyAuthOf, trustProxySchema, type ProxyAuthSettings, type TrustProxy } from './proxy-settings.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
 import { CACHE_MARKS, type CacheMarks } from './llm/cache-marks.js';
@@ -60,7 +60,6 @@ const namedTargets = z
     return targets;
   });
 
-export type { ProxyAuthSettings, TrustProxy } from './proxy-settings.js';
 
 export type Transport = 'websocket' | 'webhook';
 

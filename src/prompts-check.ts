@@ -1,9 +1,9 @@
 /**
- * Everything `npm run prompts:check` reports of a prompts folder, as data: the
- * prompt files, the clips system.md names, report.md, the tools folder,
- * voicemail.yaml and the evals. The command prints it; the dashboard shows it.
+ * What a running Hotline reads of a prompts folder, checked, as data: the prompt files, the clips
+ * system.md names, report.md, the tools folder and voicemail.yaml. The dashboard shows it;
+ * `npm run prompts:check` prints it with the evals added (`alsoCheck`), which only the tools above
+ * the product read.
  */
-import { checkEvalsFolder } from './evals/check-evals.js';
 import { checkPromptsFolder } from './prompts/prompt-store.js';
 import { checkReportPrompt } from './reports/report-prompt.js';
 import { checkToolsFolder, type ToolsCheckOptions } from './tools/tools-check.js';
@@ -37,6 +37,8 @@ export interface CheckOptions {
    * check of a running Hotline) does not.
    */
   readonly mcpTimeoutMs?: number;
+  /** Files of the folder that Hotline itself never reads (the evals), checked by whoever reads them. */
+  readonly alsoCheck?: (dir: string) => Promise<readonly CheckedFile[]>;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
     checkReportPrompt(dir),
     checkToolsFolder(dir, env, toolOptions),
     checkVoicemailFile(dir),
-    checkEvalsFolder(dir),
+    options.alsoCheck?.(dir) ?? [],
   ]);
   const files: CheckedFile[] = [
     ...folder.files.map((f): CheckedFile => ({
@@ -69,7 +71,7 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
     ...(voicemail
       ? [{ file: voicemail.file, summary: voicemail.summary, problems: voicemail.problems.map(({ severity, message }) => ({ severity, message })), kind: 'voicemail' as const }]
       : []),
-    ...evals.map((f): CheckedFile => ({ file: f.file, summary: f.summary, problems: f.problems.map((message) => ({ severity: 'error', message })), kind: 'eval' })),
+    ...evals,
   ];
   return { dir, files, clips: folder.clips, problems: files.reduce((n, f) => n + f.problems.length, 0) };
 }

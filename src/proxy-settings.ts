@@ -7,7 +7,7 @@
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { isStaffRole, type StaffRole } from './privacy/roles.js';
+import { isStaffRole, type StaffRole } from './staff/roles.js';
 
 /**
  * Which proxies' X-Forwarded-For entries to believe: none (false), or the proxies' addresses and

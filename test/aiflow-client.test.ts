@@ -11,8 +11,8 @@ import {
   AiFlowTimeoutError,
   AiFlowUnexpectedResponseError,
   InvalidCallRequestError,
-  InvalidPhoneNumberError,
 } from '../src/outbound/errors.js';
+import { InvalidPhoneNumberError } from '../src/phone/errors.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 
 const TOKEN = 'secret-platform-token-42';

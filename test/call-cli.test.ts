@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCallCli } from '../src/cli/call.js';
 import { runCampaignCli } from '../src/cli/campaign.js';
-import { normalizePhoneNumber } from '../src/outbound/phone-number.js';
+import { normalizePhoneNumber } from '../src/phone/phone-number.js';
 import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { CHILD_TEST_TIMEOUT_MS, childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 import { folderWithEnv, runCli, startCli } from './helpers/cli.js';

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEvalCli } from '../src/cli/eval.js';
+import { checkedEvalFiles } from '../src/evals/check-evals.js';
 import { checkPrompts } from '../src/prompts-check.js';
 import { demoScript } from '../src/demo/demo-script.js';
 import { startScriptedLlmServer, type ChatRequestBody, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
@@ -200,7 +201,7 @@ describe('npm run eval on the scripted model', () => {
     expect(ran.output).toMatch(/evals\/bad\.yaml:\d: turns\.0: a turn is numbered from 1/);
     expect(ran.output).toMatch(/evals\/empty\.yaml:\d: criteria: an eval needs criteria or checks/);
     // npm run prompts:check finds them too, before anyone runs the evals.
-    const checked = await checkPrompts(prompts, {});
+    const checked = await checkPrompts(prompts, {}, { alsoCheck: checkedEvalFiles });
     expect(checked.files.filter((f) => f.kind === 'eval').map((f) => [f.file, f.problems.map((p) => p.message)])).toEqual([
       ['evals/bad.yaml', [expect.stringMatching(/^turns\.0: a turn is numbered from 1/)]],
       ['evals/empty.yaml', ['criteria: an eval needs criteria or checks: what must the agent do?']],

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { ConfigError } from '../src/errors.js';
-import { InvalidPhoneNumberError } from '../src/outbound/errors.js';
-import { normalizePhoneNumber } from '../src/outbound/phone-number.js';
+import { InvalidPhoneNumberError } from '../src/phone/errors.js';
+import { normalizePhoneNumber } from '../src/phone/phone-number.js';
 
 function rejection(input: string, options?: { defaultCountryCode?: string }): InvalidPhoneNumberError {
   try {

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runStaffCli } from '../src/cli/staff.js';
-import { dummyVerify, hashPassword, passwordProblem, verifyPassword } from '../src/privacy/passwords.js';
+import { dummyVerify, hashPassword, passwordProblem, verifyPassword } from '../src/staff/passwords.js';
 import { AuditLog } from '../src/privacy/audit-log.js';
 import { roleAtLeast, StaffError, StaffRepository, STAFF_ROLES } from '../src/store/staff-repository.js';
 import { openStore } from '../src/store/store.js';

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { CallRegistry } from '../src/call/call-registry.js';
 import { transcriptFileName } from '../src/transcripts/transcript-store.js';
-import { Metrics } from '../src/metrics.js';
+import { Metrics } from '../src/telemetry/metrics.js';
 import { createHttpApp } from '../src/transport/http-app.js';
 import { compileProxyTrust } from '../src/transport/auth.js';
 import { AccessLimits, FailureBudget, RateLimit } from '../src/transport/rate-limit.js';

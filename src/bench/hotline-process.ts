@@ -26,8 +26,8 @@ import { PROBE_PORT_VARIABLE, type ProcessProbeMessage } from './process-probe.j
 
 /** From source (tsx) the built tree is dist/ at the repository's root; built, it is the tree this file is in. */
 const fromSource = import.meta.url.endsWith('.ts');
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const builtRoot = fromSource ? new URL('../../dist/', import.meta.url) : new URL('../', import.meta.url);
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const builtRoot = fromSource ? new URL('../../dist', import.meta.url) : new URL('../', import.meta.url);
 
 /** Enough of the bench's environment to run node, and nothing that configures Hotline. */
 const PASSED_ON = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
@@ -59,7 +59,7 @@ export async function buildHotline(): Promise<void> {
  * same entry point and probe, compiled as they load.
  */
 function sourceArgs(): string[] {
-  const source = new URL('../../src/', import.meta.url);
+  const source = new URL('..', import.meta.url);
   return ['--import', import.meta.resolve('tsx'), '--import', new URL('bench/process-probe.ts', source).href, fileURLToPath(new URL('main.ts', source))];
 }
 

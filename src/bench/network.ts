@@ -95,7 +95,7 @@ export function networkNote(link: LinkKind, fromSource: boolean): string {
 
 /** The repository's prompts with the one bench tool in place of the shipped ones. */
 async function promptsFolder(under: string): Promise<string> {
-  const repoPrompts = fileURLToPath(new URL('../../prompts/', import.meta.url));
+  const repoPrompts = fileURLToPath(new URL('../../prompts', import.meta.url));
   const folder = path.join(under, 'prompts');
   await cp(repoPrompts, folder, { recursive: true, filter: (source) => path.relative(repoPrompts, source).split(path.sep)[0] !== 'tools' });
   await mkdir(path.join(folder, 'tools'));

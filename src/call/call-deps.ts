@@ -6,14 +6,14 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
 import type { CallerLines, Redact } from './ports/redaction.js';
-import type { Metrics } from '../metrics.js';
+import type { CallMetrics } from './ports/call-metrics.js';
 import type { Llm } from '../llm/llm.js';
 import type { TokenUsage } from '../llm/usage.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
-import type { PendingCall } from '../outbound/pending-calls.js';
+import type { PendingCall } from './ports/outbound-request.js';
 import type { Action } from '../protocol/actions.js';
 import type { Session } from '../protocol/events.js';
-import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import type { TranscriptLog } from './ports/transcript.js';
 import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallSoFar, VoicemailDetector } from './ports/call-summary.js';
@@ -106,8 +106,8 @@ export interface CallDeps {
    */
   canStopPlayback: boolean;
   logger: Logger;
-  transcript: TranscriptWriter;
-  metrics: Metrics;
+  transcript: TranscriptLog;
+  metrics: CallMetrics;
   /** Told of the call's phase and latest words as they change (a live view). */
   activity?: CallActivityObserver | undefined;
   /** Told of the call's record as it goes (see CallObserver.callProgress). */

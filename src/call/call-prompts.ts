@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import type { PendingCall } from '../outbound/pending-calls.js';
+import type { PendingCall } from './ports/outbound-request.js';
 import { builtinVariables } from '../prompts/builtins.js';
 import type { AudioClip, AudioName, PromptName, PromptSet, SpeakStyle } from '../prompts/prompt-store.js';
 import type { SystemPrompt } from '../prompts/static-prefix.js';

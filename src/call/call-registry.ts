@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { CallMetrics } from './ports/call-metrics.js';
 import type { Llm } from '../llm/llm.js';
 import type { PromptSet } from '../prompts/prompt-store.js';
 import type { VoiceEvent } from '../protocol/events.js';
-import { withRecord, type PriorCall } from '../transcripts/prior-call.js';
-import type { TranscriptStore } from '../transcripts/transcript-store.js';
+import { withRecord, type PriorCall } from './ports/prior-call.js';
+import type { Transcripts } from './ports/transcript.js';
 import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/business-tools.js';
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallControl, ControlOutcome } from './ports/call-control.js';
@@ -19,7 +19,7 @@ import { tellStarted } from './started-record.js';
 import { toolDefinitions } from './turn/tools.js';
 import type { CallerLines, Redact } from './ports/redaction.js';
 import { NO_CALL_TRACING, type CallTracing } from './ports/tracing.js';
-import { maskedOrNone } from '../privacy/mask-number.js';
+import { maskedOrNone } from '../phone/mask-number.js';
 import type { TransferSetup } from './ending/transfer.js';
 
 export interface CallRegistryOptions {
@@ -27,7 +27,7 @@ export interface CallRegistryOptions {
   /** The current prompts; read once per call, so edits apply from the next call. */
   prompts: () => PromptSet;
   pendingCalls: OutboundRequestSource;
-  transcripts: TranscriptStore;
+  transcripts: Transcripts;
   /** TRANSFER_* variables: the default destination, named ones (name → number), and the caller id to show. */
   transfer: {
     defaultTarget: string | undefined;
@@ -68,7 +68,7 @@ export interface CallRegistryOptions {
   /** Calls with no event for this long are ended; 0 never. */
   idleTimeoutMs: number;
   logger: Logger;
-  metrics: Metrics;
+  metrics: CallMetrics;
 }
 
 /** Per transport: whether a `barge_in` action can be followed by the speak it makes room for (see CallDeps). */

@@ -2,7 +2,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { loggableLlmError } from '../llm/llm-errors.js';
 import type { Logger } from '../logger.js';
 import type { PromptName, SpeakStyle } from '../prompts/prompt-store.js';
-import type { PendingCall } from '../outbound/pending-calls.js';
+import type { PendingCall } from './ports/outbound-request.js';
 import type { Action } from '../protocol/actions.js';
 import type {
   AssistantSpeakEvent,
@@ -11,7 +11,7 @@ import type {
   SessionStartEvent,
   VoiceEvent,
 } from '../protocol/events.js';
-import type { PriorCall } from '../transcripts/prior-call.js';
+import type { PriorCall } from './ports/prior-call.js';
 import type { CallerContextSource } from './ports/business-tools.js';
 import type { ControlOutcome } from './ports/call-control.js';
 import type { ActionSink, CallDeps, LeaveReason, TakenRequest } from './call-deps.js';
@@ -20,7 +20,7 @@ import { CallActivityTracker } from './ports/call-activity.js';
 import { eachOnItsOwn, keepWords, type CallerLine, type Redact } from './ports/redaction.js';
 import { CallerWords } from './caller-words.js';
 import { NO_CALL_TRACE, type CallTrace, type SpeechParent } from './ports/tracing.js';
-import { maskedOrNone } from '../privacy/mask-number.js';
+import { maskedOrNone } from '../phone/mask-number.js';
 import { CallRecord } from './call-record.js';
 import type { CallSoFar, CallSummary, VoicemailDetector } from './ports/call-summary.js';
 import { CallPrompts } from './call-prompts.js';

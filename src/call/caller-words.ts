@@ -4,7 +4,7 @@
  * written to the log and the transcript.
  */
 import type { Logger } from '../logger.js';
-import type { TranscriptWriter } from '../transcripts/transcript-store.js';
+import type { TranscriptLog } from './ports/transcript.js';
 import type { History } from './history.js';
 import type { InputMarks } from './input/caller-input.js';
 import type { TranscriptLine } from './input/voicemail-watch.js';
@@ -14,7 +14,7 @@ export class CallerWords {
   constructor(
     private readonly lines: CallerLines,
     private readonly history: History,
-    private readonly transcript: TranscriptWriter,
+    private readonly transcript: TranscriptLog,
     private readonly log: Logger,
     /** REDACT_FROM_MODEL: the model hears the redacted words too. */
     private readonly fromModel: boolean,

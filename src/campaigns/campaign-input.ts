@@ -1,5 +1,5 @@
-import { InvalidPhoneNumberError } from '../outbound/errors.js';
-import { normalizePhoneNumber } from '../outbound/phone-number.js';
+import { InvalidPhoneNumberError } from '../phone/errors.js';
+import { normalizePhoneNumber } from '../phone/phone-number.js';
 import { MAX_PROBLEMS, readContacts, type DuplicateGroup } from './contacts.js';
 import { CampaignSettingsSchema, type CampaignSettings, type Contact } from './definition.js';
 import { InvalidCampaignError, type CampaignProblem } from './errors.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import { normalizePhoneNumber } from '../outbound/phone-number.js';
+import { normalizePhoneNumber } from '../phone/phone-number.js';
 import { isTimeZone, type Contact } from './definition.js';
 import type { CampaignProblem } from './errors.js';
 import { Slices } from './slices.js';

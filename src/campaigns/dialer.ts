@@ -1,6 +1,6 @@
 import type { CallNotPlacedError } from '../outbound/errors.js';
 import type { OutboundCalls, OutboundOverrides } from '../outbound/outbound-calls.js';
-import type { PendingCall } from '../outbound/pending-calls.js';
+import type { PendingCall } from '../call/ports/outbound-request.js';
 
 export interface DialRequest {
   to: string;

@@ -1,5 +1,5 @@
 import type { BusinessTool, ToolBox } from '../call/ports/business-tools.js';
-import { phoneKey } from '../outbound/phone-number.js';
+import { phoneKey } from '../phone/phone-number.js';
 
 export const DO_NOT_CALL = 'do_not_call';
 

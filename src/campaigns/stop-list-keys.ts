@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { phoneKey } from '../outbound/phone-number.js';
+import { phoneKey } from '../phone/phone-number.js';
 import type { CampaignStore } from './definition.js';
 
 /** Every row of the global stop list in the form numbers are compared in (rows from before normalisation). */

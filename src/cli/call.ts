@@ -9,7 +9,7 @@ import { isMain } from './is-main.js';
 import { adminRefusal } from './admin-refusal.js';
 import { command, endQuietlyWhenOutputCloses, numberOption, parseCommandLine, usageToStderr, UsageError, wantsHelp } from '../command-line.js';
 import { hotlineAddress, httpUrl } from '../hotline-address.js';
-import { normalizePhoneNumber } from '../outbound/phone-number.js';
+import { normalizePhoneNumber } from '../phone/phone-number.js';
 import { ConfigError } from '../errors.js';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';

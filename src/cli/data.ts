@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { command, endQuietlyWhenOutputCloses, parseCommandLine, UsageError, usageLine, wantsHelp } from '../command-line.js';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { InvalidPhoneNumberError } from '../outbound/errors.js';
+import { InvalidPhoneNumberError } from '../phone/errors.js';
 import { AuditLog } from '../privacy/audit-log.js';
 import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonCounts, type PersonDataDeps } from '../privacy/person-data.js';
 import { openStore, type Store } from '../store/store.js';

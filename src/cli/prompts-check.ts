@@ -12,6 +12,7 @@
  */
 import path from 'node:path';
 import { config as loadDotenv } from 'dotenv';
+import { checkedEvalFiles } from '../evals/check-evals.js';
 import { checkPrompts, type CheckedFile } from '../prompts-check.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, UsageError } from '../command-line.js';
 
@@ -51,7 +52,7 @@ async function main(): Promise<number> {
   // Before the folder is read: --help and bad usage end the process here.
   const dir = commandLineOrExit(PROMPTS_CHECK, process.argv.slice(2), ({ positionals }) => folderFrom(positionals, process.env));
   endQuietlyWhenOutputCloses();
-  const check = await checkPrompts(dir, process.env, { mcpTimeoutMs: MCP_TIMEOUT_MS });
+  const check = await checkPrompts(dir, process.env, { mcpTimeoutMs: MCP_TIMEOUT_MS, alsoCheck: checkedEvalFiles });
   const lines = [`prompts in ${dir}`];
   const show = (file: CheckedFile) => {
     lines.push(`${file.file}: ${file.summary}`);

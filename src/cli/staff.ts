@@ -16,7 +16,7 @@ import { command, endQuietlyWhenOutputCloses, parseCommandLine, UsageError, usag
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { AuditLog } from '../privacy/audit-log.js';
-import { MIN_PASSWORD_LENGTH, passwordProblem } from '../privacy/passwords.js';
+import { MIN_PASSWORD_LENGTH, passwordProblem } from '../staff/passwords.js';
 import { isStaffRole, normaliseStaffName, STAFF_ROLES, StaffError, staffNameProblem, StaffRepository, type StaffMember, type StaffRole } from '../store/staff-repository.js';
 import { openStore, type Store } from '../store/store.js';
 import { isMain } from './is-main.js';

@@ -11,7 +11,7 @@ import { storyPage } from './pages/story.js';
 import { whoOf } from './gates.js';
 import { formBody, sendPage } from './respond.js';
 import type { Audit } from './staff-audit.js';
-import { roleAtLeast } from '../privacy/roles.js';
+import { roleAtLeast } from '../staff/roles.js';
 
 type CallDeps = Pick<DashboardDeps, 'live' | 'reads' | 'transcriptFileOf' | 'remoteConversation' | 'control' | 'callEnded' | 'prompts' | 'timeZone' | 'redeliver' | 'logger'>;
 

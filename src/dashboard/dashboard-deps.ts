@@ -4,14 +4,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { AuditLog } from '../privacy/audit-log.js';
 import type { PersonDataDeps } from '../privacy/person-data.js';
-import type { Who } from '../privacy/roles.js';
+import type { Who } from '../staff/roles.js';
 import type { Redact } from '../call/ports/redaction.js';
 import type { PromptSet, PromptsStatus } from '../prompts/prompt-store.js';
 import type { SecretGate } from '../transport/auth.js';
 import type { CsvExports } from '../transport/csv-export.js';
 import type { LiveCalls } from './live-calls.js';
 import type { DashboardReads } from './reads.js';
-import type { SessionStore } from './session-cookie.js';
+import type { SessionStore } from '../staff/sessions.js';
 
 /** A value, or its promise: the store's writers answer synchronously or, on the asynchronous store, later (issue 22). */
 type MaybePromise<T> = T | Promise<T>;

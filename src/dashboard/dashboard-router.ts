@@ -4,7 +4,7 @@ import { callRoutes } from './call-routes.js';
 import { campaignRoutes } from './campaign-routes.js';
 import { chartsRoutes } from './charts-routes.js';
 import type { DashboardDeps } from './dashboard-deps.js';
-import { roleAtLeast } from '../privacy/roles.js';
+import { roleAtLeast } from '../staff/roles.js';
 import { auditRoutes } from './audit-routes.js';
 import { dashboardOff, needs, sameOriginGate, securityHeaders, sessionGate, whoOf, withSlash } from './gates.js';
 import { peopleRoutes } from './people-routes.js';

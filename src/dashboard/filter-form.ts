@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CALL_END_REASONS } from '../call/ports/call-summary.js';
-import { maskedQuery } from '../privacy/mask-number.js';
+import { maskedQuery } from '../phone/mask-number.js';
 import { FIELD_NAME, type CallFilter } from '../store/call-search.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;

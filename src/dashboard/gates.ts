@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { roleAtLeast, TOKEN_ADMIN, type StaffRole, type Who } from '../privacy/roles.js';
+import { roleAtLeast, TOKEN_ADMIN, type StaffRole, type Who } from '../staff/roles.js';
 import type { Logger } from '../logger.js';
 import { html } from '../html.js';
 import { layout } from './layout.js';

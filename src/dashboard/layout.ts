@@ -1,5 +1,5 @@
-import { maskNumber } from '../privacy/mask-number.js';
-import { roleAtLeast, type StaffRole } from '../privacy/roles.js';
+import { maskNumber } from '../phone/mask-number.js';
+import { roleAtLeast, type StaffRole } from '../staff/roles.js';
 import { html, type Html } from '../html.js';
 
 export type Section = 'live' | 'calls' | 'campaigns' | 'charts' | 'prompts' | 'people' | 'audit';

@@ -2,7 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { bounded } from '../privacy/audit-bounds.js';
 import type { AuditLog } from '../privacy/audit-log.js';
 import { MAX_STAFF_NAME_LENGTH } from '../store/staff-repository.js';
-import { roleAtLeast, TOKEN_ADMIN, type Who } from '../privacy/roles.js';
+import { roleAtLeast, TOKEN_ADMIN, type Who } from '../staff/roles.js';
 import { checkSecret, clientAddressOf } from '../transport/auth.js';
 import { HttpError } from '../transport/http-error.js';
 import type { DashboardDeps } from './dashboard-deps.js';

@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import { roleAtLeast, type Who } from '../privacy/roles.js';
+import { roleAtLeast, type Who } from '../staff/roles.js';
 import { needs } from './gates.js';
 import type { Audit } from './staff-audit.js';
 import { formBody } from './respond.js';

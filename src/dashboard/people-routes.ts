@@ -4,7 +4,7 @@
  * will go, and both are on record in the audit log.
  */
 import type { Request, Response, Router } from 'express';
-import { InvalidPhoneNumberError } from '../outbound/errors.js';
+import { InvalidPhoneNumberError } from '../phone/errors.js';
 import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonCounts } from '../privacy/person-data.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { whoOf } from './gates.js';

@@ -4,8 +4,8 @@
  * write those headers themselves.
  */
 import type { IncomingMessage } from 'node:http';
-import { roleAtLeast, type Who } from '../privacy/roles.js';
-import type { ProxyAuthSettings } from '../config.js';
+import { roleAtLeast, type Who } from '../staff/roles.js';
+import type { ProxyAuthSettings } from '../proxy-settings.js';
 import type { ProxyTrust } from '../transport/auth.js';
 
 const MAX_NAME = 200;

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { TOKEN_ADMIN, type Who } from '../privacy/roles.js';
+import { TOKEN_ADMIN, type Who } from '../staff/roles.js';
+import type { SessionStore } from '../staff/sessions.js';
 
 /**
  * The dashboard's logins. The cookie carries a random session id and its
@@ -25,17 +26,6 @@ export const SESSION_MS = 12 * 60 * 60 * 1000;
 /** Logins kept at most: the oldest gives way. Only someone with the admin token can make one. */
 const MAX_SESSIONS = 1000;
 
-/**
- * The sessions in force, by id, with whom each is: the one place a logout is remembered. In this
- * process's memory (one process), or in the store, where every replica sees each login and logout.
- */
-export interface SessionStore {
-  /** Keeps a new session; `now` lets the store forget those expired. */
-  add(id: string, expiresAt: number, now: number, who: Who): Promise<void>;
-  /** Whose the session is, while it is in force. */
-  get(id: string, now: number): Promise<Who | undefined>;
-  delete(id: string): Promise<void>;
-}
 
 /** One process's sessions. */
 export class MemorySessionStore implements SessionStore {

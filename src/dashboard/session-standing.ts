@@ -1,4 +1,4 @@
-import { TOKEN_ADMIN, type Who } from '../privacy/roles.js';
+import { TOKEN_ADMIN, type Who } from '../staff/roles.js';
 import type { SessionCookies } from './session-cookie.js';
 
 /** How often a session's account is asked again, unless DASHBOARD_RECHECK_SECONDS says otherwise. */

@@ -4,6 +4,7 @@
  * about to be judged by it.
  */
 import path from 'node:path';
+import type { CheckedFile } from '../prompts-check.js';
 import type { Eval } from './eval-schema.js';
 import { EvalFileError, evalFilesIn, loadEvals } from './load-evals.js';
 
@@ -35,4 +36,9 @@ function describe(evaluation: Eval): string {
   const checks = Object.values(evaluation.checks).filter((value) => value !== undefined).length;
   const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
   return `eval ${evaluation.name}, ${plural(evaluation.criteria.length, 'criterion').replace('criterions', 'criteria')}, ${plural(checks, 'check')}, ${evaluation.caller.max_turns} turns at most`;
+}
+
+/** The evals as `npm run prompts:check` lists them, beside the files Hotline reads. */
+export async function checkedEvalFiles(dir: string): Promise<CheckedFile[]> {
+  return (await checkEvalsFolder(dir)).map((f) => ({ file: f.file, summary: f.summary, problems: f.problems.map((message) => ({ severity: 'error', message })), kind: 'eval' }));
 }

@@ -4,7 +4,6 @@
  */
 import type { Readable } from 'node:stream';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { redactUrlCredentials } from '../logger.js';
 import { describeNetworkError } from '../net-errors.js';
@@ -170,7 +169,12 @@ function notFoundAdvice(target: { endpoint: string; baseUrlSet: boolean }): stri
  * Runs the check in the background after startup and logs the outcome. It never throws, never
  * rejects and holds nothing open, so it can neither stop Hotline nor delay a call.
  */
-export async function checkLlmAtStartup(config: Config, logger: Logger, endpoint: string): Promise<void> {
+/** The model Hotline was configured with (config.ts' `llm`). */
+export interface ConfiguredLlm {
+  readonly llm: { readonly apiKey?: string | undefined; readonly baseURL?: string | undefined; readonly model: string };
+}
+
+export async function checkLlmAtStartup(config: ConfiguredLlm, logger: Logger, endpoint: string): Promise<void> {
   try {
     const check = await checkLlm({ apiKey: config.llm.apiKey, baseURL: config.llm.baseURL, model: config.llm.model });
     const report = describeLlmCheck(check, { endpoint, model: config.llm.model, baseUrlSet: Boolean(config.llm.baseURL) });

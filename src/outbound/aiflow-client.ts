@@ -9,7 +9,7 @@ import {
   AiFlowUnexpectedResponseError,
   InvalidCallRequestError,
 } from './errors.js';
-import { normalizePhoneNumber } from './phone-number.js';
+import { normalizePhoneNumber } from '../phone/phone-number.js';
 
 export interface AiFlowClientOptions {
   /** The service API's base URL, without the /v3 prefix. */

@@ -4,7 +4,7 @@ import { HotlineError } from '../errors.js';
  * Every error here carries `status`: the HTTP status Hotline's own API should
  * answer with when the error ends a request. The mapping:
  *
- *   InvalidPhoneNumberError, InvalidCallRequestError  → 400  the caller sent something unusable
+ *   InvalidPhoneNumberError (phone/errors.ts), InvalidCallRequestError → 400  the caller sent something unusable
  *   AiFlowNoPhoneNumberError         (service 400)    → 502  ┐ the caller did nothing wrong: the AI flow,
  *   AiFlowNotFoundError              (service 404)    → 502  │ the token or the account is misconfigured,
  *   AiFlowAccessDeniedError          (service 401/403)→ 502  │ so a 4xx would blame the wrong party.
@@ -19,17 +19,6 @@ import { HotlineError } from '../errors.js';
  *   ShuttingDownError                                 → 503  Hotline is shutting down
  */
 
-/** The number cannot be turned into E.164; the message says what is wrong with it. */
-export class InvalidPhoneNumberError extends HotlineError {
-  readonly code = 'invalid_phone_number';
-  readonly status = 400;
-  constructor(
-    readonly input: string,
-    reason: string,
-  ) {
-    super(`Invalid phone number "${excerpt(input, 40)}": ${reason}`);
-  }
-}
 
 /** A field the service needs is missing; caught before anything is sent. */
 export class InvalidCallRequestError extends HotlineError {

@@ -1,8 +1,8 @@
 import type { AiFlowClient } from './aiflow-client.js';
 import { NumberInCallError, NumberStoppedError, OutboundNotConfiguredError, ShuttingDownError, type CallNotPlacedError } from './errors.js';
 import type { OutboundRequests } from './outbound-requests.js';
-import type { PendingCall } from './pending-calls.js';
-import { phoneKey } from './phone-number.js';
+import type { PendingCall } from '../call/ports/outbound-request.js';
+import { phoneKey } from '../phone/phone-number.js';
 
 export interface OutboundCallRequest {
   /** Normalised already (normalizePhoneNumber): E.164 digits without '+'. */

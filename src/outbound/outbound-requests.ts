@@ -3,9 +3,9 @@ import type { CallProgress, CallStartedInfo, CallSummary } from '../call/ports/c
 import type { Logger } from '../logger.js';
 import type { NumberBusy, OutboundRequestRepository } from '../store/outbound-request-repository.js';
 import { NumberInCallError } from './errors.js';
-import { maskNumber } from '../privacy/mask-number.js';
+import { maskNumber } from '../phone/mask-number.js';
 import type { PendingCalls } from './pending-calls.js';
-import { phoneKey } from './phone-number.js';
+import { phoneKey } from '../phone/phone-number.js';
 
 /** A call on the line here: the store's work for its number, one step after the other, and whether its row is the call's. */
 interface Line {

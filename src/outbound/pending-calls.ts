@@ -1,7 +1,5 @@
 import type { PendingCall } from '../call/ports/outbound-request.js';
 
-export type { PendingCall } from '../call/ports/outbound-request.js';
-
 /**
  * Remembers requested outbound calls until their session_start arrives.
  * Nothing ties a session_start to the request but the called number and the

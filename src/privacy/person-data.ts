@@ -11,7 +11,7 @@ import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { normalizePhoneNumber, phoneKey } from '../outbound/phone-number.js';
+import { normalizePhoneNumber, phoneKey } from '../phone/phone-number.js';
 import type { Db, Dialect } from '../store/schema.js';
 import { wipeDeleted } from '../store/wipe-deleted.js';
 import { HotlineError } from '../errors.js';

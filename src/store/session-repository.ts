@@ -4,8 +4,8 @@
  * of it (nor could they without the key the admin token gives, which signs every cookie).
  */
 import { createHash } from 'node:crypto';
-import type { SessionStore } from '../dashboard/session-cookie.js';
-import { isStaffRole, type Who } from '../privacy/roles.js';
+import type { SessionStore } from '../staff/sessions.js';
+import { isStaffRole, type Who } from '../staff/roles.js';
 import type { Db } from './schema.js';
 
 /** Expired logins are cleared at most this often, by whichever replica logs someone in. */

@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import { HotlineError } from '../errors.js';
-import { dummyVerify, hashPassword, passwordProblem, verifyPassword } from '../privacy/passwords.js';
-import { isStaffRole, STAFF_ROLES, type StaffRole } from '../privacy/roles.js';
+import { dummyVerify, hashPassword, passwordProblem, verifyPassword } from '../staff/passwords.js';
+import { isStaffRole, STAFF_ROLES, type StaffRole } from '../staff/roles.js';
 import type { Db } from './schema.js';
 
 // One list of roles for the dashboard's gates and the accounts: the dashboard's, re-exported here.
-export { isStaffRole, roleAtLeast, STAFF_ROLES, type StaffRole } from '../privacy/roles.js';
+export { isStaffRole, roleAtLeast, STAFF_ROLES, type StaffRole } from '../staff/roles.js';
 
 export const MAX_STAFF_NAME_LENGTH = 64;
 

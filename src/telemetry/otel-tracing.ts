@@ -15,7 +15,7 @@ import { OtelCallTracing } from './call-tracer.js';
 import { OtelDeliveryTracing } from './delivery-tracer.js';
 import { EndedCalls } from './ended-calls.js';
 import { ReportingExporter } from './reporting-exporter.js';
-import type { Tracing, TracingContext } from './start-tracing.js';
+import type { Tracing, TracingContext } from './tracing.js';
 import type { TracingSettings } from './tracing-settings.js';
 
 /** One POST to the collector may take this long; a batch that fails is dropped, never the call's time. */

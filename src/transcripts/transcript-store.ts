@@ -5,14 +5,9 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { keepWords, type Redact } from '../call/ports/redaction.js';
-import { readPriorCall, type PriorCall } from './prior-call.js';
+import type { Placement, TranscriptEntry, TranscriptLog, Transcripts } from '../call/ports/transcript.js';
+import { readPriorCall } from './prior-call.js';
 
-export interface TranscriptEntry {
-  role: 'user' | 'assistant' | 'tool' | 'event';
-  text: string;
-  interrupted?: boolean;
-  [field: string]: unknown;
-}
 
 const READABLE = /[^A-Za-z0-9_-]/g;
 const MAX_READABLE = 100;
@@ -49,7 +44,7 @@ async function exists(file: string): Promise<boolean> {
  * The file may still be being chosen when the call begins (see TranscriptStore.place): lines
  * written before wait in memory, in order, and nothing of the call waits for the disk.
  */
-export class TranscriptWriter {
+export class TranscriptWriter implements TranscriptLog {
   private stream: WriteStream | undefined;
   private closed = false;
   private placed: string | undefined;
@@ -168,14 +163,8 @@ interface HeldLine {
   readonly key: number | undefined;
 }
 
-/** Where a call of a session id is written, and what the latest file of that session id says. */
-export interface Placement {
-  readonly file: string;
-  /** The latest earlier call of this session id, read back: its past, and whether it ended. */
-  readonly prior: PriorCall | undefined;
-}
 
-export class TranscriptStore {
+export class TranscriptStore implements Transcripts {
   private readonly pending = new Set<Promise<void>>();
   /** Transcripts being closed, by session id: a call that ended a moment ago is on disk before its id is placed again. */
   private readonly closing = new Map<string, Promise<void>>();

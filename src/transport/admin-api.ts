@@ -5,9 +5,9 @@ import type { CallControl, ControlOutcome } from '../call/ports/call-control.js'
 import type { Logger } from '../logger.js';
 import { CallNotPlacedError } from '../outbound/errors.js';
 import type { OutboundCalls } from '../outbound/outbound-calls.js';
-import { normalizePhoneNumber } from '../outbound/phone-number.js';
+import { normalizePhoneNumber } from '../phone/phone-number.js';
 import { HotlineError } from '../errors.js';
-import { maskedOrNone, maskNumber } from '../privacy/mask-number.js';
+import { maskedOrNone, maskNumber } from '../phone/mask-number.js';
 import { describeIssues } from '../protocol/parse-event.js';
 import { requireAdminToken, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { HttpError } from './http-error.js';
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
-import type { TrustProxy } from '../config.js';
+import type { TrustProxy } from '../proxy-settings.js';
 import { ConfigError } from '../errors.js';
 import type { FailureBudget } from './rate-limit.js';
 

@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { bearerTokenOf, checkSecret, type ProxyTrust, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
 

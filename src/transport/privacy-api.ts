@@ -10,7 +10,7 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
-import { InvalidPhoneNumberError } from '../outbound/errors.js';
+import { InvalidPhoneNumberError } from '../phone/errors.js';
 import type { AuditLog } from '../privacy/audit-log.js';
 import { countPersonData, erasePersonData, exportPersonData, PersonDataUnreadableError, type PersonDataDeps } from '../privacy/person-data.js';
 import { describeIssues } from '../protocol/parse-event.js';

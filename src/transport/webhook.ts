@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { AnswerSchema } from '../protocol/actions.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
 import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust, type SecretGate } from './auth.js';

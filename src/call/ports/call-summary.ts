@@ -1,5 +1,5 @@
 import type { TokenUsage } from '../../llm/usage.js';
-import type { PendingCall } from '../../outbound/pending-calls.js';
+import type { PendingCall } from './outbound-request.js';
 import type { ToolOutcome } from './business-tools.js';
 
 /**

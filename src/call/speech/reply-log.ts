@@ -1,4 +1,4 @@
-import type { TranscriptWriter } from '../../transcripts/transcript-store.js';
+import type { TranscriptLog } from '../ports/transcript.js';
 import type { Reply } from './reply.js';
 
 /**
@@ -11,7 +11,7 @@ export class ReplyLog {
   private pending: Reply | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly transcript: TranscriptWriter) {}
+  constructor(private readonly transcript: TranscriptLog) {}
 
   /** A new reply is under way; the one before it is final. */
   track(reply: Reply): void {

@@ -1,6 +1,6 @@
 import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
-import type { TranscriptWriter } from '../../transcripts/transcript-store.js';
+import type { CallMetrics } from '../ports/call-metrics.js';
+import type { TranscriptLog } from '../ports/transcript.js';
 import type { BusinessTool, ToolBox } from '../ports/business-tools.js';
 import type { CallActivityTracker } from '../ports/call-activity.js';
 import type { CallPrompts } from '../call-prompts.js';
@@ -14,9 +14,9 @@ export interface CallToolsDeps {
   toolBox: ToolBox | undefined;
   prompts: CallPrompts;
   voice: Voice;
-  transcript: TranscriptWriter;
+  transcript: TranscriptLog;
   record: CallRecord;
-  metrics: Metrics;
+  metrics: CallMetrics;
   activity: CallActivityTracker;
   timing: { holdMs: number; repeatMs: number };
 }

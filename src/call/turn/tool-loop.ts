@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger.js';
-import type { TranscriptEntry } from '../../transcripts/transcript-store.js';
+import type { TranscriptEntry } from '../ports/transcript.js';
 import type { BusinessTool, ToolOutcome, ToolResult } from '../ports/business-tools.js';
 import type { TurnTrace } from '../ports/tracing.js';
 import { stableStringify } from '../redelivery.js';

@@ -1,6 +1,6 @@
 import { llmErrorHint, loggableLlmError } from '../../llm/llm-errors.js';
 import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
+import type { CallMetrics } from '../ports/call-metrics.js';
 import type { PromptName } from '../../prompts/prompt-store.js';
 import type { Ending } from '../ending/pending-ending.js';
 import type { ToolCallRecord } from '../speech/reply.js';
@@ -9,7 +9,7 @@ import type { FinalAction } from './turn.js';
 
 export interface TurnConsequencesHost {
   readonly log: Logger;
-  readonly metrics: Metrics;
+  readonly metrics: CallMetrics;
   readonly transfer: TransferSetup;
   /** Consecutive failed turns after which the call goes to TRANSFER_TARGET, or ends politely. */
   readonly maxFailures: number;

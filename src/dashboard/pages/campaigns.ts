@@ -1,6 +1,6 @@
 import type { CampaignProgress } from '../../campaigns/progress.js';
 import { html, type Html } from '../../html.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { formatTime, layout } from '../layout.js';
 
 export interface CampaignsPageOptions {

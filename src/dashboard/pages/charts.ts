@@ -1,7 +1,7 @@
 import type { CallEndReason } from '../../call/ports/call-summary.js';
 import { DAY_RANGES, type ChartData } from '../../store/call-stats.js';
 import { html, scriptJson, type Html } from '../../html.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { formatTime, layout } from '../layout.js';
 
 /** How an end reason reads to the business; a record, so a reason added to the core must be worded here too. */

@@ -3,7 +3,7 @@ import type { CampaignProgress } from '../../campaigns/progress.js';
 import type { CallListing, CostTotal } from '../../store/call-search.js';
 import { filterEntries, type ParsedFilter } from '../filter-form.js';
 import { html, type Html } from '../../html.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
 
 export const PAGE_SIZE = 50;

@@ -2,7 +2,7 @@ import type { CallActivity } from '../../call/ports/call-activity.js';
 import { html, type Html } from '../../html.js';
 import { formatTime, layout, showNumber } from '../layout.js';
 import type { TranscriptLine } from '../transcript-lines.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { conversationList } from './conversation.js';
 
 export interface LiveCallView {

@@ -1,5 +1,5 @@
 import { html, type Html } from '../../html.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { layout } from '../layout.js';
 
 /** The calls in progress; live.js fills the table from the server's event stream. */

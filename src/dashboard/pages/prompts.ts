@@ -1,7 +1,7 @@
 import type { PromptsCheck } from '../../prompts-check.js';
 import type { PromptsStatus } from '../../prompts/prompt-store.js';
 import { html, type Html } from '../../html.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { formatTime, layout } from '../layout.js';
 
 /**

@@ -6,7 +6,7 @@ import { html, type Html } from '../../html.js';
 import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
 import type { DeliveryState } from '../reads.js';
 import type { TranscriptLine } from '../transcript-lines.js';
-import type { StaffRole } from '../../privacy/roles.js';
+import type { StaffRole } from '../../staff/roles.js';
 import { conversationList } from './conversation.js';
 
 export interface StoryView {

@@ -1,14 +1,14 @@
 import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
 import { CallNotPlacedError, OutboundNotConfiguredError } from '../outbound/errors.js';
-import { requireAdminToken, type SecretGate } from '../transport/auth.js';
-import type { CsvExports } from '../transport/csv-export.js';
-import { HttpError } from '../transport/http-error.js';
-import type { CampaignRunner } from './campaign-runner.js';
-import { createCampaign } from './create-campaign.js';
-import type { CampaignStore } from './definition.js';
-import { CampaignNotFoundError, InvalidCampaignError } from './errors.js';
-import { progressOf } from './progress.js';
-import { resultsCsv } from './results-csv.js';
+import { requireAdminToken, type SecretGate } from './auth.js';
+import type { CsvExports } from './csv-export.js';
+import { HttpError } from './http-error.js';
+import type { CampaignRunner } from '../campaigns/campaign-runner.js';
+import { createCampaign } from '../campaigns/create-campaign.js';
+import type { CampaignStore } from '../campaigns/definition.js';
+import { CampaignNotFoundError, InvalidCampaignError } from '../campaigns/errors.js';
+import { progressOf } from '../campaigns/progress.js';
+import { resultsCsv } from '../campaigns/results-csv.js';
 
 export interface CampaignsRouterOptions {
   token: string | undefined;

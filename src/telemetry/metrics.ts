@@ -1,8 +1,9 @@
 import { APIConnectionError, APIError } from 'openai';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalTimeoutError } from './errors.js';
-import type { TokenUsage } from './llm/usage.js';
-import { LlmStreamError } from './llm/sse-chunks.js';
+import { LlmEmptyReplyError, LlmThinkingTimeoutError, LlmTimeoutError, LlmTotalTimeoutError } from '../errors.js';
+import type { CallMetrics } from '../call/ports/call-metrics.js';
+import type { TokenUsage } from '../llm/usage.js';
+import { LlmStreamError } from '../llm/sse-chunks.js';
 
 // Seconds; voice latency matters from tens of milliseconds to a few seconds.
 const LATENCY_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8];
@@ -10,7 +11,7 @@ const LATENCY_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8];
 export type LlmErrorKind = 'timeout' | 'thinking_timeout' | 'total_timeout' | 'stream' | 'rate_limit' | 'server' | 'connection' | 'bad_request' | 'empty' | 'other';
 
 /** What operators see at GET /metrics, in Prometheus text format. */
-export class Metrics {
+export class Metrics implements CallMetrics {
   readonly registry = new Registry();
   private readonly turns: Counter;
   private readonly firstSpeak: Histogram;
