@@ -5,23 +5,17 @@
  * every inbound call has on its other side.
  *
  * Stored numbers are as the voice service sent them, so candidates are found by their last digits in
- * the database and then compared as phone keys (src/outbound/phone-number.ts).
+ * the database and then compared as phone keys (src/phone/phone-number.ts). The store reads and
+ * deletes the rows (store/person-records.ts); what is the person's, and what the answer says, is here.
  */
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { normalizePhoneNumber, phoneKey } from '../phone/phone-number.js';
 import type { Db, Dialect } from '../store/schema.js';
-import { wipeDeleted } from '../store/wipe-deleted.js';
 import { HotlineError } from '../errors.js';
-import { readRejected, removeRejected } from '../store/rejected-records.js';
+import { JournalUnreadableError, PersonRecords, type IsTheirs, type PersonCall, type PersonRows, type RefusedRecords } from '../store/person-records.js';
 import { storeJournalRoot } from '../store/store-journal-dir.js';
-
-/** The last digits compared in the database; the rest is compared after. */
-const TAIL_DIGITS = 6;
-/** Rows per IN (…) list: well under every database's limit on parameters. */
-const CHUNK = 200;
 
 export interface PersonDataDeps {
   db: Db;
@@ -95,36 +89,19 @@ export interface ErasureResult {
   wipeProblems?: readonly string[];
 }
 
-/** The tables an erasure deletes from or overwrites. */
-const ERASED_TABLES = ['reports', 'deliveries', 'calls', 'webhook_sessions', 'outbound_requests', 'campaign_contacts'] as const;
-
-/**
- * The tables this erasure changed, to be wiped (a rewrite of each on PostgreSQL). Nothing found: all
- * of them, since erasing again is how a wipe that could not be done is tried again.
- */
-function tablesToWipe(counts: PersonCounts): (typeof ERASED_TABLES)[number][] {
-  const tables: (typeof ERASED_TABLES)[number][] = [];
-  // A call's number was held in outbound_requests while it lasted (a ring, the person on the line): deleted at its end, not wiped.
-  if (counts.calls > 0) tables.push('reports', 'deliveries', 'calls', 'webhook_sessions', 'outbound_requests');
-  else if (counts.deliveries > 0) tables.push('deliveries');
-  if (counts.outboundRequests > 0) tables.push('outbound_requests');
-  if (counts.campaignContacts > 0) tables.push('campaign_contacts');
-  return tables.length > 0 ? tables : [...ERASED_TABLES];
-}
-
-interface Found {
+/** The person's rows in the store, their refused records and transcript files. */
+interface Found extends PersonRows {
   key: string;
+  /** Whether a number, as stored, is theirs. */
+  isTheirs: IsTheirs;
   refused: RefusedRecords[];
-  calls: CallRow[];
-  reports: Record<string, unknown>[];
-  deliveries: Record<string, unknown>[];
-  contacts: Record<string, unknown>[];
-  outbound: Record<string, unknown>[];
-  stopList: Record<string, unknown>[];
   transcriptFiles: string[];
 }
 
-type CallRow = Record<string, unknown> & { call_id: string; session_id: string; ended_at: string | null; transcript_file: string };
+/** The store's rows of people, for these deps. */
+function recordsOf(deps: PersonDataDeps): PersonRecords {
+  return new PersonRecords(deps.db, deps.dialect, storeJournalRoot(deps.transcriptsDir));
+}
 
 /** The number an operator typed, as Hotline compares numbers; a clear error if it is none. */
 export function personKey(number: string, defaultCountryCode?: string): string {
@@ -158,16 +135,8 @@ export async function exportPersonData(deps: PersonDataDeps, number: string): Pr
     outboundRequests: found.outbound.map(parsedColumns),
     stopList: found.stopList,
     refusedRecords: found.refused.flatMap((journal) => journal.theirs),
-    auditLog: await auditOf(deps.db, found.calls.map((call) => call.session_id)),
+    auditLog: (await recordsOf(deps).audit(found.calls.map((call) => call.session_id))).map(parsedColumns),
   };
-}
-
-async function auditOf(db: Db, sessionIds: readonly string[]): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
-  for (const ids of chunks([...new Set(sessionIds)])) {
-    rows.push(...(await db.selectFrom('audit_log').selectAll().where('session_id', 'in', ids).orderBy('at').execute()).map(parsedColumns));
-  }
-  return rows;
 }
 
 /**
@@ -191,42 +160,25 @@ export async function erasePersonData(
   const endedSessions = sessionIds.filter((id) => !liveSessions.has(id));
   const counts = countsOf(found);
   const id = randomUUID();
-  await deps.db.transaction().execute(async (trx) => {
-    for (const ids of chunks(callIds)) {
-      await trx.deleteFrom('reports').where('call_id', 'in', ids).execute();
-      await trx.deleteFrom('deliveries').where('call_id', 'in', ids).execute();
-      await trx.deleteFrom('calls').where('call_id', 'in', ids).execute();
-    }
-    for (const ids of chunks(endedSessions)) {
-      await trx.deleteFrom('deliveries').where('session_id', 'in', ids).execute();
-      await trx.deleteFrom('webhook_sessions').where('session_id', 'in', ids).execute();
-    }
-    await trx.deleteFrom('outbound_requests').where('to_number', '=', found.key).execute();
-    for (const contact of found.contacts) {
-      await trx
-        .updateTable('campaign_contacts')
-        .set({ number: '', variables: '{}', last_session_id: null, last_error: null, updated_at: now.toISOString() })
-        .where('campaign_id', '=', String(contact.campaign_id))
-        .where('idx', '=', Number(contact.idx))
-        .execute();
-    }
-    if (options.stopCalling && found.stopList.length === 0) {
-      await trx.insertInto('stop_list').values({ number: found.key, reason: 'asked not to be called (erasure)', added_at: now.toISOString() }).execute();
-    }
-    await trx
-      .insertInto('erasures')
-      .values({ id, erased_at: now.toISOString(), actor: options.actor, counts: JSON.stringify({ ...counts, callsInProgress: undefined }) })
-      .execute();
+  const records = recordsOf(deps);
+  // One transaction: the rows go all together, with the erasure's record, or none does.
+  await records.erase({
+    callIds,
+    endedSessions,
+    number: found.key,
+    contacts: found.contacts,
+    stopList: options.stopCalling && found.stopList.length === 0 ? { reason: 'asked not to be called (erasure)' } : undefined,
+    record: { id, erasedAt: now.toISOString(), actor: options.actor, counts: { ...counts, callsInProgress: undefined } },
   });
   // A record file each: removing the person's never races the writer adding others (store/rejected-records.ts).
-  for (const journal of found.refused) if (journal.theirs.length > 0) await journalRead(journal.dir, () => removeRejected(journal.dir, journal.isTheirs));
+  for (const journal of found.refused) if (journal.theirs.length > 0) await journalRead(() => records.removeRefused(journal.dir, found.isTheirs));
   // Files after the rows: a failure here leaves a file the retention sweep or a second erasure removes, never a row without its file's erasure on record.
   const liveFiles = new Set(found.calls.filter((call) => call.ended_at === null).map((call) => call.transcript_file));
   for (const file of new Set(ended.map((call) => call.transcript_file))) {
     if (liveFiles.has(file) || !inside(deps.transcriptsDir, file)) continue;
     await rm(file, { force: true });
   }
-  const wiped = await wipeDeleted(deps.db, deps.dialect, tablesToWipe(counts));
+  const wiped = await records.wipeErased(counts);
   return {
     id,
     erasedAt: now.toISOString(),
@@ -239,37 +191,14 @@ export async function erasePersonData(
 }
 
 async function find(deps: PersonDataDeps, key: string): Promise<Found> {
-  const { db } = deps;
-  const tail = `%${key.slice(-TAIL_DIGITS)}`;
-  const same = (stored: unknown): boolean => typeof stored === 'string' && phoneKey(stored, { defaultCountryCode: deps.defaultCountryCode }) === key;
-  const candidates = await db
-    .selectFrom('calls')
-    .selectAll()
-    .where((eb) => eb.or([eb.and([eb('direction', '=', 'inbound'), eb('from_number', 'like', tail)]), eb.and([eb('direction', '=', 'outbound'), eb('to_number', 'like', tail)])]))
-    .execute();
-  const calls = (candidates as unknown as CallRow[]).filter((row) => same(row.direction === 'inbound' ? row.from_number : row.to_number));
-  const reports: Record<string, unknown>[] = [];
-  const deliveries: Record<string, unknown>[] = [];
-  for (const part of chunks(calls)) {
-    const ids = part.map((call) => call.call_id);
-    const sessions = part.map((call) => call.session_id);
-    reports.push(...(await db.selectFrom('reports').selectAll().where('call_id', 'in', ids).execute()));
-    deliveries.push(
-      ...(await db
-        .selectFrom('deliveries')
-        .selectAll()
-        .where((eb) => eb.or([eb('call_id', 'in', ids), eb('session_id', 'in', sessions)]))
-        .execute()),
-    );
-    await yieldToLoop();
-  }
-  const contacts = (await db.selectFrom('campaign_contacts').selectAll().where('number', 'like', tail).execute()).filter((row) => same(row.number));
-  const outbound = (await db.selectFrom('outbound_requests').selectAll().where('to_number', 'like', tail).execute()).filter((row) => same(row.to_number));
-  const stopList = (await db.selectFrom('stop_list').selectAll().where('number', 'like', tail).execute()).filter((row) => same(row.number));
-  const transcriptFiles = [...new Set(calls.map((call) => call.transcript_file))];
+  const records = recordsOf(deps);
+  // The person's: a number that is theirs once compared as Hotline compares numbers, in whatever form it was stored.
+  const isTheirs = (stored: unknown): boolean => typeof stored === 'string' && phoneKey(stored, { defaultCountryCode: deps.defaultCountryCode }) === key;
+  const rows = await records.read(key, isTheirs);
+  const transcriptFiles = [...new Set(rows.calls.map((call) => call.transcript_file))];
   for (const file of transcriptFiles) await mayBeRead(deps.transcriptsDir, file);
-  const refused = await refusedRecords(deps.transcriptsDir, same);
-  return { key, refused, calls, reports, deliveries: unique(deliveries, 'id'), contacts, outbound, stopList, transcriptFiles };
+  const refused = await journalRead(() => records.refused(isTheirs));
+  return { ...rows, key, isTheirs, refused, transcriptFiles };
 }
 
 /**
@@ -308,45 +237,13 @@ function countsOf(found: Found): PersonCounts {
   };
 }
 
-interface RefusedRecords {
-  /** The replica's journal folder. */
-  dir: string;
-  theirs: Record<string, unknown>[];
-  isTheirs: (record: Record<string, unknown>) => boolean;
-}
-
-/** Each replica's refused records (store/rejected-records.ts), the person's picked out. */
-async function refusedRecords(transcriptsDir: string, same: (stored: unknown) => boolean): Promise<RefusedRecords[]> {
-  const root = storeJournalRoot(transcriptsDir);
-  const isTheirs = (record: Record<string, unknown>): boolean => {
-    const call = record.call as { direction?: unknown; from?: unknown; to?: unknown } | undefined;
-    return call !== undefined && same(call.direction === 'outbound' ? call.to : call.from);
-  };
-  const dirs = await journalRead(root, async () => {
-    try {
-      return await readdir(root, { withFileTypes: true });
-    } catch (error) {
-      // No journal yet: no record was ever refused.
-      if (codeOf(error) === 'ENOENT') return [];
-      throw error;
-    }
-  });
-  const journals: RefusedRecords[] = [];
-  for (const entry of dirs) {
-    if (!entry.isDirectory()) continue;
-    const dir = path.join(root, entry.name);
-    const records = await journalRead(dir, () => readRejected(dir));
-    journals.push({ dir, theirs: records.flatMap(({ record }) => (record && isTheirs(record) ? [record] : [])), isTheirs });
-  }
-  return journals;
-}
-
-/** Reads (or changes) the store journal; a failure says so, whatever it was. */
-async function journalRead<T>(where: string, read: () => Promise<T>): Promise<T> {
+/** Reads (or changes) the store journal through the store; a failure says where, whatever it was. */
+async function journalRead<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    throw unreadable(`the store journal ${where} could not be read`, error);
+    if (error instanceof JournalUnreadableError) throw unreadable(error.message, error.cause);
+    throw error;
   }
 }
 
@@ -379,7 +276,7 @@ function parsedColumns(row: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A call's transcript lines, as written; undefined when its file is not there. Checked to be inside the folder by find(). */
-async function transcriptLines(row: CallRow): Promise<Record<string, unknown>[] | undefined> {
+async function transcriptLines(row: PersonCall): Promise<Record<string, unknown>[] | undefined> {
   let text: string;
   try {
     text = await readFile(row.transcript_file, 'utf8');
@@ -402,15 +299,4 @@ async function transcriptLines(row: CallRow): Promise<Record<string, unknown>[] 
 function inside(dir: string, file: string): boolean {
   const relative = path.relative(path.resolve(dir), path.resolve(file));
   return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
-}
-
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
-
-function unique(rows: Record<string, unknown>[], key: string): Record<string, unknown>[] {
-  const seen = new Set<unknown>();
-  return rows.filter((row) => (seen.has(row[key]) ? false : (seen.add(row[key]), true)));
 }
