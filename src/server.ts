@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { CampaignRunner } from './campaigns/campaign-runner.js';
 import { campaignsRouter } from './transport/campaigns-api.js';
 import { systemClock, type Clock } from './campaigns/clock.js';
-import { combineObservers } from './campaigns/combined-observer.js';
+import { CallObservers } from './call/call-observers.js';
 import { openCampaignStore } from './campaigns/definition.js';
 import { serviceDialer } from './campaigns/dialer.js';
 import { doNotCallToolBox } from './campaigns/do-not-call-tool.js';
@@ -38,6 +38,7 @@ import { ReplicaRegistry } from './cluster/replica-registry.js';
 import { watchDepartures } from './cluster/departures.js';
 import { sweepLeftBehind } from './cluster/left-behind-sweep.js';
 import { WebhookHandover } from './cluster/webhook-handover.js';
+import { WebhookRouting } from './cluster/webhook-routing.js';
 import { WebhookOwners } from './cluster/webhook-owners.js';
 import { sharedFailureCount } from './cluster/shared-failures.js';
 import { ClusterControl } from './cluster/cluster-control.js';
@@ -302,7 +303,8 @@ export async function startHotline(
   // The store's queries off the event loop through the store; the prompts folder and transcripts parsed on a thread.
   const dashboardReads = new StoreReads(store, { dir: config.promptsDir, env: toolEnv }, logger);
   // The gauge reads the registry at scrape time, after both exist.
-  const metrics: Metrics = new Metrics((): number => registry.size);
+  const metrics: Metrics = new Metrics();
+  metrics.countCalls((): number => registry.size);
   // Each call's record, written as it happens; a final one, once stored, gets its report.
   const callRows = new CallRepository(store.db, { owner: replica.id, dialect: store.dialect });
   const records = new CallWriter({
@@ -326,7 +328,11 @@ export async function startHotline(
     callerContext: () => toolFiles.callerContext,
     businessConnections,
     voicemail,
-    observer: combineObservers(
+    observer: ((observers: readonly CallObserver[], onError: (error: unknown) => void) => {
+      const all = new CallObservers(onError);
+      all.add(...observers);
+      return all;
+    })(
       [
         {
           callProgress: (call) => records.callProgress(call),
@@ -403,6 +409,8 @@ export async function startHotline(
     await Promise.all([callRows.passTo(call.callId, to), campaignStore.passAttempt(call.sessionId, to)]);
   };
   const handover = webhookOwners && new WebhookHandover(webhookOwners, registry, webhookCalls, passHandedOver, logger);
+  // Which replica answers each webhook event, in front of this one's own answer.
+  const webhookRouting = webhookOwners && handover && new WebhookRouting(webhookOwners, handover, registry, logger);
   // A transport that is switched off is not there at all: POST /webhook is a 404 like any unknown path.
   const webhookOptions = {
     registry,
@@ -413,7 +421,7 @@ export async function startHotline(
     maxBytes: config.maxEventBytes,
     limits: new AccessLimits(new RateLimit(config.rateLimit.webhookPerMinute, replicasAlive), authFailures),
     proxyTrust,
-    peers: handover,
+    route: webhookRouting?.fromBalancer,
   };
   const webhook = config.transports.has('webhook') ? webhookRouter(webhookOptions) : undefined;
   // One limit for every CSV export, the dashboard's and the campaigns'.
@@ -531,7 +539,9 @@ export async function startHotline(
       ? await openInternalListener(
           createInternalApp({
             routers: [
-              ...(handover && config.transports.has('webhook') ? [internalWebhookRouter({ ...webhookOptions, peers: handover, gate })] : []),
+              ...(webhookRouting && config.transports.has('webhook')
+                ? [internalWebhookRouter({ ...webhookOptions, route: webhookRouting.fromReplica, clusterSecret, gate })]
+                : []),
               internalApiRouter({ secret: clusterSecret, gate, control: registry }),
             ],
             logger,

@@ -200,7 +200,7 @@ describe('shared secret, errors and limits', () => {
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
     const failing = { answer: () => { throw new Error('boom at secret place'); } } as unknown as WebhookCalls;
     const registry = { size: 0, canAccept: true, isAccepting: true, get: () => undefined, isLate: () => false } as unknown as CallRegistry;
-    const metrics = new Metrics(() => 0);
+    const metrics = new Metrics();
     const app = createHttpApp({
       registry,
       metrics,

@@ -24,15 +24,18 @@ export class Metrics implements CallMetrics {
   private readonly llmTokens: Counter<'model' | 'kind'>;
   private readonly llmCost: Counter<'model'>;
 
-  constructor(activeCalls: () => number) {
+  private activeCalls: () => number = () => 0;
+
+  constructor() {
     const registers = [this.registry];
+    const calls = (): number => this.activeCalls();
     collectDefaultMetrics({ register: this.registry, prefix: 'hotline_' });
     new Gauge({
       name: 'hotline_active_calls',
       help: 'Calls in progress',
       registers,
       collect() {
-        this.set(activeCalls());
+        this.set(calls());
       },
     });
     this.turns = new Counter({ name: 'hotline_turns_total', help: 'LLM turns started', registers });
@@ -81,6 +84,11 @@ export class Metrics implements CallMetrics {
       labelNames: ['status'],
       registers,
     });
+  }
+
+  /** The calls in progress, read at each scrape. */
+  countCalls(activeCalls: () => number): void {
+    this.activeCalls = activeCalls;
   }
 
   turnStarted(): void {
