@@ -6,7 +6,6 @@
  */
 import type { CallSoFar } from '../call/ports/call-summary.js';
 import type { Logger } from '../logger.js';
-import type { Relayed, WebhookPeers } from '../transport/webhook.js';
 import type { WebhookOwners } from './webhook-owners.js';
 
 /** How often a stopping replica looks again for calls that have come between turns (a turn ends without an event). */
@@ -25,8 +24,7 @@ export interface WebhookCallsView {
   idle(sessionId: string): boolean;
 }
 
-export class WebhookHandover implements WebhookPeers {
-  readonly secret: string;
+export class WebhookHandover {
   private readonly log: Logger;
   /** Hand-overs under way: the call's events wait for them. */
   private readonly handing = new Map<string, Promise<void>>();
@@ -43,26 +41,20 @@ export class WebhookHandover implements WebhookPeers {
     private readonly passRecord: (call: { callId: string; sessionId: string }, to: string) => Promise<void>,
     logger: Logger,
   ) {
-    this.secret = owners.secret;
     this.log = logger.child({ component: 'webhook-handover' });
   }
 
-  route(sessionId: string, starting: boolean, raw: Buffer): Promise<Relayed | undefined> {
-    return this.owners.route(sessionId, starting, raw);
-  }
-
-  passOn(sessionId: string, raw: Buffer): Promise<Relayed | undefined> {
-    return this.owners.passOn(sessionId, raw);
-  }
-
+  /** A hand-over of this call to another replica under way here: its events wait for it. */
   settled(sessionId: string): Promise<void> | undefined {
     return this.handing.get(sessionId);
   }
 
+  /** This replica handed the call over: its events go on to the replica that has it, even those forwarded here. */
   handedOver(sessionId: string): boolean {
     return this.handed.has(sessionId);
   }
 
+  /** An event of a call here was answered: stopping, this replica may hand the call over now. */
   answered(sessionId: string): void {
     if (this.stopping) this.tryHandOver(sessionId);
   }

@@ -3,6 +3,7 @@ import type { CallRegistry } from '../call/call-registry.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { AnswerSchema } from '../protocol/actions.js';
+import type { VoiceEvent } from '../protocol/events.js';
 import { describeIssues, parseEvent } from '../protocol/parse-event.js';
 import { clientAddressOf, secretMatches, webhookSecretOf, type ProxyTrust, type SecretGate } from './auth.js';
 import { HttpError } from './http-error.js';
@@ -22,26 +23,28 @@ export interface WebhookOptions {
   /** Which X-Forwarded-For hops name the client; the same function as the app's "trust proxy". */
   proxyTrust: ProxyTrust;
   /**
-   * Replicas sharing the store: an event of a call another replica owns goes there, and its answer
-   * comes back (cluster/webhook-owners.ts). `secret` is what they present to each other.
+   * Replicas sharing the store: which one answers each event (cluster/webhook-routing.ts). Without
+   * it every event is answered here, as one Hotline alone answers.
    */
-  peers?: WebhookPeers | undefined;
+  route?: EventRoute | undefined;
 }
 
-/** The other replicas, as the webhook edge sees them (cluster/webhook-handover.ts). */
-export interface WebhookPeers {
-  readonly secret: string;
-  /** Where an event of a call this replica does not hold goes: another replica's answer, or undefined to answer here. */
-  route(sessionId: string, starting: boolean, raw: Buffer): Promise<Relayed | undefined>;
-  /** A hand-over of this call to another replica under way here: its events wait for it. */
-  settled(sessionId: string): Promise<void> | undefined;
-  /** This replica handed the call over: its events go on to the replica that has it, even those forwarded here. */
-  handedOver(sessionId: string): boolean;
-  /** An event of a call here was answered: a stopping replica may hand the call over now. */
+/**
+ * What stands in front of this replica's own answer to an event: another replica may be the one to
+ * answer it. Declared here, where it is used, and given by the cluster (cluster/webhook-routing.ts).
+ */
+export interface EventRoute {
+  /**
+   * 'here' to answer the event here, or the answer another replica gave, to be sent as it is.
+   * A value, not a promise, when nothing had to be waited for: an event of a call held here waits
+   * for nothing.
+   */
+  route(event: VoiceEvent, raw: Buffer): Routed | Promise<Routed>;
+  /** An event was answered here, its answer sent. */
   answered(sessionId: string): void;
-  /** A call this replica cannot take, stopping: another replica's answer, or undefined when none can take it. */
-  passOn(sessionId: string, raw: Buffer): Promise<Relayed | undefined>;
 }
+
+export type Routed = 'here' | Relayed;
 
 /** Another replica's answer to an event forwarded to it. */
 export interface Relayed {
@@ -59,7 +62,7 @@ export const INTERNAL_WEBHOOK_PATH = '/internal/webhook';
  */
 export function webhookRouter(options: WebhookOptions): Router {
   const router = express.Router();
-  const handleWebhookEvent = webhookEventHandler(options);
+  const handleWebhookEvent = webhookEventHandler(options, options.route);
 
   router.post(
     '/webhook',
@@ -85,7 +88,7 @@ export function webhookRouter(options: WebhookOptions): Router {
     },
     // Raw bytes, so that this module decides what invalid JSON means; the limit answers 413.
     express.raw({ type: () => true, limit: options.maxBytes }),
-    (req: Request, res: Response) => handleWebhookEvent(req, res, true),
+    handleWebhookEvent,
   );
 
   router.all('/webhook', function webhookMethodNotAllowed(_req, res) {
@@ -96,24 +99,24 @@ export function webhookRouter(options: WebhookOptions): Router {
 
 /**
  * POST /internal/webhook, on the replicas' own listener: an event of a call this replica owns,
- * forwarded by the replica the balancer sent it to. The cluster's secret, and no forwarding on.
+ * forwarded by the replica the balancer sent it to. The cluster's secret, and its own route (which
+ * forwards on only a call this replica has handed over since).
  */
-export function internalWebhookRouter(options: WebhookOptions & { peers: WebhookPeers; gate: SecretGate }): Router {
+export function internalWebhookRouter(options: WebhookOptions & { route: EventRoute; clusterSecret: string; gate: SecretGate }): Router {
   const router = express.Router();
-  const handleWebhookEvent = webhookEventHandler(options);
   router.post(
     INTERNAL_WEBHOOK_PATH,
-    requireClusterSecret(options.peers.secret, options.gate),
+    requireClusterSecret(options.clusterSecret, options.gate),
     express.raw({ type: () => true, limit: options.maxBytes }),
-    (req: Request, res: Response) => handleWebhookEvent(req, res, false),
+    webhookEventHandler(options, options.route),
   );
   return router;
 }
 
-/** One event's way through, from either route: parsed, passed to its call's replica or answered here. */
-function webhookEventHandler(options: WebhookOptions): (req: Request, res: Response, mayForward: boolean) => Promise<void> {
-  const { logger, peers } = options;
-  return async function handleWebhookEvent(req: Request, res: Response, mayForward: boolean): Promise<void> {
+/** One event's way through: parsed once, then another replica's answer relayed or the event answered here. */
+function webhookEventHandler(options: WebhookOptions, route: EventRoute | undefined): (req: Request, res: Response) => Promise<void> {
+  const { logger, registry } = options;
+  return async function handleWebhookEvent(req: Request, res: Response): Promise<void> {
     const body: unknown = req.body;
     const raw = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
     const parsed = parseEvent(raw.toString('utf8'));
@@ -127,38 +130,21 @@ function webhookEventHandler(options: WebhookOptions): (req: Request, res: Respo
       return;
     }
     const { event } = parsed;
-    const id = event.session.id;
-    const handingOver = peers?.settled(id);
-    if (handingOver) await handingOver;
-    if (peers && (mayForward || peers.handedOver(id)) && !options.registry.get(id)) {
-      let relayed: Relayed | undefined;
-      try {
-        relayed = await peers.route(id, event.type === 'session_start', raw);
-      } catch (error) {
-        // The store could not say who owns the call: this replica answers, as a single Hotline would.
-        logger.warn({ err: error, sessionId: id }, 'the owner of this webhook call could not be looked up; answering here');
-      }
-      if (relayed) return relay(res, relayed);
+    if (route) {
+      let routed = route.route(event, raw);
+      if (routed instanceof Promise) routed = await routed;
+      if (routed !== 'here') return relay(res, routed);
     }
-    // A call this process does not know yet: a start, or one to adopt (a restart, another instance).
-    const newCall = event.type !== 'session_end' && !options.registry.get(id) && !options.registry.isLate(event);
-    if (newCall && !options.registry.canAccept) {
-      // Stopping: the others take the call (its session_start came in as this replica began to stop).
-      const passed =
-        peers && !options.registry.isAccepting
-          ? await peers.passOn(id, raw).catch((error: unknown) => {
-              logger.warn({ err: error, sessionId: id }, 'a new call could not be passed to another replica; refused');
-              return undefined;
-            })
-          : undefined;
-      if (passed) return relay(res, passed);
-      throw new HttpError(503, options.registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
+    const id = event.session.id;
+    // A call this process does not know yet (a start, or one to adopt: a restart, another instance) that it cannot take now.
+    if (!registry.canAccept && event.type !== 'session_end' && !registry.get(id) && !registry.isLate(event)) {
+      throw new HttpError(503, registry.isAccepting ? 'too many calls: try again later' : 'shutting down');
     }
     let pending;
     try {
       pending = options.calls.answer(event);
     } catch (error) {
-      throw new HttpError(500, 'internal error', { cause: error, sessionId: event.session.id });
+      throw new HttpError(500, 'internal error', { cause: error, sessionId: id });
     }
     const action = await pending.answer;
     if (res.writableEnded || res.destroyed) {
@@ -168,20 +154,20 @@ function webhookEventHandler(options: WebhookOptions): (req: Request, res: Respo
     if (!action) {
       pending.done(true);
       res.status(204).end();
-      peers?.answered(id);
+      route?.answered(id);
       return;
     }
     const checked = AnswerSchema.safeParse(action);
     if (!checked.success) {
       pending.done(true);
-      logger.error({ sessionId: event.session.id, problem: describeIssues(checked.error) }, 'invalid action not sent');
+      logger.error({ sessionId: id, problem: describeIssues(checked.error) }, 'invalid action not sent');
       res.status(204).end();
-      peers?.answered(id);
+      route?.answered(id);
       return;
     }
     res.status(200).json(checked.data);
     pending.done(true);
-    peers?.answered(id);
+    route?.answered(id);
   };
 }
 
