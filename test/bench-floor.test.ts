@@ -1,14 +1,14 @@
 /**
- * The bench's floor (src/bench/raw-reader.ts): against the real scripted
+ * The bench's floor (bench/raw-reader.ts): against the real scripted
  * server, its frames carry Hotline's sentences and leave on the tokens the
  * bench's analysis attributes them to.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { completingTokenIndices } from '../src/bench/baselines.js';
-import { planReply, RawReader } from '../src/bench/raw-reader.js';
-import { replyText, tagFor } from '../src/bench/replies.js';
+import { completingTokenIndices } from '../bench/baselines.js';
+import { planReply, RawReader } from '../bench/raw-reader.js';
+import { replyText, tagFor } from '../bench/replies.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { tokenize } from '../src/llm/tokenize.js';
 import { textFrame } from '../src/transport/ws-frame.js';

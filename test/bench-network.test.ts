@@ -8,15 +8,15 @@
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { now } from '../src/bench/clock.js';
-import { DelayProxy } from '../src/bench/delay-proxy.js';
-import type { ModelRequestRecord } from '../src/bench/far-side-messages.js';
-import { turnKind, type TurnRecord } from '../src/bench/network-calls.js';
-import { networkFigures, type TurnGroup } from '../src/bench/network-figures.js';
-import { LinkUnavailable, namespaceLink } from '../src/bench/network-link.js';
-import { decide, networkTag, plainAnswer, TOOL_NAME } from '../src/bench/network-script.js';
-import { measureNetwork, type NetworkOptions, type NetworkResult } from '../src/bench/network.js';
-import { machine, render } from '../src/bench/report.js';
+import { now } from '../bench/clock.js';
+import { DelayProxy } from '../bench/delay-proxy.js';
+import type { ModelRequestRecord } from '../bench/far-side-messages.js';
+import { turnKind, type TurnRecord } from '../bench/network-calls.js';
+import { networkFigures, type TurnGroup } from '../bench/network-figures.js';
+import { LinkUnavailable, namespaceLink } from '../bench/network-link.js';
+import { decide, networkTag, plainAnswer, TOOL_NAME } from '../bench/network-script.js';
+import { measureNetwork, type NetworkOptions, type NetworkResult } from '../bench/network.js';
+import { machine, render } from '../bench/report.js';
 
 const TINY: NetworkOptions = {
   rttMs: 10,

@@ -6,8 +6,8 @@ import {
   nextSentenceReleases,
   wholeReplyRelease,
   type TimedToken,
-} from '../src/bench/baselines.js';
-import { bucketOf, selfTimes } from '../src/bench/profile-summary.js';
+} from '../bench/baselines.js';
+import { bucketOf, selfTimes } from '../bench/profile-summary.js';
 import {
   EXPECTED_SPEAKS,
   question,
@@ -17,9 +17,9 @@ import {
   tagOf,
   TEMPLATE_COUNT,
   templateOf,
-} from '../src/bench/replies.js';
-import { judge } from '../src/bench/report.js';
-import { differences, formatMs, parseCounts, percentile, seededRandom, summarize } from '../src/bench/stats.js';
+} from '../bench/replies.js';
+import { judge } from '../bench/report.js';
+import { differences, formatMs, parseCounts, percentile, seededRandom, summarize } from '../bench/stats.js';
 import { tokenize } from '../src/llm/tokenize.js';
 
 const timed = (texts: string[], step = 10): TimedToken[] => texts.map((text, i) => ({ text, at: i * step }));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { LadderSearch, type LadderStep } from '../src/bench/capacity.js';
-import { CommandChannel, type NumberedCommand } from '../src/bench/hotline-probes.js';
-import { evaluateTargets, machine, render, type BenchResults } from '../src/bench/report.js';
-import type { WorkersResult, WorkersRun } from '../src/bench/workers.js';
+import { LadderSearch, type LadderStep } from '../bench/capacity.js';
+import { CommandChannel, type NumberedCommand } from '../bench/hotline-probes.js';
+import { evaluateTargets, machine, render, type BenchResults } from '../bench/report.js';
+import type { WorkersResult, WorkersRun } from '../bench/workers.js';
 
 /** Runs the search against a Hotline that holds the limit below `capacity` calls; the counts tried, in order. */
 function climb(search: LadderSearch, capacity: number): number[] {

@@ -5,8 +5,8 @@ import { childEnv, isolatedCwd, repoRoot, tsxArgs } from './helpers/child-proces
 
 /** Every npm script with a command line: the script name users type, and its file. */
 const COMMANDS = [
-  { name: 'bench', file: 'src/cli/bench.ts' },
-  { name: 'soak', file: 'src/cli/soak.ts' },
+  { name: 'bench', file: 'bench/main.ts' },
+  { name: 'soak', file: 'soak/main.ts' },
   { name: 'prompts:check', file: 'src/cli/prompts-check.ts' },
   { name: 'call', file: 'src/cli/call.ts' },
   { name: 'campaign', file: 'src/cli/campaign.ts' },
@@ -19,9 +19,9 @@ const COMMANDS = [
 
 /** Malformed values of numeric options (and of a URL option): refused before any work, like an unknown option. */
 const BAD_NUMBERS = [
-  { name: 'bench', file: 'src/cli/bench.ts', args: ['--calls', 'abc'], flag: '--calls' },
-  { name: 'bench', file: 'src/cli/bench.ts', args: ['--postgres', 'mysql://127.0.0.1/hotline'], flag: '--postgres' },
-  { name: 'soak', file: 'src/cli/soak.ts', args: ['--minutes', 'x'], flag: '--minutes' },
+  { name: 'bench', file: 'bench/main.ts', args: ['--calls', 'abc'], flag: '--calls' },
+  { name: 'bench', file: 'bench/main.ts', args: ['--postgres', 'mysql://127.0.0.1/hotline'], flag: '--postgres' },
+  { name: 'soak', file: 'soak/main.ts', args: ['--minutes', 'x'], flag: '--minutes' },
 ] as const;
 
 interface Exit {
@@ -99,7 +99,7 @@ beforeAll(async () => {
       [file, ['--help']],
       [file, ['--bogus']],
     ]),
-    ['src/cli/bench.ts', ['-h']],
+    ['bench/main.ts', ['-h']],
     ...BAD_NUMBERS.map(({ file, args }): [string, readonly string[]] => [file, args]),
   ];
   const results = await inTurns([
@@ -142,9 +142,9 @@ describe.each(COMMANDS)('npm run $name', ({ name, file }) => {
 });
 
 test('-h is --help', () => {
-  const short = exitOf('src/cli/bench.ts', ['-h']);
+  const short = exitOf('bench/main.ts', ['-h']);
   expect(short.code).toBe(0);
-  expect(short.stdout).toBe(exitOf('src/cli/bench.ts', ['--help']).stdout);
+  expect(short.stdout).toBe(exitOf('bench/main.ts', ['--help']).stdout);
 });
 
 test.each(BAD_NUMBERS)('npm run $name -- $args.0 $args.1: exit 2 naming the option', ({ name, file, args, flag }) => {

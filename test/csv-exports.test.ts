@@ -9,7 +9,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parse } from 'csv-parse/sync';
 import { afterEach, expect, test } from 'vitest';
-import { seedCalls, writeEndedCalls } from '../src/bench/dashboard-load.js';
+import { seedCalls, writeEndedCalls } from '../bench/dashboard-load.js';
 import { CampaignSettingsSchema, openCampaignStore } from '../src/campaigns/definition.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { callSummary } from './helpers/reports.js';

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { CompiledQuery } from 'kysely';
 import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { writeEndedCalls } from '../src/bench/dashboard-load.js';
+import { writeEndedCalls } from '../bench/dashboard-load.js';
 import type { CallSummary, TurnSummary } from '../src/call/ports/call-summary.js';
 import { CHARTS_SCRIPT } from '../src/dashboard/charts-script.js';
 import { chartsPage, chartsView } from '../src/dashboard/pages/charts.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
-import { writeEndedCalls } from '../src/bench/dashboard-load.js';
+import { writeEndedCalls } from '../bench/dashboard-load.js';
 import type { CallSummary } from '../src/call/ports/call-summary.js';
 import { FileThread } from '../src/dashboard/file-thread.js';
 import { StoreReads } from '../src/dashboard/reads.js';

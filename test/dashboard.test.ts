@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { seedCalls, writeEndedCalls } from '../src/bench/dashboard-load.js';
+import { seedCalls, writeEndedCalls } from '../bench/dashboard-load.js';
 import type { TurnSummary } from '../src/call/ports/call-summary.js';
 import { WEEKDAYS } from '../src/campaigns/definition.js';
 import { SessionCookies } from '../src/dashboard/session-cookie.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
-import { seedCalls } from '../src/bench/dashboard-load.js';
+import { seedCalls } from '../bench/dashboard-load.js';
 import { openStore } from '../src/store/store.js';
 import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
 import { startCli } from './helpers/cli.js';

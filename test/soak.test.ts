@@ -31,7 +31,7 @@ test(
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       execFile(
         process.execPath,
-        tsxArgs('src/cli/soak.ts', '--calls', '20', '--turns', '3', '--warm-up', '300', '--ended', '1000', '--census', '--json'),
+        tsxArgs('soak/main.ts', '--calls', '20', '--turns', '3', '--warm-up', '300', '--ended', '1000', '--census', '--json'),
         { cwd: isolatedCwd(), env: childEnv(), timeout: 280_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
         (error, out, err) => {
           if (typeof error?.code === 'string') reject(error);

@@ -1,8 +1,8 @@
 /**
- * Summarises a V8 .cpuprofile (from `tsx --cpu-prof src/cli/bench.ts …`):
+ * Summarises a V8 .cpuprofile (from `tsx --cpu-prof bench/main.ts …`):
  * self time per function and per package or source folder, top first.
  *
- *   npx tsx src/bench/profile-summary.ts CPU.….cpuprofile [--top 30]
+ *   npx tsx bench/profile-summary.ts CPU.….cpuprofile [--top 30]
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -4,8 +4,8 @@
  * anywhere can be matched to the LLM request (and its token times) behind it.
  * Shared by the in-thread LLM server and the one on its own thread.
  */
-import type { ChatRequestBody } from '../llm/chat-request.js';
-import { tokenize } from '../llm/tokenize.js';
+import type { ChatRequestBody } from '../src/llm/chat-request.js';
+import { tokenize } from '../src/llm/tokenize.js';
 import { completingTokenIndices } from './baselines.js';
 
 /**

@@ -5,14 +5,14 @@
  * by a minimal HTTP server one SSE event per turn of the event loop, so each
  * token reaches the reader in a read of its own as it does at 60 tokens/s.
  *
- *   npx tsx src/bench/token-path.ts [--reader hotline|floor] [--stream bench|<file.sse>] [--turns 200] [--warm 200]
+ *   npx tsx bench/token-path.ts [--reader hotline|floor] [--stream bench|<file.sse>] [--turns 200] [--warm 200]
  *                                   [--turns-per-call 6] [--repeat 1] [--alloc] [--heap-profile <file>] [--callgrind]
  *
  * What the README's per-token figures came from (the difference of --repeat 6 and 1, over 7,440 tokens):
- *   node --expose-gc --min-semi-space-size=128 --max-semi-space-size=128 --import tsx src/bench/token-path.ts \
+ *   node --expose-gc --min-semi-space-size=128 --max-semi-space-size=128 --import tsx bench/token-path.ts \
  *     --turns 24 --warm 96 --turns-per-call 1 --repeat 6 --alloc
  *   valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no node --expose-gc \
- *     --min-semi-space-size=64 --max-semi-space-size=64 --import tsx src/bench/token-path.ts \
+ *     --min-semi-space-size=64 --max-semi-space-size=64 --import tsx bench/token-path.ts \
  *     --turns 24 --warm 200 --turns-per-call 1 --repeat 6 --callgrind      (thread 1's total)
  *
  * It prints the tokens and speaks of the measured turns and, with --alloc,
@@ -41,10 +41,10 @@ import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
-import { loadConfig } from '../config.js';
-import { tokenize } from '../llm/tokenize.js';
-import { startHotline } from '../server.js';
-import { textFrame } from '../transport/ws-frame.js';
+import { loadConfig } from '../src/config.js';
+import { tokenize } from '../src/llm/tokenize.js';
+import { startHotline } from '../src/server.js';
+import { textFrame } from '../src/transport/ws-frame.js';
 import { planReply, RawReader, type ReplyPlan } from './raw-reader.js';
 import { replyText, tagFor, TEMPLATE_COUNT } from './replies.js';
 

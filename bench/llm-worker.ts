@@ -9,7 +9,7 @@
  *   ← { kind: 'fast', on }  { kind: 'reset' }
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { startScriptedLlmServer, type RecordedRequest } from '../llm/scripted-server.js';
+import { startScriptedLlmServer, type RecordedRequest } from '../src/llm/scripted-server.js';
 import { clockOffset, now } from './clock.js';
 import { takeNice, yieldCpuToHotline } from './priority.js';
 import { replyText, requestedTag, UNTRACED_REPLY } from './replies.js';

@@ -6,9 +6,9 @@
  * wire's, and tell a stale speak from one that crossed a barge-in in flight.
  * Costs one wrapper call per event and per action while installed.
  */
-import type { ActionSink } from '../call/call-deps.js';
-import type { CallRegistry } from '../call/call-registry.js';
-import type { VoiceEvent } from '../protocol/events.js';
+import type { ActionSink } from '../src/call/call-deps.js';
+import type { CallRegistry } from '../src/call/call-registry.js';
+import type { VoiceEvent } from '../src/protocol/events.js';
 import { now } from './clock.js';
 
 export interface CoreHooks {

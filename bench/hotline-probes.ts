@@ -6,7 +6,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { monitorEventLoopDelay, PerformanceObserver, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
-import type { CallRegistry } from '../call/call-registry.js';
+import type { CallRegistry } from '../src/call/call-registry.js';
 import { now } from './clock.js';
 import { probeCore } from './core-probe.js';
 import { forcedGc, settleHeap } from './gc.js';

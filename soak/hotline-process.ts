@@ -9,8 +9,8 @@ import { readdir } from 'node:fs/promises';
 import v8 from 'node:v8';
 import { pino } from 'pino';
 import { forcedGc, settleHeap } from '../bench/gc.js';
-import { loadConfig } from '../config.js';
-import { startHotline, type RunningHotline } from '../server.js';
+import { loadConfig } from '../src/config.js';
+import { startHotline, type RunningHotline } from '../src/server.js';
 
 export interface MemoryFigures {
   /** V8's heap after a full collection, bytes. */

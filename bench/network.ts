@@ -24,7 +24,7 @@ import { runCalls, type TurnRecord } from './network-calls.js';
 import { networkFigures, type NetworkFigures } from './network-figures.js';
 import { makeLink, type LinkKind, type NetworkLink } from './network-link.js';
 import { networkTag, SHOP_URL_VARIABLE, TOOL_FILE, TOOL_NAME, type TurnKind } from './network-script.js';
-import { makeSelfSigned, type SelfSigned } from '../testing/self-signed.js';
+import { makeSelfSigned, type SelfSigned } from '../src/testing/self-signed.js';
 import { WarmClient, type WarmSample } from './warm-client.js';
 
 export interface NetworkOptions {
@@ -95,7 +95,7 @@ export function networkNote(link: LinkKind, fromSource: boolean): string {
 
 /** The repository's prompts with the one bench tool in place of the shipped ones. */
 async function promptsFolder(under: string): Promise<string> {
-  const repoPrompts = fileURLToPath(new URL('../../prompts', import.meta.url));
+  const repoPrompts = fileURLToPath(new URL('../prompts', import.meta.url));
   const folder = path.join(under, 'prompts');
   await cp(repoPrompts, folder, { recursive: true, filter: (source) => path.relative(repoPrompts, source).split(path.sep)[0] !== 'tools' });
   await mkdir(path.join(folder, 'tools'));

@@ -1,6 +1,6 @@
 /**
- * Preloaded into a Hotline process the bench starts (`node --import process-probe.js main.js`,
- * see hotline-process.ts), so the real entry point runs unchanged and is measured as the thread
+ * Preloaded into a Hotline process the bench starts (`node --import process-probe.mjs dist/main.js`,
+ * bundled by hotline-process.ts, which never puts it in dist/), so the real entry point runs unchanged and is measured as the thread
  * is (hotline-probes.ts). node:cluster starts its workers with the same flags, so each worker
  * loads it too. Each process that runs a Hotline connects to the bench on the port
  * HOTLINE_BENCH_PROBE_PORT names and takes commands there, one JSON line each way:
@@ -12,7 +12,7 @@ import cluster from 'node:cluster';
 import { getPriority } from 'node:os';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { CallRegistry } from '../call/call-registry.js';
+import { CallRegistry } from '../src/call/call-registry.js';
 import { clockOffset } from './clock.js';
 import { HotlineProbes, type HotlineAnswer, type HotlineResults, type NumberedCommand } from './hotline-probes.js';
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
-import { FakeVoiceService } from '../testing/voice-service-client.js';
+import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 
 /** Every reply's last sentence: the caller's cue that Hotline has said its piece. */
 const CUE = 'Anything else?';

@@ -11,13 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption } from '../command-line.js';
-import { startDemoShop } from '../demo/shop.js';
-import { startScriptedLlmServer } from '../llm/scripted-server.js';
-import { censusOf, grownBy, type Census } from '../soak/heap-census.js';
-import { HotlineChild } from '../soak/hotline-child.js';
-import type { MemoryFigures } from '../soak/hotline-process.js';
-import { churn, holdCall, soakScript } from '../soak/soak-load.js';
+import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption } from '../src/command-line.js';
+import { startDemoShop } from '../src/demo/shop.js';
+import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
+import { censusOf, grownBy, type Census } from './heap-census.js';
+import { HotlineChild } from './hotline-child.js';
+import type { MemoryFigures } from './hotline-process.js';
+import { churn, holdCall, soakScript } from './soak-load.js';
 
 const USAGE = `Usage: npm run soak -- [--calls 100] [--minutes 10] [--turns 6] [--hold]
 
@@ -124,7 +124,7 @@ const hotline = await HotlineChild.start({
   LOG_LEVEL: 'warn',
   OPENAI_API_KEY: 'soak',
   OPENAI_BASE_URL: llm.baseURL,
-  PROMPTS_DIR: fileURLToPath(new URL('../../prompts', import.meta.url)),
+  PROMPTS_DIR: fileURLToPath(new URL('../prompts', import.meta.url)),
   TRANSCRIPTS_DIR: path.join(dataDir, 'transcripts'),
   DATABASE_FILE: path.join(dataDir, 'hotline.db'),
   SHOP_API_URL: shop.url,

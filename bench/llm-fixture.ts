@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startScriptedLlmServer, type RecordedRequest, type RecordedToken, type RequestOutcome } from '../llm/scripted-server.js';
+import { startScriptedLlmServer, type RecordedRequest, type RecordedToken, type RequestOutcome } from '../src/llm/scripted-server.js';
 import { clockOffset, now } from './clock.js';
 import type { HotlineUnderTest } from './hotline-probes.js';
 import { HotlineThread } from './hotline-thread.js';

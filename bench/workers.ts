@@ -37,7 +37,7 @@ import { BenchFixture, type FixtureOptions } from './llm-fixture.js';
 import { startingNice } from './priority.js';
 import { inPlace, postgresPlaces } from './store-bench.js';
 import { warmUp } from './warm-up.js';
-import { describePostgresUrl } from '../store/postgres/postgres-dialect.js';
+import { describePostgresUrl } from '../src/store/postgres/postgres-dialect.js';
 
 export interface WorkersOptions {
   /** The WORKERS values, one run each; the ratio is of each to the first's. */

@@ -5,11 +5,11 @@
  * run — so the first-speak figures show whether the dashboard slows a call.
  */
 import { pino } from 'pino';
-import type { CallEndReason, CallSummary } from '../call/ports/call-summary.js';
-import { callRowOf } from '../store/call-repository.js';
-import { reportRowOf, type StoredReport } from '../store/report-repository.js';
-import type { Db } from '../store/schema.js';
-import { openStore, type Store } from '../store/store.js';
+import type { CallEndReason, CallSummary } from '../src/call/ports/call-summary.js';
+import { callRowOf } from '../src/store/call-repository.js';
+import { reportRowOf, type StoredReport } from '../src/store/report-repository.js';
+import type { Db } from '../src/store/schema.js';
+import { openStore, type Store } from '../src/store/store.js';
 import { now } from './clock.js';
 import { seededRandom, summarize, type Summary } from './stats.js';
 
@@ -163,7 +163,7 @@ export class DashboardViewer {
   /** The history page loaded `loads` times in headless Chromium: its first contentful paint, from navigation start. */
   private async firstPaint(loads: number): Promise<Summary | undefined> {
     // Loaded only here: playwright-core is a devDependency, and the bench a development tool.
-    const { chromiumPath, launchChromium } = await import('../testing/chromium.js');
+    const { chromiumPath, launchChromium } = await import('../src/testing/chromium.js');
     const executable = chromiumPath();
     if (!executable) return undefined;
     const browser = await launchChromium(executable);

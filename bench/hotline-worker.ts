@@ -9,8 +9,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
-import { loadConfig } from '../config.js';
-import { startHotline } from '../server.js';
+import { loadConfig } from '../src/config.js';
+import { startHotline } from '../src/server.js';
 import { clockOffset } from './clock.js';
 import { HotlineProbes, type HotlineAnswer, type HotlineCommand, type HotlineResults } from './hotline-probes.js';
 import { takeNice } from './priority.js';

@@ -5,9 +5,9 @@
  * business system returns, and the tool file Hotline is given. Every reply carries its turn's tag
  * in every sentence, so each request and each speak is matched to its turn.
  */
-import type { ChatMessage, ChatRequestBody } from '../llm/chat-request.js';
-import type { ScriptedReply } from '../llm/scripted-server.js';
-import { tokenize } from '../llm/tokenize.js';
+import type { ChatMessage, ChatRequestBody } from '../src/llm/chat-request.js';
+import type { ScriptedReply } from '../src/llm/scripted-server.js';
+import { tokenize } from '../src/llm/tokenize.js';
 import { completingTokenIndices } from './baselines.js';
 
 export type TurnKind = 'plain' | 'tool';

@@ -16,8 +16,8 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { SentenceChunker } from '../call/speech/chunker.js';
-import { toSpeech } from '../call/speech/speech-text.js';
+import { SentenceChunker } from '../src/call/speech/chunker.js';
+import { toSpeech } from '../src/call/speech/speech-text.js';
 
 /** What precedes every content token's text in a chunk: `"content":"` and anything but the closing quote. */
 const CONTENT = Buffer.from('"content":"');

@@ -3,8 +3,8 @@
  * token was written), so they are compared on exactly the tokens Hotline saw
  * in the same run, not on a second run with its own timing noise.
  */
-import { SentenceChunker } from '../call/speech/chunker.js';
-import { toSpeech } from '../call/speech/speech-text.js';
+import { SentenceChunker } from '../src/call/speech/chunker.js';
+import { toSpeech } from '../src/call/speech/speech-text.js';
 
 export interface TimedToken {
   readonly text: string;

@@ -10,7 +10,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { clockOffset } from './clock.js';
 import {
   CommandChannel,
@@ -24,10 +25,13 @@ import { takeNice } from './priority.js';
 import { stopChild } from './stop-child.js';
 import { PROBE_PORT_VARIABLE, type ProcessProbeMessage } from './process-probe.js';
 
-/** From source (tsx) the built tree is dist/ at the repository's root; built, it is the tree this file is in. */
-const fromSource = import.meta.url.endsWith('.ts');
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const builtRoot = fromSource ? new URL('../../dist', import.meta.url) : new URL('../', import.meta.url);
+/**
+ * The bench runs from source (tsx) and is never built: the Hotline it measures is dist/ at the
+ * repository's root, which `npm run build` makes of src/ alone.
+ */
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const sourceDir = path.join(repoRoot, 'src');
+const builtDir = path.join(repoRoot, 'dist');
 
 /** Enough of the bench's environment to run node, and nothing that configures Hotline. */
 const PASSED_ON = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
@@ -38,11 +42,10 @@ const STOP_TIMEOUT_MS = 15_000;
 const TAIL_CHARS = 4_000;
 
 /**
- * Builds dist/ as `npm run build` does, when the bench runs from source: the process measured is
- * the compiled JavaScript production runs. Throws with tsc's output when the build fails.
+ * Builds dist/ as `npm run build` does: the process measured is the compiled JavaScript production
+ * runs. Throws with tsc's output when the build fails.
  */
 export async function buildHotline(): Promise<void> {
-  if (!fromSource) return;
   const child = spawn('npm', ['run', 'build', '--silent'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (piece: string) => (output += piece));
@@ -59,8 +62,39 @@ export async function buildHotline(): Promise<void> {
  * same entry point and probe, compiled as they load.
  */
 function sourceArgs(): string[] {
-  const source = new URL('..', import.meta.url);
-  return ['--import', import.meta.resolve('tsx'), '--import', new URL('bench/process-probe.ts', source).href, fileURLToPath(new URL('main.ts', source))];
+  return ['--import', import.meta.resolve('tsx'), '--import', new URL('process-probe.ts', import.meta.url).href, path.join(sourceDir, 'main.ts')];
+}
+
+/**
+ * process-probe.ts as JavaScript for `node dist/main.js`, in one file in `folder`: dist/ holds none
+ * of the bench, and tsx in the measured process would load and compile differently from production.
+ * The bench's own modules are bundled in; the product's are imported from dist/, the very modules
+ * main.js runs, since the probe finds Hotline's registry by patching dist's CallRegistry class.
+ */
+async function builtProbe(folder: string): Promise<string> {
+  const outfile = path.join(folder, 'process-probe.mjs');
+  await build({
+    entryPoints: [fileURLToPath(new URL('process-probe.ts', import.meta.url))],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'the-product-from-dist',
+        setup(builder) {
+          builder.onResolve({ filter: /^\.\.?\// }, ({ path: specifier, resolveDir }) => {
+            const target = path.resolve(resolveDir, specifier);
+            if (!target.startsWith(sourceDir + path.sep)) return undefined;
+            return { path: pathToFileURL(path.join(builtDir, path.relative(sourceDir, target))).href, external: true };
+          });
+        },
+      },
+    ],
+  });
+  return outfile;
 }
 
 /** One Hotline process's probe connection: its commands, and its clock against the bench's. */
@@ -111,7 +145,7 @@ export class HotlineProcess implements HotlineUnderTest {
   ) {}
 
   /**
-   * `node --import process-probe.js dist/main.js` with `env` and WORKERS=`workers`, ready once
+   * `node --import process-probe.mjs dist/main.js` (see builtProbe) with `env` and WORKERS=`workers`, ready once
    * every Hotline in it has said where it listens and connected its probe. `nice`: the priority
    * the calling thread takes back first, as the process and every thread in it are born with it.
    * `source`: src/main.ts through tsx instead (see sourceArgs).
@@ -137,12 +171,13 @@ export class HotlineProcess implements HotlineUnderTest {
     const probePort = (probeServer.address() as { port: number }).port;
 
     const workdir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-process-'));
+    const nodeArgs = options.source ? sourceArgs() : ['--import', pathToFileURL(await builtProbe(workdir)).href, path.join(builtDir, 'main.js')];
     const passed: Record<string, string> = {};
     for (const name of PASSED_ON) if (process.env[name] !== undefined) passed[name] = process.env[name];
     takeNice(options.nice);
     const child = spawn(
       process.execPath,
-      options.source ? sourceArgs() : ['--import', new URL('bench/process-probe.js', builtRoot).href, fileURLToPath(new URL('main.js', builtRoot))],
+      nodeArgs,
       {
         cwd: workdir,
         env: { ...passed, ...env, WORKERS: String(hotlines), [PROBE_PORT_VARIABLE]: String(probePort) },

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
 import { getPriority } from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
-import { startScriptedLlmServer } from '../llm/scripted-server.js';
+import { startScriptedLlmServer } from '../src/llm/scripted-server.js';
 import { completingTokenIndices } from './baselines.js';
 import { clockOffset, now } from './clock.js';
 import { FAR_SIDE_CONFIG_VARIABLE, type FarSideConfig, type FarSideMessage } from './far-side-messages.js';

@@ -15,7 +15,7 @@
  *   npm run bench -- [options]      (USAGE below, or --help, lists them with their defaults)
  */
 import { writeFile } from 'node:fs/promises';
-import { runBargeIns, type BargeInResult } from '../bench/barge-in.js';
+import { runBargeIns, type BargeInResult } from './barge-in.js';
 import {
   climbLadder,
   measureEventLoop,
@@ -24,22 +24,22 @@ import {
   type CapacityOptions,
   type CapacityResult,
   type LadderOptions,
-} from '../bench/capacity.js';
-import { measureLevel, type FirstSpeakLevel } from '../bench/first-speak.js';
-import { now } from '../bench/clock.js';
-import { BenchFixture } from '../bench/llm-fixture.js';
-import { evaluateTargets, firstSpeakNote, machine, render, type BenchResults } from '../bench/report.js';
-import { parseCounts } from '../bench/stats.js';
-import { DEFAULT_POSTGRES_ADMIN_URL, measureFirstSpeakOnStores, measureWriters, type StoreBenchOptions, type StoreBenchResult } from '../bench/store-bench.js';
-import { warmUp } from '../bench/warm-up.js';
-import { describePostgresUrl } from '../store/postgres/postgres-dialect.js';
-import { DashboardViewer, type DashboardResult } from '../bench/dashboard-load.js';
-import { runWebhook, type WebhookResult } from '../bench/webhook.js';
-import { measureWorkers, type WorkersResult } from '../bench/workers.js';
-import { measureNetwork, type NetworkResult } from '../bench/network.js';
-import { startOtlpSink, type OtlpSink } from '../bench/otlp-sink.js';
-import type { LinkKind } from '../bench/network-link.js';
-import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../command-line.js';
+} from './capacity.js';
+import { measureLevel, type FirstSpeakLevel } from './first-speak.js';
+import { now } from './clock.js';
+import { BenchFixture } from './llm-fixture.js';
+import { evaluateTargets, firstSpeakNote, machine, render, type BenchResults } from './report.js';
+import { parseCounts } from './stats.js';
+import { DEFAULT_POSTGRES_ADMIN_URL, measureFirstSpeakOnStores, measureWriters, type StoreBenchOptions, type StoreBenchResult } from './store-bench.js';
+import { warmUp } from './warm-up.js';
+import { describePostgresUrl } from '../src/store/postgres/postgres-dialect.js';
+import { DashboardViewer, type DashboardResult } from './dashboard-load.js';
+import { runWebhook, type WebhookResult } from './webhook.js';
+import { measureWorkers, type WorkersResult } from './workers.js';
+import { measureNetwork, type NetworkResult } from './network.js';
+import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
+import type { LinkKind } from './network-link.js';
+import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../src/command-line.js';
 
 const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network'] as const;
 /** Phases that start Hotline themselves, apart from the bench's main Hotline on a thread. */
@@ -63,7 +63,7 @@ Run:
                             (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
-                            phase always gives it one, ahead of Hotline's priority: see src/bench/workers.ts)
+                            phase always gives it one, ahead of Hotline's priority: see bench/workers.ts)
   --same-priority           the callers and the LLM server keep Hotline's CPU priority
                             (default: they drop to the lowest, standing in for other hosts)
   --seed <n>                seed of the random timings (default 1)

@@ -10,12 +10,12 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { WebSocketServer } from 'ws';
-import { tokenize } from '../llm/tokenize.js';
+import { tokenize } from '../src/llm/tokenize.js';
 import { clockOffset, now } from './clock.js';
 import { HotlineProbes, type HotlineCommand, type HotlineResults, type ProbeRecords } from './hotline-probes.js';
 import type { HotlineWorkerMessage } from './hotline-worker.js';
 import { takeNice } from './priority.js';
-import { textFrame } from '../transport/ws-frame.js';
+import { textFrame } from '../src/transport/ws-frame.js';
 import { planReply, RawReader } from './raw-reader.js';
 import { replyText, tagOf, UNTRACED_REPLY } from './replies.js';
 

@@ -408,7 +408,7 @@ export function render(results: BenchResults): string {
     if (floored.length > 0) {
       out.push(
         '   floor = the least any program could do with the same stream on a thread of its own at Hotline\'s priority',
-        '   (src/bench/raw-reader.ts): node:http keep-alive, one byte scan per piece counting content tokens, a frame encoded',
+        '   (bench/raw-reader.ts): node:http keep-alive, one byte scan per piece counting content tokens, a frame encoded',
         '   before the stream written at the completing token; measured right after Hotline, on the same schedule. Hotline',
         `   above it: ${floored
           .map((l) => `${l.calls} calls p50 ${signedMs(aboveFloorP50(l))} ms, p99 ${(overFloorP99(l) ?? Number.NaN).toFixed(2)}×`)
