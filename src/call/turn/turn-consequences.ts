@@ -5,7 +5,7 @@ import type { PromptName } from '../../prompts/prompt-store.js';
 import type { Ending } from '../ending/pending-ending.js';
 import type { ToolCallRecord } from '../speech/reply.js';
 import { defaultDestination, resolveTransfer, type TransferSetup } from '../ending/transfer.js';
-import type { FinalAction } from './turn.js';
+import type { FinalAction } from './round-calls.js';
 
 export interface TurnConsequencesHost {
   readonly log: Logger;

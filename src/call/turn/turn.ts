@@ -10,14 +10,13 @@ import type { BusinessTool } from '../ports/business-tools.js';
 import { NO_TURN_TRACE, type LlmRequestTrace, type TurnTrace } from '../ports/tracing.js';
 import { SentenceChunker } from '../speech/chunker.js';
 import { isRetryable, retryAfterMs } from './llm-retry.js';
-import { Reply, type ToolCallRecord } from '../speech/reply.js';
+import { Reply } from '../speech/reply.js';
 import { hasSsml } from '../speech/ssml.js';
 import { toSpeech } from '../speech/speech-text.js';
 import { ToolCallAssembler, type ToolCallStream } from './tool-call-assembler.js';
+import { endsTurn, sortRoundCalls, type FinalAction, type RoundCalls } from './round-calls.js';
 import type { ToolCallRequest } from './tool-loop.js';
-import { HANGUP, parseSpeakText, SPEAK, TRANSFER } from './tools.js';
-
-export type FinalAction = { name: 'transfer' | 'hangup'; record: ToolCallRecord };
+import { parseSpeakText, SPEAK } from './tools.js';
 
 /** What a chunk carries beyond its plain text. */
 export interface SpeakExtra {
@@ -444,41 +443,13 @@ export class Turn {
   }
 
   /** The end of one request: speech not streamed yet, the call-ending tool, business tools to run, and errors for unknown tools. */
-  private finishRound(
-    state: RoundState,
-    business: readonly BusinessTool[],
-  ): { finalAction?: FinalAction; unknownTools: boolean; toolCalls: ToolCallRequest[] } {
-    // Only speech, or a hangup or transfer: nothing is asked again, so what is flushed now ends the turn.
-    this.lastWords = state.tools.all().every((c) => !c.overflow && (c.name === SPEAK || c.name === TRANSFER || c.name === HANGUP));
+  private finishRound(state: RoundState, business: readonly BusinessTool[]): RoundCalls {
+    this.lastWords = endsTurn(state.tools.all());
     this.endSource(state);
-    let finalAction: FinalAction | undefined;
-    let unknownTools = false;
-    const toolCalls: ToolCallRequest[] = [];
-    const offered = [...this.options.request.tools.flatMap((t) => (t.type === 'function' ? [t.function.name] : [])), ...business.map((t) => t.name)];
-    for (const call of state.tools.all()) {
-      if (call.name === SPEAK && !call.overflow) {
-        this.recoverSpeech(call, state);
-        continue;
-      }
-      const record: ToolCallRecord = { id: call.id, name: call.name || 'unnamed', arguments: validJson(call.args), result: '' };
-      this.reply.addToolCall(record);
-      const tool = call.overflow ? undefined : business.find((t) => t.name === call.name);
-      if (call.overflow) {
-        record.result = 'error: the arguments were too long; nothing was done';
-        unknownTools = true;
-      } else if (tool) {
-        toolCalls.push({ record, tool });
-      } else if (call.name !== TRANSFER && call.name !== HANGUP) {
-        // Answered as an error, so the model can carry on within this turn instead of the caller hearing an apology.
-        record.result = `error: there is no tool named "${call.name}"; the tools are ${offered.join(', ')}`;
-        unknownTools = true;
-      } else if (finalAction) {
-        record.result = `not done: ${finalAction.name} was already chosen in this reply`;
-      } else {
-        finalAction = { name: call.name, record };
-      }
-    }
-    return finalAction ? { finalAction, unknownTools, toolCalls } : { unknownTools, toolCalls };
+    return sortRoundCalls(state.tools.all(), this.options.request.tools, business, {
+      recoverSpeech: (call) => this.recoverSpeech(call, state),
+      record: (record) => this.reply.addToolCall(record),
+    });
   }
 
   /**
@@ -493,16 +464,5 @@ export class Turn {
     this.say(state.chunker.push(text.slice(call.spoken.length)));
     call.spoken = text;
     this.endSource(state);
-  }
-}
-
-/** The history must carry valid JSON arguments, or the next request is refused. */
-function validJson(args: string): string {
-  if (args.trim() === '') return '{}';
-  try {
-    JSON.parse(args);
-    return args;
-  } catch {
-    return '{}';
   }
 }
