@@ -19,7 +19,7 @@ const LAYERS = [
   {
     name: 'entry',
     why: 'the process and its wiring: main, the configuration, startHotline and the feature modules it composes',
-    paths: ['^src/main\\.ts$', '^src/server\\.ts$', '^src/features/', '^src/config\\.ts$', '^src/startup/', '^src/demo/'],
+    paths: ['^src/main\\.ts$', '^src/server\\.ts$', '^src/features/', '^src/config(\\.ts|-[a-z-]+\\.ts)$', '^src/startup/', '^src/demo/'],
   },
   {
     name: 'faces',
