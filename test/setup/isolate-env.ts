@@ -4,7 +4,7 @@
  * export OPENAI_API_KEY, WS_TOKEN, …) cannot change what the tests see, nor make them call a
  * real API. Child processes get an environment of their own anyway (test/helpers/child-process.ts).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll } from 'vitest';
 import { removeIsolatedCwd } from '../helpers/child-process.js';
@@ -17,9 +17,10 @@ function hotlineVariables(): Set<string> {
   for (const match of readFileSync(path.join(root, '.env.example'), 'utf8').matchAll(/^[ \t]*#?[ \t]*([A-Z][A-Z0-9_]*)=/gm)) {
     names.add(match[1]!);
   }
-  // And every key of config.ts's schema: a new variable may not be documented yet.
-  for (const match of readFileSync(path.join(root, 'src/config.ts'), 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]*): /gm)) {
-    names.add(match[1]!);
+  // And every key of the schema (config.ts and its groups, config-*.ts): a new variable may not be documented yet.
+  const schemaFiles = readdirSync(path.join(root, 'src')).filter((file) => /^config(-[a-z-]+)?\.ts$/.test(file));
+  for (const file of schemaFiles) {
+    for (const match of readFileSync(path.join(root, 'src', file), 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]*): /gm)) names.add(match[1]!);
   }
   return names;
 }
