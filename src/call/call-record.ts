@@ -25,13 +25,16 @@ interface TurnStats {
   costUsd?: number;
 }
 
+/** Who called whom, as the call's record has it. */
+type Session = Pick<CallSummary, 'direction' | 'from' | 'to'>;
+
 const TIMELINE = ['llmRequestMs', 'llmFirstTokenMs', 'firstSpeakMs', 'playbackStartedMs', 'playbackEndedMs'] as const;
 type TimelineMark = (typeof TIMELINE)[number];
 
 /** What a call's summary is made of, collected as the call goes. */
 export class CallRecord {
   private startedAt = new Date();
-  private session: { direction: 'inbound' | 'outbound'; from: string | undefined; to: string | undefined } = {
+  private session: Session = {
     direction: 'inbound',
     from: undefined,
     to: undefined,
@@ -96,7 +99,7 @@ export class CallRecord {
   }
 
   began(
-    session: { direction: 'inbound' | 'outbound'; from: string | undefined; to: string | undefined },
+    session: Session,
     request: { variables: Readonly<Record<string, string>>; tags?: Readonly<Record<string, string>> | undefined } | undefined,
   ): void {
     this.session = session;

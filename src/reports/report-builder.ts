@@ -4,8 +4,15 @@
  * `reports.body` column, byte for byte.
  */
 import { z } from 'zod';
-import { TOOL_OUTCOMES } from '../call/ports/business-tools.js';
-import { CALL_END_REASONS as END_REASONS, type CallSummary } from '../call/ports/call-summary.js';
+import {
+  CALL_FIELDS,
+  CallRecordSchema,
+  snakeCase,
+  ToolRunSchema,
+  type CallField,
+  type CallSummary,
+  type SnakeCase,
+} from '../call/ports/call-record-schema.js';
 import { FIELDS_STATUSES, FieldValuesSchema, type FieldValues } from '../store/report-repository.js';
 import { addUsage, type TokenUsage } from '../llm/usage.js';
 import { callCostUsd } from '../llm/prices.js';
@@ -15,6 +22,66 @@ const Stat = z.object({ p50: z.number().nullable(), max: z.number().nullable() }
 
 /** LLM tokens as the server counted them; `cached` and `reasoning` null where it did not say. */
 const Tokens = z.object({ prompt: z.number(), cached: z.number().nullable(), completion: z.number(), reasoning: z.number().nullable() });
+
+const TurnsReport = z.object({
+  count: z.number(),
+  interrupted: z.number(),
+  failed: z.number(),
+  llm_first_token_ms: Stat,
+  first_speak_ms: Stat,
+  tokens: Tokens.nullable(),
+  /** What the turns' tokens cost, in USD (0 without a turn); null when not known: a counted turn's model had no price, or no server counted. */
+  cost_usd: z.number().nullable(),
+  each: z.array(
+    z.object({
+      at: z.string(),
+      llm_first_token_ms: z.number().nullable(),
+      first_speak_ms: z.number().nullable(),
+      interrupted: z.boolean(),
+      failed: z.boolean(),
+      tokens: Tokens.nullable(),
+      model: z.string().nullable(),
+      cost_usd: z.number().nullable(),
+    }),
+  ),
+});
+
+const ToolCalls = z.array(
+  z.object({
+    name: ToolRunSchema.shape.name,
+    arguments: ToolRunSchema.shape.arguments,
+    outcome: ToolRunSchema.shape.outcome,
+    duration_ms: z.number(),
+    reused: ToolRunSchema.shape.reused,
+  }),
+);
+
+/**
+ * The call's record in the report: every field of CallRecordSchema under its name in snake_case,
+ * null where the call has none, in the record's order (but the session id first, as version 1
+ * has always had it) — a field added to the record is a key added to the report. Turns and tool
+ * runs are told in their own shape (`tool_calls`); where the transcript is kept, and the
+ * conversation as heard (the transcript holds it), are not reported.
+ */
+const NOT_REPORTED = ['transcriptFile', 'conversation'] as const satisfies readonly CallField[];
+type ReportedAsIs = Exclude<CallField, (typeof NOT_REPORTED)[number] | 'turns' | 'toolRuns'>;
+const REPORTED: readonly CallField[] = (['sessionId', ...CALL_FIELDS.filter((field) => field !== 'sessionId')] as CallField[]).filter(
+  (field) => !(NOT_REPORTED as readonly CallField[]).includes(field),
+);
+
+type Shape = typeof CallRecordSchema.shape;
+/** A field's schema with "missing" said as null, as every key of the report is always present. */
+type NullWhenMissing<S> = S extends z.ZodOptional<infer Inner> ? z.ZodNullable<Inner> : S;
+type RecordShape = { [F in ReportedAsIs as SnakeCase<F>]: NullWhenMissing<Shape[F]> } & { turns: typeof TurnsReport; tool_calls: typeof ToolCalls };
+
+function reportedSchema(field: CallField): [string, z.ZodType] {
+  if (field === 'turns') return ['turns', TurnsReport];
+  if (field === 'toolRuns') return ['tool_calls', ToolCalls];
+  const schema = CallRecordSchema.shape[field] as z.ZodType;
+  return [snakeCase(field), schema instanceof z.ZodOptional ? (schema as z.ZodOptional<z.ZodType>).unwrap().nullable() : schema];
+}
+
+const RECORD_SHAPE = Object.fromEntries(REPORTED.map(reportedSchema)) as RecordShape;
 
 /**
  * The report as delivered (`version: 1`; a later version only adds keys). Every key is always
@@ -48,6 +115,7 @@ const Tokens = z.object({ prompt: z.number(), cached: z.number().nullable(), com
  *                                                                                          // | invalid | unavailable | aborted
  *   "variables": { "name": "Ada" },               // an outbound request's variables, or null
  *   "tags": { "campaign": "c1" },                 // an outbound request's tags, or null
+ *                                                 // (here any field the call's record gained since: see REPORTED)
  *   "summary": "Ada asked where order 4711 is …", // null unless fields_status is "ok"
  *   "fields": { "callback_wanted": false, "sentiment": "neutral" },   // report.md's fields, or null
  *   "fields_status": "ok",                        // ok | failed (fields_error says why) | skipped (no report.md)
@@ -61,44 +129,7 @@ const Tokens = z.object({ prompt: z.number(), cached: z.number().nullable(), com
  */
 export const CallReportSchema = z.object({
   version: z.literal(1),
-  session_id: z.string(),
-  call_id: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
-  from: z.string().nullable(),
-  to: z.string().nullable(),
-  started_at: z.string(),
-  ended_at: z.string(),
-  duration_ms: z.number(),
-  end_reason: z.enum(END_REASONS),
-  service_reason: z.string().nullable(),
-  turns: z.object({
-    count: z.number(),
-    interrupted: z.number(),
-    failed: z.number(),
-    llm_first_token_ms: Stat,
-    first_speak_ms: Stat,
-    tokens: Tokens.nullable(),
-    /** What the turns' tokens cost, in USD (0 without a turn); null when not known: a counted turn's model had no price, or no server counted. */
-    cost_usd: z.number().nullable(),
-    each: z.array(
-      z.object({
-        at: z.string(),
-        llm_first_token_ms: z.number().nullable(),
-        first_speak_ms: z.number().nullable(),
-        interrupted: z.boolean(),
-        failed: z.boolean(),
-        tokens: Tokens.nullable(),
-        model: z.string().nullable(),
-        cost_usd: z.number().nullable(),
-      }),
-    ),
-  }),
-  barge_ins: z.number(),
-  tool_calls: z.array(
-    z.object({ name: z.string(), arguments: z.string(), outcome: z.enum(TOOL_OUTCOMES), duration_ms: z.number(), reused: z.boolean() }),
-  ),
-  variables: z.record(z.string(), z.string()).nullable(),
-  tags: z.record(z.string(), z.string()).nullable(),
+  ...RECORD_SHAPE,
   summary: z.string().nullable(),
   fields: FieldValuesSchema.nullable(),
   fields_status: z.enum(FIELDS_STATUSES),
@@ -123,47 +154,11 @@ export type ReportContent =
 
 export function buildReport(call: CallSummary, transcript: readonly TranscriptLine[], content: ReportContent): CallReport {
   const ok = content.status === 'ok' ? content : undefined;
+  const record = call as Readonly<Record<string, unknown>>;
+  const reported = Object.fromEntries(REPORTED.map((field) => reportedValue(call, field, record[field]))) as z.infer<z.ZodObject<RecordShape>>;
   return {
     version: 1,
-    session_id: call.sessionId,
-    call_id: call.callId,
-    direction: call.direction,
-    from: call.from ?? null,
-    to: call.to ?? null,
-    started_at: call.startedAt,
-    ended_at: call.endedAt,
-    duration_ms: Math.round(call.durationMs),
-    end_reason: call.endReason,
-    service_reason: call.serviceReason ?? null,
-    turns: {
-      count: call.turns.length,
-      interrupted: call.turns.filter((turn) => turn.interrupted).length,
-      failed: call.turns.filter((turn) => turn.failed).length,
-      llm_first_token_ms: stat(call.turns.map((turn) => turn.llmFirstTokenMs)),
-      first_speak_ms: stat(call.turns.map((turn) => turn.firstSpeakMs)),
-      tokens: tokensOf(call.turns.reduce<TokenUsage | undefined>((sum, turn) => (turn.tokens ? addUsage(sum, turn.tokens) : sum), undefined)),
-      cost_usd: callCostUsd(call.turns),
-      each: call.turns.map((turn) => ({
-        at: turn.at,
-        llm_first_token_ms: rounded(turn.llmFirstTokenMs),
-        first_speak_ms: rounded(turn.firstSpeakMs),
-        interrupted: turn.interrupted,
-        failed: turn.failed,
-        tokens: tokensOf(turn.tokens),
-        model: turn.model ?? null,
-        cost_usd: turn.costUsd ?? null,
-      })),
-    },
-    barge_ins: call.bargeIns,
-    tool_calls: call.toolRuns.map((run) => ({
-      name: run.name,
-      arguments: run.arguments,
-      outcome: run.outcome,
-      duration_ms: Math.round(run.durationMs),
-      reused: run.reused,
-    })),
-    variables: call.variables ? { ...call.variables } : null,
-    tags: call.tags ? { ...call.tags } : null,
+    ...reported,
     summary: ok?.summary ?? null,
     fields: ok?.fields ?? null,
     fields_status: content.status,
@@ -174,6 +169,52 @@ export function buildReport(call: CallSummary, transcript: readonly TranscriptLi
       text: line.text,
       interrupted: line.interrupted,
       tool: line.tool ? { name: line.tool.name, outcome: line.tool.outcome } : null,
+    })),
+  };
+}
+
+/** A field of the call's record as the report has it: its key and value. */
+function reportedValue(call: CallSummary, field: CallField, value: unknown): [string, unknown] {
+  switch (field) {
+    case 'turns':
+      return ['turns', turnsReport(call)];
+    case 'toolRuns':
+      return [
+        'tool_calls',
+        call.toolRuns.map((run) => ({
+          name: run.name,
+          arguments: run.arguments,
+          outcome: run.outcome,
+          duration_ms: Math.round(run.durationMs),
+          reused: run.reused,
+        })),
+      ];
+    case 'durationMs':
+      return ['duration_ms', Math.round(call.durationMs)];
+    default:
+      // A copy of an object (variables, tags): the report is the call's, not a view of it.
+      return [snakeCase(field), value === undefined ? null : typeof value === 'object' && value !== null ? structuredClone(value) : value];
+  }
+}
+
+function turnsReport(call: CallSummary): z.infer<typeof TurnsReport> {
+  return {
+    count: call.turns.length,
+    interrupted: call.turns.filter((turn) => turn.interrupted).length,
+    failed: call.turns.filter((turn) => turn.failed).length,
+    llm_first_token_ms: stat(call.turns.map((turn) => turn.llmFirstTokenMs)),
+    first_speak_ms: stat(call.turns.map((turn) => turn.firstSpeakMs)),
+    tokens: tokensOf(call.turns.reduce<TokenUsage | undefined>((sum, turn) => (turn.tokens ? addUsage(sum, turn.tokens) : sum), undefined)),
+    cost_usd: callCostUsd(call.turns),
+    each: call.turns.map((turn) => ({
+      at: turn.at,
+      llm_first_token_ms: rounded(turn.llmFirstTokenMs),
+      first_speak_ms: rounded(turn.firstSpeakMs),
+      interrupted: turn.interrupted,
+      failed: turn.failed,
+      tokens: tokensOf(turn.tokens),
+      model: turn.model ?? null,
+      cost_usd: turn.costUsd ?? null,
     })),
   };
 }

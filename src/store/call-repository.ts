@@ -1,19 +1,15 @@
 import type { Insertable } from 'kysely';
 import { z } from 'zod';
-import { HeardLineSchema, ToolRunSchema, TurnSchema } from './call-progress-schema.js';
-// The core's own lists: a row read back is checked against them, and a reason the core adds is known here at once.
-import { CALL_END_REASONS as END_REASONS, type CallProgress, type CallSummary } from '../call/ports/call-summary.js';
+import { CALL_END_FIELDS, CALL_FIELDS, CallRecordSchema, type CallField, type CallProgress, type CallSummary } from '../call/ports/call-record-schema.js';
 import { callCostUsd } from '../llm/prices.js';
 import { replicaDead } from './database-clock.js';
-import type { CallsTable, Db, Dialect } from './schema.js';
+import { callColumnOf, type CallColumn, type CallColumnOf, type CallsTable, type Db, type Dialect } from './schema.js';
 
 /**
  * The revision of a call's last row when it is stored whole at once (ReportService.callEnded):
  * nothing written after it replaces it. The call writer's own revisions (microseconds) stay below.
  */
 export const FINAL_REVISION = Number.MAX_SAFE_INTEGER;
-
-const Strings = z.record(z.string(), z.string());
 
 /** A JSON column: text in the row, checked by `schema` when read. */
 function json<S extends z.ZodType>(schema: S) {
@@ -26,129 +22,95 @@ function json<S extends z.ZodType>(schema: S) {
 }
 
 /**
- * The columns every read of an ended call's row shares (the history's listing reads these too).
- * Only for rows with `ended_at IS NOT NULL`: a call in progress has no end yet (see inProgress()).
+ * How each field of a call's record (CallRecordSchema) goes into its column and comes back, read
+ * from the field's schema: strings and numbers as they are, a boolean as 0 or 1 (SQLite has no
+ * booleans), anything else as JSON text; an optional field's column is nullable, null when the
+ * field is missing.
  */
-export const CALL_ROW_BASICS = {
-  call_id: z.string(),
-  session_id: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
-  from_number: z.string().nullable(),
-  to_number: z.string().nullable(),
-  started_at: z.string(),
-  ended_at: z.string(),
-  duration_ms: z.number(),
-  end_reason: z.enum(END_REASONS),
+interface Codec {
+  readonly field: CallField;
+  readonly column: CallColumn;
+  /** The column's value as read, checked and decoded: the field's value, or null. */
+  readonly read: z.ZodType;
+  readonly write: (value: unknown) => unknown;
+}
+
+/** Where a field's value is stored otherwise than its schema says. */
+const WRITE_EXCEPTIONS: Partial<Record<CallField, (value: unknown) => unknown>> = {
+  // An INTEGER column: the core measures in fractions of a millisecond.
+  durationMs: (value) => Math.round(value as number),
 };
 
-/** What every call row holds, ended or not, beyond the basics. */
-const CALL_ROW_RECORD = {
-  service_reason: z.string().nullable(),
-  turns: json(z.array(TurnSchema)),
-  barge_ins: z.number(),
-  tool_runs: json(z.array(ToolRunSchema)),
-  variables: json(Strings).nullable(),
-  tags: json(Strings).nullable(),
-  transcript_file: z.string(),
-  conversation: json(z.array(HeardLineSchema)).nullable(),
+function codecOf(field: CallField): Codec {
+  const declared = CallRecordSchema.shape[field] as z.ZodType;
+  const optional = declared.safeParse(undefined).success;
+  let schema = declared;
+  while (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodNullable) schema = schema.unwrap() as z.ZodType;
+  let read: z.ZodType;
+  let write: (value: unknown) => unknown;
+  if (schema instanceof z.ZodString || schema instanceof z.ZodNumber || schema instanceof z.ZodEnum || schema instanceof z.ZodLiteral) {
+    read = schema;
+    write = (value) => value;
+  } else if (schema instanceof z.ZodBoolean) {
+    read = z.number().transform((value) => value !== 0);
+    write = (value) => (value ? 1 : 0);
+  } else {
+    read = json(schema);
+    write = (value) => JSON.stringify(value);
+  }
+  const written = WRITE_EXCEPTIONS[field] ?? write;
+  return {
+    field,
+    column: callColumnOf(field),
+    read: optional ? read.nullable() : read,
+    write: (value) => (value === undefined || value === null ? null : written(value)),
+  };
+}
+
+const CODECS: readonly Codec[] = CALL_FIELDS.map(codecOf);
+const END_FIELDS: ReadonlySet<CallField> = new Set(CALL_END_FIELDS);
+/** The fields of a call in progress: all but its end. */
+const SO_FAR = CODECS.filter((codec) => !END_FIELDS.has(codec.field));
+
+/** A column as read: its field's value, null where the field may be missing. */
+type ColumnRead<F extends CallField> = z.ZodType<Exclude<CallSummary[F], undefined> | (undefined extends CallSummary[F] ? null : never)>;
+
+/**
+ * Every column of an ended call's row, checked as read (the history's listing reads some of these
+ * too). Only for rows with `ended_at IS NOT NULL`: a call in progress has no end yet (see inProgress()).
+ */
+export const CALL_ROW = Object.fromEntries(CODECS.map((codec) => [codec.column, codec.read])) as {
+  readonly [F in CallField as CallColumnOf<F>]-?: ColumnRead<F>;
 };
 
-const CallRow = z
-  .object({ ...CALL_ROW_BASICS, ...CALL_ROW_RECORD })
-  .transform(
-    (row): CallSummary => ({
-      callId: row.call_id,
-      sessionId: row.session_id,
-      direction: row.direction,
-      from: row.from_number ?? undefined,
-      to: row.to_number ?? undefined,
-      startedAt: row.started_at,
-      endedAt: row.ended_at,
-      durationMs: row.duration_ms,
-      endReason: row.end_reason,
-      serviceReason: row.service_reason ?? undefined,
-      turns: row.turns,
-      bargeIns: row.barge_ins,
-      toolRuns: row.tool_runs,
-      variables: row.variables ?? undefined,
-      tags: row.tags ?? undefined,
-      transcriptFile: row.transcript_file,
-      ...(row.conversation ? { conversation: row.conversation } : {}),
-    }),
-  );
+/** The record a row's columns hold, in the record's order; a missing field is there, undefined. */
+function recordOf(row: Readonly<Record<string, unknown>>, codecs: readonly Codec[]): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const { field, column } of codecs) record[field] = row[column] ?? undefined;
+  return record;
+}
+
+const CallRow = z.object(CALL_ROW).transform((row): CallSummary => recordOf(row, CODECS) as CallSummary);
 
 const ProgressRow = z
   .object({
-    ...CALL_ROW_BASICS,
-    ended_at: z.null(),
-    duration_ms: z.null(),
-    end_reason: z.null(),
-    ...CALL_ROW_RECORD,
+    ...CALL_ROW,
+    ...Object.fromEntries(CODECS.filter((codec) => END_FIELDS.has(codec.field)).map((codec) => [codec.column, z.null()])),
     revision: z.number(),
   })
-  .transform(
-    (row): CallProgress => ({
-      callId: row.call_id,
-      sessionId: row.session_id,
-      direction: row.direction,
-      from: row.from_number ?? undefined,
-      to: row.to_number ?? undefined,
-      startedAt: row.started_at,
-      serviceReason: row.service_reason ?? undefined,
-      turns: row.turns,
-      bargeIns: row.barge_ins,
-      toolRuns: row.tool_runs,
-      variables: row.variables ?? undefined,
-      tags: row.tags ?? undefined,
-      transcriptFile: row.transcript_file,
-      ...(row.conversation ? { conversation: row.conversation } : {}),
-      revision: row.revision,
-    }),
-  );
+  .transform((row): CallProgress => ({ ...(recordOf(row, SO_FAR) as Omit<CallProgress, 'revision'>), revision: row.revision }));
 
-const COLUMNS = [
-  'call_id',
-  'session_id',
-  'direction',
-  'from_number',
-  'to_number',
-  'started_at',
-  'ended_at',
-  'duration_ms',
-  'end_reason',
-  'service_reason',
-  'turns',
-  'barge_ins',
-  'tool_runs',
-  'variables',
-  'tags',
-  'transcript_file',
-  'conversation',
-] as const;
+/** The columns of a call's record, in the record's order. */
+const COLUMNS = CODECS.map((codec) => codec.column) as readonly CallColumn[];
 
 /** The columns a later snapshot of the same call replaces: all but its id. */
 const REPLACED = [...COLUMNS.filter((column) => column !== 'call_id'), 'revision', 'cost_usd'] as const;
 
 /** The row of a call's record as the table holds it (for bulk writers: the bench's and tests' seeds). */
 export function callRowOf(call: CallProgress): Insertable<CallsTable> {
+  const record = call as Readonly<Record<string, unknown>>;
   return {
-    call_id: call.callId,
-    session_id: call.sessionId,
-    direction: call.direction,
-    from_number: call.from ?? null,
-    to_number: call.to ?? null,
-    started_at: call.startedAt,
-    ended_at: call.endedAt ?? null,
-    duration_ms: call.durationMs === undefined ? null : Math.round(call.durationMs),
-    end_reason: call.endReason ?? null,
-    service_reason: call.serviceReason ?? null,
-    turns: JSON.stringify(call.turns),
-    barge_ins: call.bargeIns,
-    tool_runs: JSON.stringify(call.toolRuns),
-    variables: call.variables ? JSON.stringify(call.variables) : null,
-    tags: call.tags ? JSON.stringify(call.tags) : null,
-    transcript_file: call.transcriptFile,
-    conversation: call.conversation ? JSON.stringify(call.conversation) : null,
+    ...(Object.fromEntries(CODECS.map((codec) => [codec.column, codec.write(record[codec.field])])) as Omit<Insertable<CallsTable>, 'cost_usd' | 'revision'>),
     // From the turns at each write: the column never disagrees with the turns it sums.
     cost_usd: callCostUsd(call.turns),
     revision: call.revision,

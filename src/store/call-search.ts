@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { z } from 'zod';
-import { CALL_END_REASONS, type CallEndReason } from '../call/ports/call-summary.js';
-import { CALL_ROW_BASICS } from './call-repository.js';
+import type { CallEndReason, CallSummary } from '../call/ports/call-summary.js';
+import { CALL_ROW } from './call-repository.js';
 import { jsonSql, type JsonSql } from './json-sql.js';
 import { FieldValuesSchema, type FieldValues } from './report-repository.js';
 import type { Store } from './store.js';
@@ -48,38 +48,35 @@ export interface BatchCursor {
   readonly callId: string;
 }
 
-/** One call as the history lists it. */
-export interface CallListing {
-  /** The call's own id: what its story's link names. */
-  readonly callId: string;
-  readonly sessionId: string;
-  readonly direction: 'inbound' | 'outbound';
+/** One call as the history lists it: its record's basics, and its report's. */
+export type CallListing = Pick<CallSummary, 'callId' | 'sessionId' | 'direction' | 'startedAt' | 'endedAt' | 'durationMs' | 'endReason' | 'bargeIns'> & {
   readonly from: string | null;
   readonly to: string | null;
-  readonly startedAt: string;
-  readonly endedAt: string;
-  readonly durationMs: number;
-  readonly endReason: CallEndReason;
+  /** How many turns it had. */
   readonly turns: number;
-  readonly bargeIns: number;
   readonly campaign: string | null;
   readonly summary: string | null;
   readonly fields: FieldValues | null;
   /** What its LLM turns cost in USD; null when not known. */
   readonly costUsd: number | null;
-}
+};
 
 export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 const ListingRow = z
   .object({
-    ...CALL_ROW_BASICS,
-    // Only ended calls are listed: these are set (whatever a row in progress may hold).
-    ended_at: z.string(),
-    duration_ms: z.number(),
-    end_reason: z.enum(CALL_END_REASONS),
+    // Only ended calls are listed: their end is set (whatever a row in progress may hold).
+    call_id: CALL_ROW.call_id,
+    session_id: CALL_ROW.session_id,
+    direction: CALL_ROW.direction,
+    from_number: CALL_ROW.from_number,
+    to_number: CALL_ROW.to_number,
+    started_at: CALL_ROW.started_at,
+    ended_at: CALL_ROW.ended_at,
+    duration_ms: CALL_ROW.duration_ms,
+    end_reason: CALL_ROW.end_reason,
     turn_count: z.number(),
-    barge_ins: z.number(),
+    barge_ins: CALL_ROW.barge_ins,
     campaign: z.string().nullable(),
     summary: z.string().nullable(),
     fields: z.string().nullable(),

@@ -1,4 +1,5 @@
 import type { Generated, Kysely } from 'kysely';
+import { snakeCase, type CallField, type CallProgress, type SnakeCase } from '../call/ports/call-record-schema.js';
 
 /**
  * The store's tables as the queries see them, on SQLite and PostgreSQL alike (see
@@ -23,33 +24,44 @@ export interface StoreSchema {
   dashboard_sessions: DashboardSessionsTable;
 }
 
-export interface CallsTable {
-  call_id: string;
-  session_id: string;
-  direction: 'inbound' | 'outbound';
-  from_number: string | null;
-  to_number: string | null;
-  started_at: string;
-  /** Null while the call is in progress. */
-  ended_at: string | null;
-  duration_ms: number | null;
-  end_reason: string | null;
-  service_reason: string | null;
-  turns: string;
-  barge_ins: number;
-  tool_runs: string;
-  variables: string | null;
-  tags: string | null;
-  transcript_file: string;
-  /** Orders a call's snapshots: a write carrying a lower revision than the row's changes nothing. */
-  revision: Generated<number>;
-  /** The replica holding the call while it is in progress; the others settle it only once that one is dead. */
-  owner: Generated<string | null>;
-  /** The conversation as the caller heard it (JSON lines of role and text): where another replica takes the call up. */
-  conversation: string | null;
-  /** What the call's LLM turns cost in USD; null when not known (callCostUsd in llm/prices.ts). Derived from `turns` on each write. */
-  cost_usd: number | null;
+/**
+ * Where a column's name is not its record field's name in snake_case: "from" and "to" are SQL's
+ * own words.
+ */
+const CALL_COLUMN_EXCEPTIONS = { from: 'from_number', to: 'to_number' } as const;
+
+/** The column of a field of a call's record (CallRecordSchema): its name in snake_case, but for the exceptions. */
+export type CallColumnOf<F extends CallField> = F extends keyof typeof CALL_COLUMN_EXCEPTIONS ? (typeof CALL_COLUMN_EXCEPTIONS)[F] : SnakeCase<F>;
+export type CallColumn = CallColumnOf<CallField>;
+
+export function callColumnOf<F extends CallField>(field: F): CallColumnOf<F> {
+  return (Object.hasOwn(CALL_COLUMN_EXCEPTIONS, field) ? CALL_COLUMN_EXCEPTIONS[field as keyof typeof CALL_COLUMN_EXCEPTIONS] : snakeCase(field)) as CallColumnOf<F>;
 }
+
+/** A record's value in its column: strings and numbers as they are, a boolean 0 or 1, anything else JSON text. */
+type ColumnValue<T> = T extends string | number ? T : T extends boolean ? number : string;
+
+/**
+ * A call's record as its columns hold it, in progress or ended: a field that may be missing
+ * (optional, or an end not there yet) is nullable.
+ */
+type CallRecordColumns = {
+  -readonly [F in CallField as CallColumnOf<F>]-?: ColumnValue<Exclude<CallProgress[F], undefined>> | (undefined extends CallProgress[F] ? null : never);
+};
+
+/** The `calls` table: the record's columns, and the row's own. */
+export type CallsTable = Flat<
+  CallRecordColumns & {
+    /** Orders a call's snapshots: a write carrying a lower revision than the row's changes nothing. */
+    revision: Generated<number>;
+    /** The replica holding the call while it is in progress; the others settle it only once that one is dead. */
+    owner: Generated<string | null>;
+    /** What the call's LLM turns cost in USD; null when not known (callCostUsd in llm/prices.ts). Derived from `turns` on each write. */
+    cost_usd: number | null;
+  }
+>;
+
+type Flat<T> = { [K in keyof T]: T[K] };
 
 export interface ReportsTable {
   call_id: string;
