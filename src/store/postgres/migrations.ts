@@ -8,6 +8,8 @@
  * `stop_list` and `campaign_contacts` carry a `rowid` column because the queries shared with
  * SQLite order and slice by SQLite's implicit rowid; the tally triggers are PL/pgSQL.
  */
+import { STEPS_FOR_BOTH } from '../migrations-both.js';
+
 export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE calls (
@@ -230,4 +232,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE outbound_requests ADD COLUMN session_id TEXT;
   ALTER TABLE outbound_requests ADD COLUMN instance TEXT;
   `,
+  // From here on, the steps written once for both dialects.
+  ...STEPS_FOR_BOTH.map((step) => step.postgres),
 ];

@@ -8,6 +8,8 @@
  * milliseconds because it is only ever compared with the clock;
  * so is `campaign_contacts.next_attempt_at`.
  */
+import { STEPS_FOR_BOTH } from '../migrations-both.js';
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   // 1: calls, their reports, and the webhook queue (issue 15).
   `
@@ -346,4 +348,6 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE outbound_requests ADD COLUMN session_id TEXT;
   ALTER TABLE outbound_requests ADD COLUMN instance TEXT;
   `,
+  // From here on, the steps written once for both dialects.
+  ...STEPS_FOR_BOTH.map((step) => step.sqlite),
 ];
