@@ -31,6 +31,8 @@ export class WriteJournal {
   private readonly stamp = Date.now();
   /** Refused records being written: close() waits for them. */
   private readonly rejecting = new Set<Promise<void>>();
+  /** The deletes of the files rotations left, under way. */
+  private rotating: Promise<void> | undefined;
 
   constructor(
     /** The journal's folder (created if missing). */
@@ -90,9 +92,16 @@ export class WriteJournal {
     this.stream = undefined;
     this.file = undefined;
     this.bytes = 0;
-    old.end(() => {
-      unlink(oldFile).catch((error: unknown) => this.logger.warn({ err: error, file: oldFile }, 'an old journal file could not be deleted'));
+    // A stop waits for the delete: a journal left behind would be replayed by the next start.
+    const deleted = new Promise<void>((resolve) => {
+      old.end(() => {
+        unlink(oldFile)
+          .catch((error: unknown) => this.logger.warn({ err: error, file: oldFile }, 'an old journal file could not be deleted'))
+          .finally(resolve);
+      });
     });
+    const before = this.rotating;
+    this.rotating = before ? Promise.all([before, deleted]).then(() => undefined) : deleted;
   }
 
   /** Deletes a file left by an earlier process, once its entries are in the database or in the current file. */
@@ -109,7 +118,7 @@ export class WriteJournal {
 
   async close(): Promise<void> {
     const stream = this.stream;
-    await Promise.all([stream ? new Promise<void>((resolve) => stream.end(resolve)) : undefined, ...this.rejecting]);
+    await Promise.all([stream ? new Promise<void>((resolve) => stream.end(resolve)) : undefined, this.rotating, ...this.rejecting]);
     this.stream = undefined;
   }
 
