@@ -35,7 +35,8 @@ baseline taken after the warm-up calls. Exit code 1 when it grew by more than 1 
   --sample-seconds <n>  how often figures are printed (default 30)
   --census              also count the heap's objects by class at the baseline and the end, and
                         name the classes that grew with the calls (takes two heap snapshots)
-  --hold                the old soak: the same --calls calls talk for the whole run, then end
+  --hold                the same --calls calls talk for the whole run, then end: what long calls
+                        keep, not what ended ones leave behind
   --json                print the final figures as one JSON line
 
 Example:

@@ -1,8 +1,8 @@
 /**
- * Every example in README.md, run as a new user would run it, and its output
- * compared with what the README shows.
+ * Every example in README.md and docs/*.md, run as a new user would run it, and
+ * its output compared with what the page shows.
  *
- * The README is read when the test runs: an example edited there is the
+ * The pages are read when the test runs: an example edited there is the
  * example tested. Each fenced block is claimed by exactly one entry of
  * EXAMPLES below, found by its first line: either it is run, or it is marked
  * not runnable with the reason. A new block that nobody claims fails the
@@ -28,7 +28,7 @@
  *   path of the prompts folder), both sides are masked the same way.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,12 +39,13 @@ import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { BUILT_DIR, CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs } from './helpers/child-process.js';
 import { freePort } from './helpers/ports.js';
 
-const README = path.join(repoRoot, 'README.md');
 
 // ---------------------------------------------------------------------------------------------
 // The README's blocks and commands
 
 interface Block {
+  /** Where it is: README.md, or a file of docs/. */
+  readonly file: string;
   /** The line of the opening fence, 1-based. */
   readonly line: number;
   readonly lang: string;
@@ -53,7 +54,7 @@ interface Block {
   readonly heading: string;
 }
 
-function readmeBlocks(text: string): Block[] {
+function readmeBlocks(text: string, file: string): Block[] {
   const blocks: Block[] = [];
   const all = text.split('\n');
   let heading = '(top)';
@@ -66,13 +67,15 @@ function readmeBlocks(text: string): Block[] {
     const start = i;
     const lines: string[] = [];
     for (i++; i < all.length && !/^```\s*$/.test(all[i]!); i++) lines.push(all[i]!);
-    blocks.push({ line: start + 1, lang: fence[1] ?? '', lines, heading });
+    blocks.push({ file, line: start + 1, lang: fence[1] ?? '', lines, heading });
   }
   return blocks;
 }
 
 interface Command {
-  /** The README line of the command's `$`. */
+  /** The file the command is in. */
+  readonly file: string;
+  /** The line of the command's `$`. */
   readonly line: number;
   /** As bash reads it: the `$ ` removed, continuation lines kept. */
   readonly text: string;
@@ -94,7 +97,7 @@ function commandsOf(block: Block): Command[] {
     }
     continued = /\\$/.test(line) && (continued || line.startsWith('$ '));
   });
-  return commands.map((c) => ({ line: c.line, text: c.text.join('\n'), expected: trimBlankEnd(c.expected) }));
+  return commands.map((c) => ({ file: block.file, line: c.line, text: c.text.join('\n'), expected: trimBlankEnd(c.expected) }));
 }
 
 function trimBlankEnd(lines: readonly string[]): string[] {
@@ -112,7 +115,7 @@ function envOfStart(command: Command): Record<string, string> {
     if (!assignment) break;
     vars[assignment[1]!] = assignment[2]!;
   }
-  expect(command.text, `README.md:${command.line}: expected "VAR=value … npm start"`).toMatch(/\bnpm start\s*$/);
+  expect(command.text, `${command.file}:${command.line}: expected "VAR=value … npm start"`).toMatch(/\bnpm start\s*$/);
   return vars;
 }
 
@@ -146,6 +149,7 @@ async function tempFolder(prefix: string): Promise<string> {
 async function workFolder(): Promise<string> {
   const dir = await tempFolder('hotline-readme-run-');
   await symlink(path.join(repoRoot, 'prompts'), path.join(dir, 'prompts'));
+  await symlink(path.join(repoRoot, 'examples'), path.join(dir, 'examples'));
   return dir;
 }
 
@@ -285,7 +289,7 @@ function expectOutput(where: string, command: Command, actual: readonly string[]
     if (got[i] === want[i]) continue;
     const readmeLine = command.line + 1 + Math.min(i, want.length) + command.text.split('\n').length - 1;
     expect.fail(
-      `${where}, README.md:${command.line} \`${command.text.split('\n')[0]}\`: output line ${i + 1} (README.md:${readmeLine}) differs\n` +
+      `${where}, ${command.file}:${command.line} \`${command.text.split('\n')[0]}\`: output line ${i + 1} (${command.file}:${readmeLine}) differs\n` +
         `  README: ${want[i] === undefined ? '(no more lines)' : JSON.stringify(want[i])}\n` +
         `  actual: ${got[i] === undefined ? '(no more lines)' : JSON.stringify(got[i])}\n` +
         `--- README shows:\n${want.join('\n')}\n--- the command printed:\n${got.join('\n')}${stderr ? `\n--- stderr:\n${stderr}` : ''}`,
@@ -333,7 +337,7 @@ function claims(example: Example, block: Block): boolean {
 /** The one block an example claims, read from the README now. */
 function blockOf(context: Context, example: Example): Block {
   const found = context.blocks.filter((b) => claims(example, b));
-  expect(found, `README.md has no block (or more than one) starting with ${String(example.first)}: ${example.name}`).toHaveLength(1);
+  expect(found, `the README and docs/ have no block (or more than one) starting with ${String(example.first)}: ${example.name}`).toHaveLength(1);
   return found[0]!;
 }
 
@@ -371,11 +375,17 @@ async function outboundHotline(options: { fresh?: boolean } = {}): Promise<NonNu
 }
 
 /** Runs every command of the block against `hotline`, comparing each output. */
-async function runCommands(block: Block, where: string, options: { hotlinePort: number; prelude: string; env?: Record<string, string>; mask?: (line: string) => string; cwd?: string }): Promise<void> {
+async function runCommands(
+  block: Block,
+  where: string,
+  options: { hotlinePort: number; prelude: string; env?: Record<string, string>; mask?: (line: string) => string; cwd?: string; pauseMs?: number },
+): Promise<void> {
   const ports = { 3000: options.hotlinePort };
   const cwd = options.cwd ?? (await workFolder());
   const mask = options.mask ?? ((line: string) => line);
-  for (const command of commandsOf(block)) {
+  for (const [i, command] of commandsOf(block).entries()) {
+    // A person's pace: what they see depends on how far Hotline got meanwhile, which no event of theirs marks.
+    if (i > 0 && options.pauseMs) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
     const ran = await runCommand(withPorts(command.text, ports), { cwd, prelude: options.prelude, env: { BOT_URL: `http://localhost:${options.hotlinePort}`, ...options.env } });
     expectOutput(where, command, ran.stdout.split('\n').map(mask), command.expected.map((l) => mask(withPorts(l, ports))), ran.stderr);
   }
@@ -394,7 +404,7 @@ const EXAMPLES: Example[] = [
       const hotline = await plainHotline();
       const entry = JSON.parse(await hotline.line(/Hotline is listening/)) as { msg: string };
       const expected = block.lines.map((l) => withPorts(l, { 3000: hotline.port }));
-      expectOutput(`block at README.md:${block.line}`, { line: block.line - 1, text: 'npm start', expected }, entry.msg.split('\n').slice(0, expected.length), expected);
+      expectOutput(`block at ${block.file}:${block.line}`, { file: block.file, line: block.line - 1, text: 'npm start', expected }, entry.msg.split('\n').slice(0, expected.length), expected);
     },
   },
   {
@@ -402,14 +412,31 @@ const EXAMPLES: Example[] = [
     first: 'OPENAI_API_KEY=sk-... LLM_MODEL=gpt-4o-mini npm start',
     notRun: 'needs a real LLM and its key; tests never call one (the same start with the demo model is run here)',
   },
-  { name: 'npm test', first: 'npm test', notRun: 'the test suite itself' },
+  {
+    name: 'the dashboard turned on',
+    first: 'ADMIN_TOKEN=$(openssl rand -hex 16) npm start',
+    run: async (block) => {
+      const [line] = block.lines;
+      const port = await freePort();
+      const data = await tempFolder('hotline-readme-data-');
+      // npm start as the test starts it (the compiled product), with the token the command makes.
+      const command = line!.replace(/\bnpm start\s*$/, `node ${JSON.stringify(path.join(BUILT_DIR, 'main.js'))}`);
+      const { child } = spawnShell(command, { cwd: await workFolder(), env: { PORT: String(port), TRANSCRIPTS_DIR: data, DATABASE_FILE: path.join(data, 'hotline.db') } });
+      const started = watch(child);
+      const listening = JSON.parse(await started.line(/Hotline is listening/)) as { msg: string };
+      expect(listening.msg.split('\n'), `${block.file}:${block.line}: the start names the dashboard`).toContain(`  Dashboard: http://localhost:${port}/dashboard/`);
+      expect(started.stdout(), `${block.file}:${block.line}: a token of openssl rand -hex 16 is strong enough`).not.toMatch(/ADMIN_TOKEN is \d+ characters? long/);
+    },
+  },
+  { name: 'a call placed, in short', first: 'npm run call -- +49 151 1234567 --var name=Anna', notRun: 'the same command is run, with its output, where docs/outbound-and-campaigns.md shows it' },
   {
     name: 'the webhook with curl',
     first: '$ curl -s -X POST localhost:3000/webhook',
     late: true,
     run: async (block) => {
       const hotline = await plainHotline();
-      await runCommands(block, `the webhook walkthrough (README.md:${block.line})`, { hotlinePort: hotline.port, prelude: plainPrelude });
+      // Pasted one at a time, a few seconds apart, as the page tells the reader to.
+      await runCommands(block, `the webhook walkthrough (${block.file}:${block.line})`, { hotlinePort: hotline.port, prelude: plainPrelude, pauseMs: 3000 });
     },
   },
   {
@@ -421,7 +448,7 @@ const EXAMPLES: Example[] = [
       const mask = (line: string) => line.replace(/^prompts in .*\/prompts$/, 'prompts in /path/to/hotline/prompts');
       for (const command of commandsOf(block)) {
         const ran = await runCommand(command.text, { cwd: await workFolder(), prelude });
-        expectOutput(`prompts:check (README.md:${block.line})`, command, ran.stdout.split('\n').map(mask), command.expected, ran.stderr);
+        expectOutput(`prompts:check (${block.file}:${block.line})`, command, ran.stdout.split('\n').map(mask), command.expected, ran.stderr);
       }
     },
   },
@@ -462,12 +489,12 @@ const EXAMPLES: Example[] = [
     run: async (block) => {
       await plainHotline();
       // The block shows what the simulator prints for the typed line: the same line piped in, the rest of the output around it.
-      const command: Command = { line: block.line, text: "printf 'where is my order 4711\\n' | npm run simulate", expected: block.lines };
+      const command: Command = { file: block.file, line: block.line, text: "printf 'where is my order 4711\\n' | npm run simulate", expected: block.lines };
       const ran = await runCommand(command.text, { cwd: await workFolder(), prelude: plainPrelude });
       const lines = ran.stdout.split('\n').map(maskRun);
       const start = lines.indexOf(maskRun(block.lines[0]!));
-      expect(start, `README.md:${block.line}: the simulator never printed ${JSON.stringify(block.lines[0])}:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
-      expectOutput(`the order tool (README.md:${block.line})`, command, lines.slice(start, start + block.lines.length), block.lines.map(maskRun), ran.stderr);
+      expect(start, `${block.file}:${block.line}: the simulator never printed ${JSON.stringify(block.lines[0])}:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
+      expectOutput(`the order tool (${block.file}:${block.line})`, command, lines.slice(start, start + block.lines.length), block.lines.map(maskRun), ran.stderr);
     },
   },
   {
@@ -480,7 +507,7 @@ const EXAMPLES: Example[] = [
     first: '$ npm run call -- +49 151 1234567',
     run: async (block) => {
       const { hotline, token, prelude } = await outboundHotline({ fresh: true });
-      await runCommands(block, `npm run call (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token } });
+      await runCommands(block, `npm run call (${block.file}:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token } });
     },
   },
   {
@@ -488,7 +515,7 @@ const EXAMPLES: Example[] = [
     first: '$ curl -s -X POST localhost:3000/api/calls -H',
     run: async (block) => {
       const { hotline, token, prelude } = await outboundHotline({ fresh: true });
-      await runCommands(block, `POST /api/calls (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token } });
+      await runCommands(block, `POST /api/calls (${block.file}:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token } });
     },
   },
   {
@@ -502,7 +529,7 @@ const EXAMPLES: Example[] = [
       const command = withPorts(curl!.text, { 3000: hotline.port });
       await runCommand(command, { cwd: await workFolder(), prelude, env });
       const again = await runCommand(command, { cwd: await workFolder(), prelude, env });
-      expectOutput(`a number already in a call (README.md:${block.line})`, { line: block.line, text: curl!.text, expected: block.lines }, again.stdout.split('\n'), block.lines, again.stderr);
+      expectOutput(`a number already in a call (${block.file}:${block.line})`, { file: block.file, line: block.line, text: curl!.text, expected: block.lines }, again.stdout.split('\n'), block.lines, again.stderr);
     },
   },
   {
@@ -514,7 +541,7 @@ const EXAMPLES: Example[] = [
       // The file the example reads is the one it shows.
       const cwd = await workFolder();
       await writeFile(path.join(cwd, 'contacts.csv'), `${cat!.expected.join('\n')}\n`);
-      await runCommands(block, `npm run call --csv (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd });
+      await runCommands(block, `npm run call --csv (${block.file}:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd });
     },
   },
   {
@@ -529,12 +556,18 @@ const EXAMPLES: Example[] = [
       for (const [i, line] of block.lines.entries()) {
         if (line.trim() === '') continue;
         const ran = await runCommand(line, { cwd, prelude, env: { TRANSCRIPTS_DIR: data } });
-        expect(ran.code, `README.md:${block.line + 1 + i} \`${line}\` failed:\n${ran.stdout}${ran.stderr}`).toBe(0);
+        expect(ran.code, `${block.file}:${block.line + 1 + i} \`${line}\` failed:\n${ran.stdout}${ran.stderr}`).toBe(0);
       }
     },
   },
   { name: 'the people API with curl', first: 'curl -X POST http://localhost:3000/api/people/export', notRun: 'needs a person with calls in the store; person-data.test.ts sends these requests to a real Hotline after real calls' },
   { name: 'the staff CLI', first: 'npm run staff -- add --name anna --role operator --generate   # prints a password once: hand it over safely', notRun: 'changes accounts in the reader’s store; staff.test.ts runs each of these commands against a store of its own' },
+  {
+    name: 'the report walkthrough: the receiver',
+    first: '$ REPORT_WEBHOOK_SECRET=report-walkthrough-secret node examples/report-receiver.mjs',
+    run: async (_block, context) => runReportWalkthrough(context),
+  },
+  { name: 'the report walkthrough: Hotline and a call', first: '$ REPORT_WEBHOOK_URL=', run: async () => undefined },
   { name: 'the signature headers', first: 'X-Hotline-Delivery:', notRun: 'an illustration of three headers; report-delivery.test.ts checks them on real deliveries' },
   { name: "a report's body", first: /^\{$/, notRun: 'an illustration with elided parts (…); reports.test.ts checks every key on real reports' },
   { name: 'a campaign definition', first: 'name: spring check-in', notRun: 'a definition with a CSV file the reader has; campaigns.test.ts creates campaigns from the same shape' },
@@ -550,7 +583,7 @@ const EXAMPLES: Example[] = [
       await mkdir(path.join(cwd, 'campaigns'));
       await writeFile(path.join(cwd, 'campaigns', 'spring.yaml'), `${cat!.expected.join('\n')}\n`);
       const mask = (line: string) => line.replaceAll(cwd, '/srv/hotline');
-      await runCommands(block, `a campaign with problems (README.md:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd, mask });
+      await runCommands(block, `a campaign with problems (${block.file}:${block.line})`, { hotlinePort: hotline.port, prelude, env: { ADMIN_TOKEN: token }, cwd, mask });
     },
   },
   {
@@ -558,8 +591,8 @@ const EXAMPLES: Example[] = [
     first: '$ npm run simulate -- --platform --port 4400',
     run: async (_block, context) => runCampaignWalkthrough(context),
   },
-  { name: 'the walkthrough campaign', first: '# spring.yaml', run: async () => undefined },
-  { name: 'the campaign walkthrough: the commands', first: '$ npm run campaign -- start spring.yaml', run: async () => undefined },
+  { name: 'the walkthrough campaign', first: '# examples/spring.yaml', run: async () => undefined },
+  { name: 'the campaign walkthrough: the commands', first: '$ npm run campaign -- start examples/spring.yaml', run: async () => undefined },
   {
     name: 'the admin API: list the calls, transfer or hang up one',
     first: '$ curl -s localhost:3000/api/calls -H',
@@ -581,7 +614,7 @@ const EXAMPLES: Example[] = [
         service.start();
         await service.nextOfType('speak');
         const ran = await runCommand(withPorts(command.text, { 3000: hotline.port }), { cwd, prelude, env: { ADMIN_TOKEN: token, SESSION_ID: service.sessionId } });
-        expectOutput(`the admin API (README.md:${block.line})`, command, ran.stdout.split('\n').map(mask), command.expected.map(mask), ran.stderr);
+        expectOutput(`the admin API (${block.file}:${block.line})`, command, ran.stdout.split('\n').map(mask), command.expected.map(mask), ran.stderr);
         service.end('hangup');
         await service.closed;
       }
@@ -592,7 +625,7 @@ const EXAMPLES: Example[] = [
     first: "$ printf 'What are your opening hours?",
     run: async (block) => {
       const hotline = await plainHotline();
-      await runCommands(block, `npm run simulate (README.md:${block.line})`, { hotlinePort: hotline.port, prelude: plainPrelude, mask: maskRun });
+      await runCommands(block, `npm run simulate (${block.file}:${block.line})`, { hotlinePort: hotline.port, prelude: plainPrelude, mask: maskRun });
     },
   },
   {
@@ -600,8 +633,8 @@ const EXAMPLES: Example[] = [
     first: "$ printf 'Yes, now is a good time.",
     run: async (_block, context) => runOutboundFlow(context),
   },
-  { name: 'the outbound flow on one machine: Hotline', first: '$ ADMIN_TOKEN=admin-demo AIFLOW_API_URL=http://localhost:4000', run: async () => undefined },
-  { name: 'the outbound flow on one machine: the call', first: '$ ADMIN_TOKEN=admin-demo npm run call', run: async () => undefined },
+  { name: 'the outbound flow on one machine: Hotline', first: '$ ADMIN_TOKEN=outbound-walkthrough-admin AIFLOW_API_URL=http://localhost:4000', run: async () => undefined },
+  { name: 'the outbound flow on one machine: the call', first: '$ ADMIN_TOKEN=outbound-walkthrough-admin npm run call', run: async () => undefined },
   { name: 'the outbound flow on one machine: what the emulator shows', first: '> hotline@0.1.0 simulate', run: async () => undefined },
   { name: 'a scenario', first: 'name: barge-in', notRun: 'a scenario file: npm run scenarios (scenarios.test.ts) runs the shipped ones, this one among them (scenarios/barge-in.yaml)' },
   { name: 'a scenario with tools', first: 'tools:', notRun: 'an excerpt of scenarios/tools.yaml, which scenarios.test.ts runs' },
@@ -623,6 +656,8 @@ const EXAMPLES: Example[] = [
   { name: 'npm run bench', first: 'npm run bench', notRun: 'takes minutes and measures the machine; bench-stats.test.ts covers its arithmetic' },
   { name: 'development commands', first: 'npm run typecheck', notRun: 'the commands of development (typecheck, test, bench, scenarios, soak, dev, start): each is run by its own tests or is the test run itself' },
   { name: 'the source tree', first: 'bench/, soak/', notRun: 'a map of the folders, not a command' },
+  { name: 'the order of the features', first: 'call files → model → telemetry', notRun: 'a diagram of docs/architecture.md; failed-start.test.ts and the shutdown tests check the order' },
+  { name: 'a second Hotline on one SQLite file', first: 'DATABASE_FILE /srv/hotline/data/hotline.db is in use', notRun: 'an error as a reader sees it, with elided parts (…); startup.test.ts starts a second Hotline on one file and checks the message' },
   { name: 'Docker', first: 'docker build -t hotline .', notRun: 'needs Docker, which the test machines do not have' },
 ];
 
@@ -648,12 +683,12 @@ async function checkFileExample(
   const ran = await runCommand(`npm run prompts:check -- ${JSON.stringify(folder)}`, { cwd: await workFolder(), prelude: await npmPrelude(undefined), env });
   const lines = ran.stdout.split('\n');
   const at = lines.findIndex((line) => line.startsWith(`${file}: `));
-  expect(at, `README.md:${block.line} (${file}): prompts:check does not list it:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
+  expect(at, `${block.file}:${block.line} (${file}): prompts:check does not list it:\n${ran.stdout}${ran.stderr}`).toBeGreaterThanOrEqual(0);
   const problems: string[] = [];
   for (let i = at + 1; i < lines.length && lines[i]!.startsWith('  '); i++) problems.push(lines[i]!.trim());
   // `elsewhere`: problems of what the file names (a server of the reader's), not of the file.
   if (elsewhere) problems.splice(0, problems.length, ...problems.filter((problem) => !elsewhere.test(problem)));
-  expect(problems, `README.md:${block.line} (under "${block.heading}"), written as ${file}: prompts:check finds problems`).toEqual([]);
+  expect(problems, `${block.file}:${block.line} (under "${block.heading}"), written as ${file}: prompts:check finds problems`).toEqual([]);
 }
 
 /**
@@ -684,20 +719,48 @@ async function runOutboundFlow(context: Context): Promise<void> {
   // Terminal 3: the call.
   const [call] = commandsOf(callBlock);
   const placed = await runCommand(withPorts(call!.text, ports), { cwd, prelude, env });
-  expectOutput(`the call (README.md:${callBlock.line})`, call!, placed.stdout.split('\n'), call!.expected.map((l) => withPorts(l, ports)), placed.stderr);
+  expectOutput(`the call (${callBlock.file}:${callBlock.line})`, call!, placed.stdout.split('\n'), call!.expected.map((l) => withPorts(l, ports)), placed.stderr);
 
   // Terminal 1 shows the call and exits 0 when it is over.
   const code = await Promise.race([emulated.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 45 s'), 45_000))]);
-  expect(code, `the emulator (README.md:${emulatorBlock.line}):\n${emulated.stdout()}${emulated.stderr()}`).toBe(0);
+  expect(code, `the emulator (${emulatorBlock.file}:${emulatorBlock.line}):\n${emulated.stdout()}${emulated.stderr()}`).toBe(0);
   const expected = shown.lines.map((l) => maskRun(withPorts(l, ports)));
   expectOutput(
-    `the emulator's output (README.md:${shown.line})`,
-    { line: shown.line, text: emulatorCommand!.text, expected },
+    `the emulator's output (${shown.file}:${shown.line})`,
+    { file: shown.file, line: shown.line, text: emulatorCommand!.text, expected },
     // The block shows the terminal from npm's header on.
     emulated.stdout().replace(/^\n+/, '').split('\n').map(maskRun),
     expected,
     emulated.stderr(),
   );
+}
+
+/**
+ * The report walkthrough, in three terminals: the shipped receiver, Hotline sending it the reports,
+ * and a call. What the receiver prints is compared, the session and the call's duration masked.
+ */
+async function runReportWalkthrough(context: Context): Promise<void> {
+  const find = (name: string) => blockOf(context, EXAMPLES.find((e) => e.name === name)!);
+  const receiverBlock = find('the report walkthrough: the receiver');
+  const rest = find('the report walkthrough: Hotline and a call');
+  const ports: Ports = { 3000: await freePort(), 4500: await freePort() };
+  const cwd = await workFolder();
+  const [receiverCommand] = commandsOf(receiverBlock);
+  const [start, call] = commandsOf(rest);
+  expect(call, `${rest.file}:${rest.line}: Hotline's start, then the call`).toBeDefined();
+
+  // The receiver reads PORT (4500 by default, the page's): here a free one.
+  const { child } = spawnShell(withPorts(receiverCommand!.text, ports), { cwd, env: { PORT: String(ports[4500]) } });
+  const receiver = watch(child);
+  await receiver.line(/receiving reports on/);
+  await startHotline(envOfStart(start!), ports);
+  const ran = await runCommand(call!.text, { cwd, prelude: await npmPrelude(ports[3000]) });
+  expect(ran.code, `${rest.file}:${call!.line}: the call failed:\n${ran.stdout}${ran.stderr}`).toBe(0);
+  await receiver.line(/^ {2}fields:/);
+
+  const mask = (line: string) => line.replace(UUID, '<id>').replace(/after \d+ s/, 'after … s');
+  const expected = receiverCommand!.expected.map((line) => mask(withPorts(line, ports)));
+  expectOutput(`the report receiver (${receiverBlock.file}:${receiverBlock.line})`, receiverCommand!, receiver.stdout().split('\n').map(mask), expected, receiver.stderr());
 }
 
 /**
@@ -718,7 +781,7 @@ async function runCampaignWalkthrough(context: Context): Promise<void> {
   const prelude = await npmPrelude(ports[3300]);
   const cwd = await workFolder();
   const [emulatorCommand, startCommand] = commandsOf(setup);
-  expect(startCommand, `README.md:${setup.line}: the emulator's command, then Hotline's`).toBeDefined();
+  expect(startCommand, `${setup.file}:${setup.line}: the emulator's command, then Hotline's`).toBeDefined();
 
   // It plays the people called until it is stopped (Ctrl-C in the README): ended with the test.
   const { child: emulator, kill: stopEmulator } = spawnShell(`${prelude}\n${withPorts(emulatorCommand!.text, ports)}`, { cwd, env: {} });
@@ -727,14 +790,17 @@ async function runCampaignWalkthrough(context: Context): Promise<void> {
   const hotlineVars = envOfStart(startCommand!);
   await startHotline(hotlineVars, ports);
 
-  // spring.yaml as shown; people.csv as its comment describes it, the names and topics those of the results.
-  await writeFile(path.join(cwd, 'spring.yaml'), `${definition.lines.join('\n')}\n`);
+  // The files the walkthrough names ship in examples/: the page shows spring.yaml as it is, and the
+  // results it shows are of the people in people.csv.
+  await cp(path.join(repoRoot, 'examples'), path.join(cwd, 'examples'), { recursive: true });
+  const shipped = await readFile(path.join(repoRoot, 'examples', 'spring.yaml'), 'utf8');
+  expect(`${definition.lines.join('\n')}\n`, `${definition.file}:${definition.line}: examples/spring.yaml as shipped`).toBe(shipped);
   const commands = commandsOf(shown);
   const results = commands.find((c) => /\bresults\b/.test(c.text));
-  expect(results, `README.md:${shown.line}: a results command`).toBeDefined();
+  expect(results, `${shown.file}:${shown.line}: a results command`).toBeDefined();
   const rows = results!.expected.slice(1).map((line) => line.split(','));
   const people = rows.map((row) => `+49 151 ${row[0]!.slice(-7)},${row.at(-2)},${row.at(-1)}`);
-  await writeFile(path.join(cwd, 'people.csv'), `phone,name,topic\n${people.join('\n')}\n`);
+  expect(await readFile(path.join(repoRoot, 'examples', 'people.csv'), 'utf8'), 'examples/people.csv: the people of the results shown').toBe(`phone,name,topic\n${people.join('\n')}\n`);
 
   // The README's commands print without npm's header (pasted so); the id is the one the start printed.
   const env = { BOT_URL: `http://localhost:${ports[3300]}`, ADMIN_TOKEN: hotlineVars.ADMIN_TOKEN ?? '' };
@@ -745,7 +811,7 @@ async function runCampaignWalkthrough(context: Context): Promise<void> {
   for (const command of commands) {
     const text = shownId && id ? command.text.replaceAll(shownId, id) : command.text;
     const ran = await runCommand(text, { cwd, prelude, env, timeoutMs: 180_000 });
-    const where = `the campaign walkthrough (README.md:${shown.line})`;
+    const where = `the campaign walkthrough (${shown.file}:${shown.line})`;
     const actual = withoutHeader(ran.stdout);
     if (!id) {
       id = /campaign ([0-9a-f-]{36}) started/.exec(ran.stdout)?.[1] ?? '';
@@ -767,10 +833,13 @@ async function runCampaignWalkthrough(context: Context): Promise<void> {
 
 let context: Context;
 beforeAll(async () => {
-  context = { blocks: readmeBlocks(await readFile(README, 'utf8')) };
+  const docs = (await readdir(path.join(repoRoot, 'docs'))).filter((f) => f.endsWith('.md')).sort();
+  const files = ['README.md', ...docs.map((f) => `docs/${f}`)];
+  const blocks = await Promise.all(files.map(async (file) => readmeBlocks(await readFile(path.join(repoRoot, file), 'utf8'), file)));
+  context = { blocks: blocks.flat() };
 });
 
-describe('README.md', () => {
+describe('the examples of README.md and docs/', () => {
   test('every block is run here, or marked not runnable with the reason', () => {
     const problems: string[] = [];
     for (const block of context.blocks) {
@@ -778,13 +847,13 @@ describe('README.md', () => {
       const first = block.lines.find((l) => l.trim() !== '') ?? '';
       if (by.length === 0) {
         problems.push(
-          `README.md:${block.line} (under "${block.heading}", starting ${JSON.stringify(first.slice(0, 70))}): a new example no test runs — ` +
+          `${block.file}:${block.line} (under "${block.heading}", starting ${JSON.stringify(first.slice(0, 70))}): a new example no test runs — ` +
             'add it to EXAMPLES in test/readme-examples.test.ts with how it is run, or mark it notRun with the reason',
         );
       }
     }
     for (const example of EXAMPLES) {
-      if (!context.blocks.some((b) => claims(example, b))) problems.push(`no block of README.md starts with ${String(example.first)} any more (${example.name}): update EXAMPLES`);
+      if (!context.blocks.some((b) => claims(example, b))) problems.push(`no block of the README or docs/ starts with ${String(example.first)} any more (${example.name}): update EXAMPLES`);
     }
     expect(problems).toEqual([]);
   });
@@ -793,7 +862,7 @@ describe('README.md', () => {
     if (!example.run) continue;
     test(example.name, { timeout: 4 * CHILD_TEST_TIMEOUT_MS }, async () => {
       const blocks = context.blocks.filter((b) => claims(example, b));
-      expect(blocks.length, `README.md has no block starting with ${String(example.first)} (${example.name})`).toBeGreaterThan(0);
+      expect(blocks.length, `no block of the README or docs/ starts with ${String(example.first)} (${example.name})`).toBeGreaterThan(0);
       for (const block of blocks) await example.run!(block, context);
     });
   }
