@@ -89,14 +89,14 @@ li.agent.interrupted { border-color: #fda29b; }
 li.tool { align-self: center; max-width: 90%; font-size: .85rem; background: #f4f3ff; }
 li.event { align-self: center; background: transparent; border: none; color: var(--muted); font-size: .8rem; }
 ol.waterfall { list-style: none; padding: 0; margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
-ol.waterfall li { display: grid; grid-template-columns: 260px 1fr 170px; gap: .8rem; align-items: center; padding: .35rem .7rem; border-bottom: 1px solid var(--line); }
+ol.waterfall li { display: grid; grid-template-columns: 260px 1fr 220px; gap: .8rem; align-items: center; padding: .35rem .7rem; border-bottom: 1px solid var(--line); }
 ol.waterfall li:last-child { border-bottom: none; }
 ol.waterfall .label { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-size: .85rem; }
 ol.waterfall .track { position: relative; height: 16px; background: #f2f4f7; border-radius: 3px; }
 ol.waterfall .bar { position: absolute; top: 0; bottom: 0; min-width: 2px; }
 ol.waterfall .figure { font-size: .8rem; color: var(--muted); text-align: right; }
 ol.waterfall .figure .tokens { display: block; }
-.waterfall-axis { display: grid; grid-template-columns: 260px 1fr 170px; gap: .8rem; padding: .2rem calc(.7rem + 1px) 0; font-size: .75rem; color: var(--muted); }
+.waterfall-axis { display: grid; grid-template-columns: 260px 1fr 220px; gap: .8rem; padding: .2rem calc(.7rem + 1px) 0; font-size: .75rem; color: var(--muted); }
 .waterfall-axis .ticks { position: relative; height: 1.6rem; border-top: 1px solid #98a2b3; }
 .waterfall-axis .tick { position: absolute; top: 0; padding-top: .3rem; white-space: nowrap; transform: translateX(-50%); }
 .waterfall-axis .tick::before { content: ""; position: absolute; top: 0; left: 50%; height: .25rem; border-left: 1px solid #98a2b3; }
