@@ -113,6 +113,7 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
       fields: { callback_wanted: true, customer_number: '4711', score: 3 },
       // Its second turn's model has no price: the call's cost is not known (null), not $0.0004.
       costUsd: null,
+      demo: false,
     });
     expect(listed.find((call) => call.callId === 'b')?.campaign).toBe('spring');
   });
@@ -121,7 +122,7 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
     const calls = await search();
     expect(await calls.page({}, 2, 2)).toMatchObject({ total: 6, calls: [{ callId: 'd' }, { callId: 'c' }] });
     expect(await calls.page({ direction: 'inbound' }, 2, 4)).toMatchObject({ total: 5, calls: [{ callId: 'a' }] });
-    expect(await calls.page({}, 10, 60)).toEqual({ total: 6, calls: [], cost: { usd: null, unknown: 6 } });
+    expect(await calls.page({}, 10, 60)).toEqual({ total: 6, calls: [], cost: { usd: null, unknown: 6, demo: 0 } });
   });
 
   test('each filter, and filters together', async () => {
@@ -248,9 +249,9 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
       // Later pages carry the same sum: it is the filter's, not the page's.
       expect((await search.page({}, 2, 4)).cost).toEqual(page.cost);
       // Only calls of unknown cost: no sum at all, rather than $0.
-      expect((await search.page({ since: '2026-11-24T00:00:00.000Z', until: '2026-11-26T00:00:00.000Z' }, 100, 0)).cost).toEqual({ usd: null, unknown: 2 });
+      expect((await search.page({ since: '2026-11-24T00:00:00.000Z', until: '2026-11-26T00:00:00.000Z' }, 100, 0)).cost).toEqual({ usd: null, unknown: 2, demo: 0 });
       // Nothing matches: nothing to sum and nothing unknown.
-      expect((await search.page({ endReason: 'voicemail' }, 100, 0)).cost).toEqual({ usd: null, unknown: 0 });
+      expect((await search.page({ endReason: 'voicemail' }, 100, 0)).cost).toEqual({ usd: null, unknown: 0, demo: 0 });
     });
 
     test('filtered by cost at least and at most, with the other filters: the expensive calls, and the sum of exactly those', async () => {
@@ -276,6 +277,40 @@ describe.each(await storeKinds())('the history on %s', (kind) => {
       }
       // The export's batches carry the cost and take the same filter.
       expect((await search.batch({ costAtLeast: 1 }, undefined, 10)).map((call) => [call.callId, call.costUsd])).toEqual([['big', 1.25]]);
+    });
+
+    test("calls on the built-in demo model are demo calls, counted apart from the real model's calls of unknown cost", async () => {
+      /** A call whose turns asked these models ('' for a turn cut off before any tokens were counted), none of them priced. */
+      const onDemo = (sessionId: string, day: number, models: readonly string[]): CallSummary => {
+        const at = `2026-11-${day}T10:00:00.000Z`;
+        const turns = models.map((model) => ({ at, interrupted: false, failed: false, ...(model ? { tokens: { prompt: 900, completion: 12 }, model } : {}) }));
+        return callSummary({ sessionId, endedAt: at, turns });
+      };
+      const store = await openStore(kind);
+      await writeEndedCalls(
+        store.db,
+        [
+          // A turn cut off before its counts came does not make a demo call any less one.
+          onDemo('demo', 20, ['hotline-demo', 'hotline-demo', '']),
+          // A turn on a real model without a price: that price is missing, whatever the other turn asked.
+          onDemo('mixed', 21, ['hotline-demo', 'house-model']),
+          costing('unpriced', 22, [null]),
+          costing('priced', 23, [0.02]),
+          costing('nothing-asked', 24, []),
+        ].map((call) => ({ call })),
+      );
+      const search = new CallSearch(store);
+      const { calls, cost } = await search.page({}, 100, 0);
+      expect(calls.map((call) => [call.callId, call.costUsd, call.demo])).toEqual([
+        ['nothing-asked', 0, false],
+        ['priced', 0.02, false],
+        ['unpriced', null, false],
+        ['mixed', null, false],
+        ['demo', null, true],
+      ]);
+      expect(cost).toEqual({ usd: 0.02, unknown: 2, demo: 1 });
+      expect((await search.page({ until: '2026-11-21T00:00:00.000Z' }, 100, 0)).cost).toEqual({ usd: null, unknown: 0, demo: 1 });
+      expect((await search.batch({}, undefined, 10)).find((call) => call.callId === 'demo')?.demo).toBe(true);
     });
   });
 });

@@ -15,6 +15,7 @@ import { SessionCookies } from '../src/dashboard/session-cookie.js';
 import { eventsOf } from './helpers/sse-events.js';
 import { timeAxis } from '../src/dashboard/pages/story.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
+import { DEMO_MODEL_ID } from '../src/llm/scripted-contract.js';
 import type { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import type { TestHotline } from './helpers/hotline.js';
 import { closedPort, startReportReceiver } from './helpers/report-receiver.js';
@@ -591,6 +592,36 @@ describe.each(await storeKinds())("the LLM cost in the history and the story, on
       '<dd class="cost unknown" id="call-cost">— <span class="muted">not known: no price for house-model (LLM_PRICES_FILE); the turns with a price cost $0.010</span></dd>',
     );
     expect(await story('no-counts')).toContain('<dd class="cost unknown" id="call-cost">— <span class="muted">not known: no token counts came from the server</span></dd>');
+  });
+
+  test('a call on the built-in demo model costs "demo": counted apart in a plain colour, the warning kept for a price missing', async () => {
+    const own = await startHotlineOn(kind, script, { ADMIN_TOKEN: ADMIN });
+    env = own;
+    onTestFinished(() => own.close());
+    const onDemo = (): TurnSummary[] => [{ at: new Date().toISOString(), interrupted: false, failed: false, tokens: { prompt: 900, completion: 25 }, model: DEMO_MODEL_ID }];
+    const seed = (calls: [string, TurnSummary[]][]) =>
+      writeEndedCalls(own.hotline.store.db, calls.map(([id, turns], i) => ({ call: callSummary({ sessionId: id, endedAt: new Date(Date.now() - i * 60_000).toISOString(), turns }) })));
+    await seed([
+      ['demo-1', onDemo()],
+      ['demo-2', onDemo()],
+    ]);
+    const cookie = await logIn();
+    const onlyDemo = await (await get('/dashboard/calls', cookie)).text();
+    expect(costCell(onlyDemo, 'demo-1')).toBe('<span class="demo" title="the built-in demo model answered: no cost">demo</span>');
+    expect(onlyDemo).toContain('LLM cost of all 2 calls that match: none — <span class="demo" id="cost-demo" title="the built-in demo model answered: no cost">2 demo calls (no cost)</span></p>');
+    expect(onlyDemo).not.toContain('class="warning"');
+
+    await seed([
+      ['priced', turnsCosting([0.5])],
+      ['unpriced', turnsCosting([null])],
+    ]);
+    const mixed = await (await get('/dashboard/calls', cookie)).text();
+    expect(mixed).toMatch(
+      /LLM cost of all 4 calls that match: <strong id="cost-sum">\$0\.500<\/strong> for 1 of them; <span class="warning" id="cost-unknown">1 call with no known cost \(—\) is not in the sum<\/span> <span class="muted">\(.+?\)<\/span>; <span class="demo" id="cost-demo"[^>]*>2 demo calls \(no cost\)<\/span><\/p>/,
+    );
+    expect(await (await get('/dashboard/calls/demo-1', cookie)).text()).toContain(
+      '<dd class="cost demo" id="call-cost">demo <span class="muted">(the built-in demo model: no cost)</span></dd>',
+    );
   });
 });
 

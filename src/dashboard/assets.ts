@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Request, Response, Router } from 'express';
 import { CHARTS_SCRIPT } from './charts-script.js';
 import { FAVICON_SVG } from './favicon.js';
+import { FILTERS_SCRIPT } from './filters-script.js';
 import { CALL_LIVE_SCRIPT } from './pages/live-call.js';
 import { LIVE_SCRIPT } from './pages/live.js';
 import { STORY_SCRIPT } from './story-script.js';
@@ -19,7 +20,7 @@ export function faviconRoutes(router: Router): void {
 /** The style sheet and the pages' scripts, all served from here. */
 export function assetRoutes(router: Router): void {
   const chartJs = chartJsSource();
-  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, 'story.js': STORY_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
+  const scripts: Record<string, string> = { 'live.js': LIVE_SCRIPT, 'call-live.js': CALL_LIVE_SCRIPT, 'charts.js': CHARTS_SCRIPT, 'story.js': STORY_SCRIPT, 'filters.js': FILTERS_SCRIPT, ...(chartJs ? { 'chart.umd.min.js': chartJs } : {}) };
   router.get('/dashboard/assets/dashboard.css', (_req, res) => void res.type('css').send(DASHBOARD_CSS));
   router.get('/dashboard/assets/:name', (req, res, next) => {
     const name = String(req.params.name);

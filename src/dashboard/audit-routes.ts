@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import { AUDIT_ACTIONS } from '../privacy/audit-log.js';
 import type { DashboardDeps } from './dashboard-deps.js';
 import { whoOf } from './gates.js';
-import { html } from '../html.js';
+import { html, type Html } from '../html.js';
 import { formatTime, layout } from './layout.js';
 import { sendPage } from './respond.js';
 
@@ -30,13 +30,19 @@ export function auditRoutes(router: Router, deps: Pick<DashboardDeps, 'audit'>):
 ${
   entries.length === 0
     ? html`<p class="muted" id="audit-empty">No entries${actor || action || from || to ? ' match' : ' yet'}.</p>`
-    : html`<table id="audit"><thead><tr><th>When (UTC)</th><th>Who</th><th>Role</th><th>Action</th><th>Call</th><th>From</th><th>Details</th></tr></thead><tbody>${entries.map(
+    : html`<div class="table-scroll"><table class="grid" id="audit"><thead><tr><th>When (UTC)</th><th>Who</th><th>Role</th><th>Action</th><th>Call</th><th>From</th><th>Details</th></tr></thead><tbody>${entries.map(
         (e) =>
           html`<tr><td>${formatTime(e.at)}</td><td>${e.actor}</td><td>${e.role}</td><td>${e.action}</td><td>${
             e.session_id ? html`<a href="calls/${encodeURIComponent(e.session_id)}">${e.session_id}</a>` : '—'
-          }</td><td>${e.source ?? '—'}</td><td>${e.detail ? JSON.stringify(e.detail) : ''}</td></tr>`,
-      )}</tbody></table>`
+          }</td><td>${e.source ?? '—'}</td>${detailCell(e.detail)}</tr>`,
+      )}</tbody></table></div>`
 }`;
     sendPage(res, layout({ title: 'Audit log', section: 'audit', root: '', role: whoOf(res).role, body }));
   });
+}
+
+/** An entry's details are JSON, one long token: on one line, cut with an ellipsis, and whole in the title. */
+function detailCell(detail: Record<string, unknown> | null): Html {
+  const text = detail ? JSON.stringify(detail) : '';
+  return html`<td class="detail" title="${text}">${text}</td>`;
 }

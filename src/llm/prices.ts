@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { DEMO_MODEL_ID } from './scripted-contract.js';
 import type { TokenUsage } from './usage.js';
 
 export interface ModelPrice {
@@ -128,4 +129,13 @@ export function callCostUsd(turns: readonly { readonly tokens?: unknown; readonl
     else if (turn.tokens !== undefined) return null;
   }
   return turns.length === 0 ? 0 : sum;
+}
+
+/**
+ * Whether a call's turns asked the built-in demo model and no other: its cost is null (the demo model
+ * has no price) because nothing was paid, not because a price is missing. The history asks the same
+ * in SQL (CallSearch in store/call-search.ts): change one, change both.
+ */
+export function onDemoModel(turns: readonly { readonly model?: string }[]): boolean {
+  return turns.some((turn) => turn.model === DEMO_MODEL_ID) && turns.every((turn) => turn.model === undefined || turn.model === DEMO_MODEL_ID);
 }

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { z } from 'zod';
 import type { CallEndReason, CallSummary } from '../call/ports/call-summary.js';
+import { DEMO_MODEL_ID } from '../llm/scripted-contract.js';
 import { CALL_ROW } from './call-repository.js';
 import { jsonSql, type JsonSql } from './json-sql.js';
 import { FieldValuesSchema, type FieldValues } from './report-repository.js';
@@ -38,8 +39,13 @@ export interface CallFilter {
 export interface CostTotal {
   /** The known costs summed, in USD; null when no matching call's cost is known. */
   readonly usd: number | null;
-  /** Matching calls whose cost is not known (see callCostUsd in llm/prices.ts): left out of `usd`, never counted as $0. */
+  /**
+   * Matching calls on a real model whose cost is not known (see callCostUsd in llm/prices.ts): left
+   * out of `usd`, never counted as $0. A price is missing, which whoever pays the bill should hear.
+   */
   readonly unknown: number;
+  /** Matching calls on the built-in demo model: no cost by design, so counted apart from `unknown` and out of `usd` too. */
+  readonly demo: number;
 }
 
 /** Where the previous batch of an export ended. */
@@ -59,6 +65,8 @@ export type CallListing = Pick<CallSummary, 'callId' | 'sessionId' | 'direction'
   readonly fields: FieldValues | null;
   /** What its LLM turns cost in USD; null when not known. */
   readonly costUsd: number | null;
+  /** Its turns asked only the built-in demo model: its cost is null because nothing was paid, not because a price is missing. */
+  readonly demo: boolean;
 };
 
 export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -81,6 +89,8 @@ const ListingRow = z
     summary: z.string().nullable(),
     fields: z.string().nullable(),
     cost_usd: z.number().nullable(),
+    // 0 or 1 on both databases: a CASE, not a boolean, which SQLite would not give as one.
+    demo: z.number(),
   })
   .transform(
     (row): CallListing => ({
@@ -99,10 +109,11 @@ const ListingRow = z
       summary: row.summary,
       fields: row.fields === null ? null : FieldValuesSchema.parse(JSON.parse(row.fields)),
       costUsd: row.cost_usd,
+      demo: row.demo === 1,
     }),
   );
 
-const Totals = z.object({ n: z.number(), cost: z.number().nullable(), priced: z.number() });
+const Totals = z.object({ n: z.number(), cost: z.number().nullable(), priced: z.number(), demo: z.number() });
 
 /**
  * Slack in a cost filter's bounds, in USD: a cost is a sum of doubles, and $0.01 typed as the least
@@ -128,12 +139,12 @@ export class CallSearch {
     const where = this.whereOf(filter);
     // The sum rides on the count's one pass over the matching rows: no second query for it.
     const [totals, rows] = await Promise.all([
-      sql`SELECT COUNT(*) AS n, SUM(c.cost_usd) AS cost, COUNT(c.cost_usd) AS priced
+      sql`SELECT COUNT(*) AS n, SUM(c.cost_usd) AS cost, COUNT(c.cost_usd) AS priced, COUNT(CASE WHEN ${this.demoCall()} THEN 1 END) AS demo
         FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id WHERE ${where}`.execute(this.store.db),
       sql`${this.select()} WHERE ${where} ORDER BY c.ended_at DESC, c.call_id DESC LIMIT ${limit} OFFSET ${offset}`.execute(this.store.db),
     ]);
-    const { n, cost, priced } = Totals.parse(totals.rows[0]);
-    return { calls: rows.rows.map((row) => ListingRow.parse(row)), total: n, cost: { usd: priced === 0 ? null : cost, unknown: n - priced } };
+    const { n, cost, priced, demo } = Totals.parse(totals.rows[0]);
+    return { calls: rows.rows.map((row) => ListingRow.parse(row)), total: n, cost: { usd: priced === 0 ? null : cost, unknown: n - priced - demo, demo } };
   }
 
   /** The next `size` matching calls after `after` (the last of the previous batch), newest first: an export, a batch at a time. */
@@ -164,8 +175,21 @@ export class CallSearch {
     const { json } = this;
     return sql`SELECT c.call_id, c.session_id, c.direction, c.from_number, c.to_number, c.started_at, c.ended_at, c.duration_ms,
       c.end_reason, ${json.arrayLength(sql.ref('c.turns'))} AS turn_count, c.barge_ins, ${json.memberText(sql.ref('c.tags'), 'campaign')} AS campaign,
-      r.summary, r.fields, c.cost_usd
+      r.summary, r.fields, c.cost_usd, CASE WHEN ${this.demoCall()} THEN 1 ELSE 0 END AS demo
       FROM calls c LEFT JOIN reports r ON r.call_id = c.call_id`;
+  }
+
+  /**
+   * A call on the built-in demo model: no known cost, some turn asked the demo model and none asked
+   * another (onDemoModel in llm/prices.ts, in SQL). Read from the turns rather than kept in a column:
+   * only calls of unknown cost are looked into, and a store on a priced model has few of them.
+   */
+  private demoCall(): RawBuilder<boolean> {
+    const { json } = this;
+    const model = (alias: string) => json.memberText(sql.ref(`${alias}.value`), 'model');
+    return sql<boolean>`(c.cost_usd IS NULL
+      AND EXISTS (SELECT 1 FROM ${json.eachElement(sql.ref('c.turns'), 'dt')} WHERE ${model('dt')} = ${DEMO_MODEL_ID})
+      AND NOT EXISTS (SELECT 1 FROM ${json.eachElement(sql.ref('c.turns'), 'ot')} WHERE ${model('ot')} <> ${DEMO_MODEL_ID}))`;
   }
 
   /** The filter's parts, joined with AND; never empty: a call in progress is not history. */

@@ -45,7 +45,7 @@ ${newCampaign(options, campaigns.length === 0)}
 ${
   campaigns.length === 0
     ? html`<p class="muted">No campaign yet. Start one here, with <code>npm run campaign -- start campaign.yaml</code> or with <code>POST /api/campaigns</code> (README, "Campaigns").</p>`
-    : html`<table class="calls" id="campaigns">
+    : html`<div class="table-scroll"><table class="calls" id="campaigns">
   <thead><tr><th>Campaign</th><th>State</th><th>Contacts</th><th>Called</th><th>Reached</th><th>Voicemail</th><th>Pending</th><th>In a call</th><th>Next retry</th><th>Outcomes</th><th></th></tr></thead>
   <tbody>${campaigns.map(
     (c) => html`<tr data-campaign="${c.id}">
@@ -63,7 +63,7 @@ ${
     }<form method="post" action="${root}calls" class="inline"><input type="hidden" name="campaign" value="${c.id}"><button type="submit">Its calls</button></form></td>
   </tr>`,
   )}</tbody>
-</table>`
+</table></div>`
 }`,
   });
 }

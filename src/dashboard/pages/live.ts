@@ -13,10 +13,12 @@ export function livePage(options: { numbersShown: boolean; role?: StaffRole | un
     scripts: ['live.js'],
     body: html`<h1>Calls in progress <span id="live-count" class="count">…</span></h1>
 <p id="live-state" class="muted" role="status">Connecting…</p>
+<div class="table-scroll">
 <table id="live-calls" class="calls">
   <thead><tr><th>Number</th><th>Direction</th><th>Duration</th><th>State</th><th>Caller said</th><th>Hotline said</th></tr></thead>
   <tbody></tbody>
 </table>
+</div>
 <p id="live-empty" class="muted">No call in progress. Calls appear here as they start, and stay a moment after they end.</p>
 <p class="muted">A call's number opens its conversation so far.</p>`,
   });

@@ -43,7 +43,7 @@ ${checked ? everyFile(checked) : ''}`,
 function everyFile(checked: PromptsCheck): Html {
   return html`<h2>Every file, as <code>npm run prompts:check</code> sees it <span class="count" id="check-problems">${checked.problems}</span></h2>
 <p class="muted">${checked.problems === 0 ? 'No problem in any file.' : `${checked.problems} problem${checked.problems === 1 ? '' : 's'} to look at.`}</p>
-<table class="calls" id="prompts-check">
+<div class="table-scroll"><table class="calls" id="prompts-check">
   <thead><tr><th>File</th><th>Holds</th><th>Problems</th></tr></thead>
   <tbody>${checked.files.map(
     (file) => html`<tr>
@@ -52,7 +52,7 @@ function everyFile(checked: PromptsCheck): Html {
     <td data-label="Problems"><span>${file.problems.length === 0 ? html`<span class="muted">none</span>` : file.problems.map((p) => html`<div class="${p.severity === 'error' ? 'warning' : ''}">${p.severity}: ${p.message}</div>`)}</span></td>
   </tr>`,
   )}</tbody>
-</table>`;
+</table></div>`;
 }
 
 function lastCheck(check: PromptsStatus['lastCheck']): Html {
@@ -69,7 +69,7 @@ function lastCheck(check: PromptsStatus['lastCheck']): Html {
 
 function problems(check: NonNullable<PromptsStatus['lastCheck']>): Html {
   return html`<h2>${check.ok ? 'Worth a look' : 'What to fix'}</h2>
-<table class="calls" id="prompt-problems">
+<div class="table-scroll"><table class="calls" id="prompt-problems">
   <thead><tr><th>File</th><th>Severity</th><th>What is wrong</th></tr></thead>
   <tbody>${check.problems.map(
     (p) => html`<tr>
@@ -78,5 +78,5 @@ function problems(check: NonNullable<PromptsStatus['lastCheck']>): Html {
     <td data-label="What is wrong">${p.message}</td>
   </tr>`,
   )}</tbody>
-</table>`;
+</table></div>`;
 }

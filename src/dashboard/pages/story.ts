@@ -1,6 +1,6 @@
 import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js';
 import { addUsage, type TokenUsage } from '../../llm/usage.js';
-import { callCostUsd, sumCost } from '../../llm/prices.js';
+import { callCostUsd, onDemoModel, sumCost } from '../../llm/prices.js';
 import type { StoredReport } from '../../store/report-repository.js';
 import { html, type Html } from '../../html.js';
 import { formatDuration, formatTime, formatUsd, layout, showNumber, UNKNOWN_COST } from '../layout.js';
@@ -152,6 +152,7 @@ function callTokens(turns: readonly TurnSummary[]): Html | '' {
 function callCost(turns: readonly TurnSummary[]): Html {
   const cost = callCostUsd(turns);
   if (cost !== null) return html`<dt>LLM cost</dt><dd class="cost" id="call-cost">${dollars(cost)}${turns.length === 0 ? html` <span class="muted">(no LLM turn)</span>` : ''}</dd>`;
+  if (onDemoModel(turns)) return html`<dt>LLM cost</dt><dd class="cost demo" id="call-cost">demo <span class="muted">(the built-in demo model: no cost)</span></dd>`;
   const unpriced = [...new Set(turns.filter((turn) => turn.tokens && turn.costUsd === undefined).map((turn) => turn.model ?? 'the model'))];
   const why = unpriced.length > 0 ? `no price for ${unpriced.join(', ')} (LLM_PRICES_FILE)` : 'no token counts came from the server';
   const partial = sumCost(turns);
