@@ -104,7 +104,7 @@ export const PrivacyEnv = z.object({
     unsetMeans: 'everything is kept until erased',
   }),
   ...Object.fromEntries(
-    RETENTION_KINDS.map((kind) => [RETENTION_VARIABLES[kind], text.optional().register(variableDocs, { section: 'privacy', ...RETENTION_DOCS[kind] })]),
+    RETENTION_KINDS.map((kind) => [RETENTION_VARIABLES[kind], text.optional().register(variableDocs, { section: 'privacy', unsetMeans: 'RETENTION_DAYS', ...RETENTION_DOCS[kind] })]),
   ),
 });
 
