@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { int } from './config-values.js';
+import { variableDocs } from './config-sections.js';
 
 export type Transport = 'websocket' | 'webhook';
 
@@ -25,18 +26,57 @@ const transportList = (name: string, fallback: string) =>
     });
 
 export const TransportsEnv = z.object({
-  TRANSPORTS: transportList('TRANSPORTS', 'websocket,webhook'),
-  WS_START_TIMEOUT_MS: int('WS_START_TIMEOUT_MS', 1, 5000, ' of milliseconds'),
-  WS_PING_INTERVAL_MS: int('WS_PING_INTERVAL_MS', 0, 30_000, ' of milliseconds'),
-  WS_RECONNECT_GRACE_MS: int('WS_RECONNECT_GRACE_MS', 0, 5000, ' of milliseconds'),
-  WEBHOOK_MAX_BYTES: int('WEBHOOK_MAX_BYTES', 1, 64 * 1024, ' of bytes'),
+  TRANSPORTS: transportList('TRANSPORTS', 'websocket,webhook').register(variableDocs, {
+    section: 'server',
+    doc: 'Call transports served: websocket, webhook or both, separated by a comma. A transport that is off answers 404.',
+  }),
+  WS_START_TIMEOUT_MS: int('WS_START_TIMEOUT_MS', 1, 5000, ' of milliseconds').register(variableDocs, {
+    section: 'security',
+    doc: `A WebSocket that has not sent session_start within this many milliseconds (also after its call ended) is
+      closed; every open socket counts against MAX_CALLS.`,
+  }),
+  WS_PING_INTERVAL_MS: int('WS_PING_INTERVAL_MS', 0, 30_000, ' of milliseconds').register(variableDocs, {
+    section: 'security',
+    doc: `Every open WebSocket is pinged this often, in milliseconds; one that did not answer the previous ping is
+      dropped and its call ended. 0 never.`,
+  }),
+  WS_RECONNECT_GRACE_MS: int('WS_RECONNECT_GRACE_MS', 0, 5000, ' of milliseconds').register(variableDocs, {
+    section: 'security',
+    doc: `A WebSocket that breaks without a close handshake: its call waits this many milliseconds for the service to
+      reconnect and take it over, then ends. 0 ends it at once.`,
+  }),
+  WEBHOOK_MAX_BYTES: int('WEBHOOK_MAX_BYTES', 1, 64 * 1024, ' of bytes').register(variableDocs, {
+    section: 'security',
+    doc: `Largest event accepted, in bytes: larger webhook bodies get 413, larger WebSocket messages close that socket
+      with code 1009.`,
+  }),
   WEBHOOK_REPLY: z
     .enum(['whole', 'sentences'], { error: 'WEBHOOK_REPLY must be whole or sentences' })
-    .default('sentences'),
-  WEBHOOK_HOLD_MS: int('WEBHOOK_HOLD_MS', 0, 1000, ' of milliseconds'),
-  ACTION_ARRAYS: transportList('ACTION_ARRAYS', ''),
-  PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds'),
+    .default('sentences')
+    .register(variableDocs, {
+      section: 'security',
+      doc: `How a webhook answers user_speak: whole (one speak with the whole reply, when the LLM is done) or sentences
+        (the first sentence as soon as it exists, the rest in the answers to the following assistant_speech_ended
+        events). See the README for the trade-off.`,
+    }),
+  WEBHOOK_HOLD_MS: int('WEBHOOK_HOLD_MS', 0, 1000, ' of milliseconds').register(variableDocs, {
+    section: 'security',
+    doc: `A webhook request still waiting for the model after this many milliseconds is answered with the hold line
+      (prompts/thinking.md); the reply follows on the next assistant_speech_ended. 0 never.`,
+  }),
+  ACTION_ARRAYS: transportList('ACTION_ARRAYS', '').register(variableDocs, {
+    section: 'security',
+    doc: `Transports whose answers may carry several actions at once, e.g. [barge_in, speak] (the production service
+      runs them in order; the spec allows one): websocket, webhook, both (websocket,webhook), or none.`,
+    defaultSpelled: 'none',
+  }),
+  PLAYBACK_GRACE_MS: int('PLAYBACK_GRACE_MS', 0, 1500, ' of milliseconds').register(variableDocs, {
+    section: 'transfers',
+    doc: `How long past the estimated end of the last sentence a hangup or transfer waits for assistant_speech_ended
+      before it is sent anyway, in milliseconds.`,
+  }),
 });
+
 
 export interface TransportsConfig {
   /** The call transports served; a deployment switches off the one it does not use. */

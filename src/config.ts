@@ -4,6 +4,7 @@ import { ConfigError } from './errors.js';
 import { weakSecrets, type SharedSecret } from './secret-strength.js';
 import { headerSecrets } from './telemetry/tracing-settings.js';
 import { int, portNumber, text, url } from './config-values.js';
+import { variableDocs } from './config-sections.js';
 import { transportsConfigOf, TransportsEnv, type TransportsConfig } from './config-transports.js';
 import { llmConfigOf, LlmEnv, type LlmConfig } from './config-llm.js';
 import { storeConfigOf, StoreEnv, type StoreConfig } from './config-store.js';
@@ -19,25 +20,72 @@ const projectRoot = path.resolve(import.meta.dirname, '..');
 
 /** The process's own settings; every other group lives in a src/config-*.ts file of its own. */
 const CoreEnv = z.object({
-  NODE_ENV: text.default('development'),
-  PORT: portNumber('PORT').default(3000),
-  HOST: text.default('0.0.0.0'),
-  PUBLIC_URL: url('PUBLIC_URL', 'https://hotline.example.com'),
+  NODE_ENV: text.default('development').register(variableDocs, {
+    section: 'server',
+    doc: `development, production or test. In production Hotline refuses to start without an LLM, refuses a secret
+      that can be guessed, and refuses to start with outbound calls on (ADMIN_TOKEN and AIFLOW_*) while a served
+      transport is unauthenticated.`,
+  }),
+  PORT: portNumber('PORT').default(3000).register(variableDocs, {
+    section: 'server',
+    doc: 'Port for HTTP and WebSocket (one port serves both), 1–65535; 0 picks any free port.',
+  }),
+  HOST: text.default('0.0.0.0').register(variableDocs, {
+    section: 'server',
+    doc: 'Interface to bind; 0.0.0.0 listens on all of them.',
+  }),
+  PUBLIC_URL: url('PUBLIC_URL', 'https://hotline.example.com').register(variableDocs, {
+    section: 'server',
+    doc: `Public base URL as the voice service reaches Hotline (a reverse proxy with TLS, or a tunnel such as
+      \`cloudflared tunnel --url http://localhost:3000\`). The startup log prints the WebSocket and webhook URLs with
+      it; without it Hotline warns that localhost is unreachable.`,
+    example: 'https://hotline.example.com',
+  }),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
     })
-    .default('info'),
-  MAX_CALLS: int('MAX_CALLS', 1, 2000),
-  CALL_IDLE_TIMEOUT_MS: int('CALL_IDLE_TIMEOUT_MS', 0, 10 * 60 * 1000, ' of milliseconds'),
-  SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 30_000, ' of milliseconds'),
-  SHUTDOWN_NOTICE_MS: int('SHUTDOWN_NOTICE_MS', 0, 10_000, ' of milliseconds'),
-  PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')),
-  TZ: text.optional(),
+    .default('info')
+    .register(variableDocs, {
+      section: 'server',
+      doc: 'fatal, error, warn, info, debug, trace or silent. What callers say is logged only at debug.',
+    }),
+  MAX_CALLS: int('MAX_CALLS', 1, 2000).register(variableDocs, {
+    section: 'operations',
+    doc: 'Calls at once; beyond it new WebSocket upgrades and webhook session_starts get 503 (and /readyz 503).',
+  }),
+  CALL_IDLE_TIMEOUT_MS: int('CALL_IDLE_TIMEOUT_MS', 0, 10 * 60 * 1000, ' of milliseconds').register(variableDocs, {
+    section: 'operations',
+    doc: `A call with no event for this many milliseconds hears prompts/idle-goodbye.md, is hung up after it and its
+      socket closed; 0 never.`,
+  }),
+  SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 30_000, ' of milliseconds').register(variableDocs, {
+    section: 'operations',
+    doc: `On SIGTERM or SIGINT: calls in progress may finish for this many milliseconds, then they are ended,
+      transcripts flushed, and the process exits 0. New calls are refused at once. A second SIGINT or SIGTERM exits at
+      once (code 130 or 143).`,
+  }),
+  SHUTDOWN_NOTICE_MS: int('SHUTDOWN_NOTICE_MS', 0, 10_000, ' of milliseconds').register(variableDocs, {
+    section: 'operations',
+    doc: `This many milliseconds before that deadline, callers still on the line hear prompts/shutdown-transfer.md and
+      go to TRANSFER_TARGET, or without one hear prompts/shutdown-goodbye.md and are hung up on.`,
+  }),
+  PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')).register(variableDocs, {
+    section: 'calls',
+    doc: `Folder of prompt files (system.md, greeting.md, error.md, …; see the README). Edits, a replaced folder and
+      ConfigMap updates apply from the next call.`,
+  }),
+  TZ: text.optional().register(variableDocs, {
+    section: 'calls',
+    doc: `Time zone of the {{date}}, {{time}} and {{weekday}} placeholders (an IANA name). Node reads it too, as the
+      process's own time zone.`,
+    example: 'Europe/Berlin',
+    unsetMeans: "the system's time zone",
+  }),
 });
 
 // One flat schema, so that every bad variable is reported at once, whichever group it belongs to.
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   ...CoreEnv.shape,
   ...TransportsEnv.shape,
   ...LlmEnv.shape,
