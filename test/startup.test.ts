@@ -311,12 +311,14 @@ describe('a start that waits says what for', () => {
     expect(said.join('\n')).not.toContain('a fast step');
   });
 
-  test('a step that fails stops its timer and passes the error on', async () => {
+  test('a step that fails stops its timer and passes the error on, never saying it is done', async () => {
     const { logger, entries } = capture();
-    const failing = startProgress(logger, { afterMs: 20 }).step('a port', () => Promise.reject(new Error('EADDRINUSE')));
-    await expect(failing).rejects.toThrow('EADDRINUSE');
+    const progress = startProgress(logger, { afterMs: 20, everyMs: 1_000 });
+    await expect(progress.step('a port', () => Promise.reject(new Error('EADDRINUSE')))).rejects.toThrow('EADDRINUSE');
+    const slow = progress.step('the store', () => new Promise((_, reject) => setTimeout(() => reject(new Error('timeout expired')), 60)));
+    await expect(slow).rejects.toThrow('timeout expired');
     await new Promise((resolve) => setTimeout(resolve, 40));
-    expect(entries).toEqual([]);
+    expect(entries.map((entry) => entry.msg)).toEqual([expect.stringMatching(/^still starting: the store … \(0\.\d s\)$/)]);
   });
 });
 

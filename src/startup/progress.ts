@@ -1,7 +1,7 @@
 /**
  * A start that waits says what for. Each part of startHotline runs as a step; a step still under
  * way after a second logs `still starting: <what it waits for> …` (and again every few seconds),
- * and, once done, how long it took. A fast start logs nothing and pays one timer per step.
+ * and, once done, how long it took (a step that fails leaves that to the start's error). A fast start logs nothing and pays one timer per step.
  */
 import type { Logger } from '../logger.js';
 
@@ -34,13 +34,15 @@ export function startProgress(logger: Logger, options: StartProgressOptions = {}
       };
       let timer = setTimeout(say, afterMs).unref();
       try {
-        return await work();
-      } finally {
-        clearTimeout(timer);
+        const result = await work();
         if (said) {
           const tookMs = Math.round(performance.now() - startedAt);
           logger.info({ waitedFor: what, tookMs }, `${what}: done in ${seconds(tookMs)}`);
         }
+        return result;
+      } finally {
+        // A step that failed says nothing more: the start's error says what to fix.
+        clearTimeout(timer);
       }
     },
   };
