@@ -154,8 +154,15 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     hooks: { streamWrite: scrub },
     ...(options.redact ? { formatters: { log: redactedWords(options.redact) } } : {}),
+    // At a terminal the startup announcement's URLs are read in its message, one per line: the same
+    // URLs again as fields under it (kept in the JSON, where programs read them) are left out.
     ...(pretty
-      ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } }
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service,websocketUrl,webhookUrl,healthUrl,dashboardUrl' },
+          },
+        }
       : {}),
   };
   if (options.destination) return pino(settings, options.destination);

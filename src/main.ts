@@ -1,4 +1,6 @@
 import cluster from 'node:cluster';
+import type { EventEmitter } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
 import { command, commandLineOrExit } from './command-line.js';
 import { loadConfig, type Config } from './config.js';
@@ -11,6 +13,9 @@ import { onStopSignals } from './startup/signals.js';
 import { startupErrorText } from './startup/startup-error.js';
 import { redactorOf } from './privacy/redactor-of.js';
 import { runWorkers } from './startup/workers.js';
+
+// Its modules are loaded: `npm start` (scripts/start.mjs) stops saying it waits for them.
+(process as EventEmitter).emit('hotline:loaded');
 
 const START = command({
   name: 'start',
@@ -52,7 +57,8 @@ const logger = createLogger({ level: config.logLevel, env: config.env, secrets: 
 
 // WORKERS=N: this process only starts and watches N Hotline processes on its port (startup/workers.ts).
 if (cluster.isPrimary && config.workers > 1) {
-  runWorkers(config, logger);
+  // Each worker runs this file, whatever started this process (npm start runs scripts/start.mjs).
+  runWorkers(config, logger, fileURLToPath(import.meta.url));
 } else {
   await run(config);
 }

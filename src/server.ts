@@ -29,8 +29,9 @@ import { openTelemetry } from './features/telemetry.js';
 import { openTools } from './features/tools.js';
 import { openVoicemail } from './features/voicemail.js';
 import { webhookRoutes } from './features/webhook.js';
-import type { Logger } from './logger.js';
+import { redactUrlCredentials, type Logger } from './logger.js';
 import type { PromptStore } from './prompts/prompt-store.js';
+import { startProgress, type StartProgress } from './startup/progress.js';
 import type { ReportService } from './reports/report-service.js';
 import type { CallWriter } from './store/call-writer.js';
 import type { Store } from './store/store.js';
@@ -83,6 +84,8 @@ export interface StartOptions {
   campaignClock?: Clock;
   /** A worker of WORKERS: the other replicas reach it on a loopback port of its own (not INTERNAL_URL's). */
   worker?: boolean;
+  /** Told what each part of the start waits for; default: a log line when a part takes over a second (startup/progress.ts). */
+  progress?: StartProgress;
 }
 
 export async function startHotline(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningHotline> {
@@ -97,24 +100,32 @@ export async function startHotline(config: Config, logger: Logger, options: Star
 
 async function compose(config: Config, logger: Logger, options: StartOptions, opened: OpenedStack): Promise<RunningHotline> {
   const watch = options.watchPrompts ?? true;
-  const files = await openCallFiles(config, logger, watch, opened);
-  const model = await openModel(config, logger, opened);
-  const telemetry = await openTelemetry(config, logger, files.redact, model.baseURL, opened);
-  const tools = await openTools(config, logger, { watch, env: options.env ?? process.env }, opened);
-  const voicemail = await openVoicemail(config, logger, model, watch, opened);
-  const stored = await openStoreFeature(config, logger, opened);
+  // Each wait of the start, named as a person starting Hotline would look for it.
+  const { step } = options.progress ?? startProgress(logger);
+  const files = await step(`reading the prompts in ${config.promptsDir}`, () => openCallFiles(config, logger, watch, opened));
+  const model = await step(
+    config.llm.mode === 'demo' ? 'starting the demo model' : `setting up the LLM at ${redactUrlCredentials(config.llm.baseURL ?? 'OpenAI')}`,
+    () => openModel(config, logger, opened),
+  );
+  const telemetry = await step('starting the telemetry (metrics, traces)', () => openTelemetry(config, logger, files.redact, model.baseURL, opened));
+  const tools = await step(`reading the tool files in ${config.promptsDir}`, () => openTools(config, logger, { watch, env: options.env ?? process.env }, opened));
+  const voicemail = await step('reading the voicemail phrases', () => openVoicemail(config, logger, model, watch, opened));
+  const store = config.databaseUrl ? `PostgreSQL at ${redactUrlCredentials(config.databaseUrl)}` : `SQLite ${config.databaseFile}`;
+  const stored = await step(`opening the store and bringing its schema up to date (${store})`, () => openStoreFeature(config, logger, opened));
   const reports = openReports(config, logger, { stored, model, telemetry, redact: files.redact }, opened);
   const gate = openAccess(config, logger, opened);
   const privacy = openPrivacy(config, logger, stored, gate, opened);
-  const liveView = await openLiveView(config, logger, stored, files.redact, opened);
+  const liveView = await step('opening the live view of the calls', () => openLiveView(config, logger, stored, files.redact, opened));
   const owners = openWebhookOwners(config, logger, stored);
   const clock = options.campaignClock ?? systemClock;
   const stopList = openStopList(config, logger, stored, clock);
-  const calls = await openCalls(
-    config,
-    logger,
-    { files, model, telemetry, tools, voicemail, stored, reports, liveView, owners, ...stopList, extraTools: options.extraTools, callObservers: options.callObservers ?? [] },
-    opened,
+  const calls = await step('settling the calls the last run left (its journal, the calls it left in progress)', () =>
+    openCalls(
+      config,
+      logger,
+      { files, model, telemetry, tools, voicemail, stored, reports, liveView, owners, ...stopList, extraTools: options.extraTools, callObservers: options.callObservers ?? [] },
+      opened,
+    ),
   );
   const dialling = openDialling(config, logger, { calls, stopList, clock }, opened);
   const webhook = webhookRoutes(config, logger, { calls, owners, stored, telemetry, gate });
@@ -142,15 +153,17 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
   const internalRouters =
     owners && clusterSecret ? [...(webhook.internal ? [webhook.internal] : []), internalApiRouter({ secret: clusterSecret, gate, control: calls.registry })] : [];
   const { metrics } = telemetry;
-  const listening = await openListeners(
-    config,
-    logger,
-    { registry: calls.registry, metrics, gate, stored, routers, internalRouters, storeBacklog: () => calls.records.backlog, worker: options.worker ?? false },
-    opened,
+  const listening = await step(`opening port ${config.port} on ${config.host}`, () =>
+    openListeners(
+      config,
+      logger,
+      { registry: calls.registry, metrics, gate, stored, routers, internalRouters, storeBacklog: () => calls.records.backlog, worker: options.worker ?? false },
+      opened,
+    ),
   );
   // Listening first: a campaign's calls ring back into this server. What this replica's earlier start
   // requested stays in the store: a call still ringing then is greeted as asked.
-  await dialling.campaigns.start();
+  await step('resuming the campaigns', () => dialling.campaigns.start());
   sweepWhatDeadReplicasLeft(logger, { stored, calls, dialling }, opened);
 
   const close = (): Promise<void> => opened.closeAll();

@@ -16,6 +16,7 @@ import { ConfigError } from '../src/errors.js';
 import { checkLlm, checkLlmAtStartup, describeLlmCheck } from '../src/llm/startup-check.js';
 import { createLogger } from '../src/logger.js';
 import { exposureAdvice, listeningMessage, startupUrls } from '../src/startup/announce.js';
+import { startProgress } from '../src/startup/progress.js';
 import { describeStartupError, startupErrorText } from '../src/startup/startup-error.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { CHILD_TEST_TIMEOUT_MS, spawnHotline, type HotlineProcess } from './helpers/child-process.js';
@@ -251,6 +252,7 @@ describe('the startup announcement', () => {
         '  WebSocket URL for the AI flow: ws://localhost:3000/ws?token=<WS_TOKEN>',
         '  Webhook URL: http://localhost:3000/webhook',
         '  Health: http://localhost:3000/healthz',
+        '  Dashboard: off — set ADMIN_TOKEN (16+ random characters) to open it at http://localhost:3000/dashboard/',
       ].join('\n'),
     );
     expect(exposureAdvice(local, 3000)).toMatch(/cannot reach localhost[\s\S]*cloudflared tunnel --url http:\/\/localhost:3000[\s\S]*ngrok http 3000[\s\S]*PUBLIC_URL/);
@@ -263,7 +265,10 @@ describe('the startup announcement', () => {
       health: 'https://hotline.example.com/healthz',
       dashboard: undefined,
     });
-    // With the admin token the dashboard is on: its URL is printed last.
+    // With the admin token the dashboard is on: its URL is printed last; without it, how to turn it on, at PUBLIC_URL's address.
+    expect(listeningMessage(published, 3000, startupUrls(published, 3000)).split('\n').at(-1)).toBe(
+      '  Dashboard: off — set ADMIN_TOKEN (16+ random characters) to open it at https://hotline.example.com/dashboard/',
+    );
     const admin = loadConfig({ ADMIN_TOKEN: 'secret' });
     expect(listeningMessage(admin, 3000, startupUrls(admin, 3000)).split('\n').at(-1)).toBe('  Dashboard: http://localhost:3000/dashboard/');
     expect(exposureAdvice(published, 3000)).toBeUndefined();
@@ -281,12 +286,39 @@ describe('the startup announcement', () => {
         `  WebSocket URL for the AI flow: ws://127.0.0.1:${port}/ws`,
         `  Webhook URL: http://127.0.0.1:${port}/webhook`,
         `  Health: http://127.0.0.1:${port}/healthz`,
+        `  Dashboard: off — set ADMIN_TOKEN (16+ random characters) to open it at http://127.0.0.1:${port}/dashboard/`,
       ].join('\n'),
     );
     expect((await fetch(entry.healthUrl)).status).toBe(200);
     await started.line(/PUBLIC_URL is not set.*ngrok http/);
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
+  });
+});
+
+describe('a start that waits says what for', () => {
+  test('a step longer than its first bound is named while it lasts and timed once done; a fast step says nothing', async () => {
+    const { logger, entries } = capture();
+    const progress = startProgress(logger, { afterMs: 30, everyMs: 60 });
+    expect(await progress.step('a fast step', async () => 'fast')).toBe('fast');
+    await progress.step('opening the store (PostgreSQL at postgres://db/hotline)', () => new Promise((resolve) => setTimeout(resolve, 130)));
+    const said = entries.map((entry) => entry.msg.replace(/\d+\.\d s/, 'N s'));
+    expect(said.slice(0, 2)).toEqual([
+      'still starting: opening the store (PostgreSQL at postgres://db/hotline) … (N s)',
+      'still starting: opening the store (PostgreSQL at postgres://db/hotline) … (N s)',
+    ]);
+    expect(said.at(-1)).toBe('opening the store (PostgreSQL at postgres://db/hotline): done in N s');
+    expect(said.join('\n')).not.toContain('a fast step');
+  });
+
+  test('a step that fails stops its timer and passes the error on, never saying it is done', async () => {
+    const { logger, entries } = capture();
+    const progress = startProgress(logger, { afterMs: 20, everyMs: 1_000 });
+    await expect(progress.step('a port', () => Promise.reject(new Error('EADDRINUSE')))).rejects.toThrow('EADDRINUSE');
+    const slow = progress.step('the store', () => new Promise((_, reject) => setTimeout(() => reject(new Error('timeout expired')), 60)));
+    await expect(slow).rejects.toThrow('timeout expired');
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(entries.map((entry) => entry.msg)).toEqual([expect.stringMatching(/^still starting: the store … \(0\.\d s\)$/)]);
   });
 });
 

@@ -42,14 +42,17 @@ export function startupUrls(config: Config, port: number): StartupUrls {
   };
 }
 
-/** The first line a person reads: where Hotline listens and what to configure, one URL per line. */
+/**
+ * The first line a person reads: where Hotline listens and what to configure, one URL per line,
+ * and where the dashboard is, or, while it is off, how to turn it on.
+ */
 export function listeningMessage(config: Config, port: number, urls: StartupUrls): string {
   return [
     `Hotline is listening on ${hostForUrl(config.host)}:${port}`,
     urls.websocket && `  WebSocket URL for the AI flow: ${urls.websocket}`,
     urls.webhook && `  Webhook URL: ${urls.webhook}`,
     `  Health: ${urls.health}`,
-    urls.dashboard && `  Dashboard: ${urls.dashboard}`,
+    urls.dashboard ? `  Dashboard: ${urls.dashboard}` : `  Dashboard: off — set ADMIN_TOKEN (16+ random characters) to open it at ${urls.base}/dashboard/`,
   ]
     .filter(Boolean)
     .join('\n');

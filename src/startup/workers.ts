@@ -15,9 +15,13 @@ const HEALTHY_AFTER_MS = 30_000;
  * new connection to one of them), each a replica of its own on the shared PostgreSQL — named
  * `<REPLICA_ID>-<n>`, stable across its restarts, reached by the others on a loopback port of its
  * own with a cluster secret made here unless CLUSTER_SECRET says one. A worker that stops is
- * started again; SIGTERM or Ctrl-C here stops them all gracefully, a second one at once.
+ * started again; SIGTERM or Ctrl-C here stops them all gracefully, a second one at once. Each
+ * worker runs `main` (main.ts's own file, with this process's node options: tsx's loader under
+ * npm run dev).
  */
-export function runWorkers(config: Config, logger: Logger): void {
+export function runWorkers(config: Config, logger: Logger, main: string): void {
+  // node:cluster runs process.argv[1] by default: under npm start that is scripts/start.mjs, not Hotline.
+  cluster.setupPrimary({ exec: main });
   const secret = config.replica.clusterSecret ?? randomBytes(24).toString('base64url');
   let stopping = false;
   const workers = new Map<number, Worker>();

@@ -67,6 +67,14 @@ export async function schemaVersion(store: Store): Promise<{ current: number; la
   return { current: rows[0]?.version ?? 0, latest: POSTGRES_MIGRATIONS.length };
 }
 
+/** One line for the steps a start applied (a new database takes them all), not one per step. */
+function logMigrated(log: Logger, versions: readonly number[]): void {
+  const last = versions.at(-1);
+  if (last === undefined) return;
+  const from = versions[0]! - 1;
+  log.info({ version: last, from, steps: versions.length }, `database schema updated from version ${from} to ${last}`);
+}
+
 async function openSqlite(file: string, logger: Logger, migrate: boolean, claim: boolean): Promise<Store> {
   const log = logger.child({ database: file });
   const db: Db = new Kysely({
@@ -74,9 +82,7 @@ async function openSqlite(file: string, logger: Logger, migrate: boolean, claim:
       { file, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, migrate, claim },
       {
         onWarning: (message) => log.warn(message),
-        onMigrated: (versions) => {
-          for (const version of versions) log.info({ version }, 'database schema updated');
-        },
+        onMigrated: (versions) => logMigrated(log, versions),
       },
     ),
   });
@@ -101,7 +107,7 @@ async function openPostgres(url: string, logger: Logger, migrate: boolean): Prom
   const where = describePostgresUrl(url);
   const pool = postgresPool(url, logger.child({ database: where }));
   try {
-    if (migrate) await migratePostgres(pool, where, logger);
+    if (migrate) logMigrated(logger.child({ database: where }), await migratePostgres(pool, where, logger));
     else await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => undefined);

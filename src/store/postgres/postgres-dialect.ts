@@ -91,7 +91,7 @@ export async function migratePostgres(pool: pg.Pool, where: string, logger: Logg
           throw error;
         }
         migrated.push(next + 1);
-        logger.info({ database: where, version: next + 1 }, 'database schema updated');
+        logger.debug({ database: where, version: next + 1 }, 'database schema step applied');
       }
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
