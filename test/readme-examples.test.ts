@@ -398,13 +398,19 @@ const EXAMPLES: Example[] = [
     notRun: 'installs the packages and starts Hotline: the test suite runs after `npm ci`, and every example here runs against Hotline started as `npm start` starts it',
   },
   {
-    name: 'the startup message',
-    first: 'Hotline is listening on',
+    name: 'the first npm start, on a terminal',
+    first: '$ npm start',
+    run: async (block) => runStartOnATerminal(block),
+  },
+  {
+    name: 'the startup message as a JSON line',
+    first: '{"level":30,"service":"hotline","msg":"Hotline is listening',
     run: async (block) => {
       const hotline = await plainHotline();
-      const entry = JSON.parse(await hotline.line(/Hotline is listening/)) as { msg: string };
-      const expected = block.lines.map((l) => withPorts(l, { 3000: hotline.port }));
-      expectOutput(`block at ${block.file}:${block.line}`, { file: block.file, line: block.line - 1, text: 'npm start', expected }, entry.msg.split('\n').slice(0, expected.length), expected);
+      const actual = JSON.parse(await hotline.line(/Hotline is listening/)) as Record<string, unknown>;
+      // The page shows some of the line's fields ("left out here"): each one shown must be there, as shown.
+      const shown = JSON.parse(withPorts(block.lines.join('\n'), { 3000: hotline.port })) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(shown)) expect(actual[key], `${block.file}:${block.line}: the field ${key}`).toEqual(value);
     },
   },
   {
@@ -733,6 +739,49 @@ async function runOutboundFlow(context: Context): Promise<void> {
     expected,
     emulated.stderr(),
   );
+}
+
+/**
+ * `npm start` as a reader runs it the first time, on a terminal: in a copy of the project (its dist/
+ * empty, node_modules a link to this one's) under `script`, which gives it a terminal, so the log is
+ * pino-pretty's lines and the launcher's. The colours are taken out; times, the count of files and the
+ * compile's seconds are masked; a line `…` on the page stands for any lines left out there.
+ */
+async function runStartOnATerminal(block: Block): Promise<void> {
+  const [command] = commandsOf(block);
+  const project = await tempFolder('hotline-readme-start-');
+  for (const part of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src']) await cp(path.join(repoRoot, part), path.join(project, part), { recursive: true });
+  for (const part of ['node_modules', 'prompts']) await symlink(path.join(repoRoot, part), path.join(project, part));
+  const port = await freePort();
+  const data = await tempFolder('hotline-readme-data-');
+  const { child, kill } = spawnShell(`script -qec ${JSON.stringify(command!.text)} /dev/null`, {
+    cwd: project,
+    env: { PORT: String(port), TRANSCRIPTS_DIR: data, TERM: 'xterm' },
+  });
+  const started = watch(child);
+  await started.line(/Dashboard: /);
+  kill();
+  const plain = (line: string) => line.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r$/, '');
+  const mask = (line: string) =>
+    line
+      .replace(/^\[\d\d:\d\d:\d\d\.\d{3}\]/, '[hh:mm:ss.mmm]')
+      .replace(/compiled \d+ files in [\d.]+ s/, 'compiled N files in N s');
+  const actual = started.stdout().split('\n').map((line) => mask(plain(line)));
+  const expected = command!.expected.map((line) => mask(withPorts(line, { 3000: port })));
+  // Walk the page's lines: each must be the next line printed, but `…` skips to the line after it.
+  let at = 0;
+  for (const [i, want] of expected.entries()) {
+    if (want === '…') continue;
+    const skipping = expected[i - 1] === '…';
+    const found = skipping ? actual.indexOf(want, at) : actual[at] === want ? at : -1;
+    if (found < 0) {
+      expect.fail(
+        `${block.file}:${command!.line + 1 + i}: ${JSON.stringify(want)} is not ${skipping ? 'among the lines printed after' : 'the line printed after'} ${JSON.stringify(actual[at - 1] ?? '(the start)')}\n` +
+          `--- the terminal showed:\n${actual.join('\n')}\n--- stderr:\n${started.stderr()}`,
+      );
+    }
+    at = found + 1;
+  }
 }
 
 /**
