@@ -31,7 +31,7 @@ export const StoreEnv = z.object({
     .register(variableDocs, {
       section: 'calls',
       doc: `PostgreSQL instead of the SQLite file, for a business that runs several Hotline processes or wants its
-        database server's backups and replication ("Choosing a store" in the README). The database must exist;
+        database server's backups and replication (docs/store-and-replicas.md). The database must exist;
         Hotline creates its tables (migrating under a lock: processes starting together migrate once). The password
         is never logged.`,
       example: 'postgres://hotline:secret@127.0.0.1:5432/hotline',

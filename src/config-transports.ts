@@ -57,7 +57,7 @@ export const TransportsEnv = z.object({
       section: 'security',
       doc: `How a webhook answers user_speak: whole (one speak with the whole reply, when the LLM is done) or sentences
         (the first sentence as soon as it exists, the rest in the answers to the following assistant_speech_ended
-        events). See the README for the trade-off.`,
+        events). docs/webhook.md weighs the two.`,
     }),
   WEBHOOK_HOLD_MS: int('WEBHOOK_HOLD_MS', 0, 1000, ' of milliseconds').register(variableDocs, {
     section: 'security',

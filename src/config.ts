@@ -72,7 +72,7 @@ const CoreEnv = z.object({
   }),
   PROMPTS_DIR: text.default(path.join(projectRoot, 'prompts')).register(variableDocs, {
     section: 'calls',
-    doc: `Folder of prompt files (system.md, greeting.md, error.md, …; see the README). Edits, a replaced folder and
+    doc: `Folder of prompt files (system.md, greeting.md, error.md, …; docs/prompts.md lists them). Edits, a replaced folder and
       ConfigMap updates apply from the next call.`,
   }),
   TZ: text.optional().register(variableDocs, {

@@ -40,7 +40,7 @@ async function tempDir(): Promise<string> {
 }
 
 const ALL_MISSING =
-  'outbound calling is not configured: set AIFLOW_API_URL, AIFLOW_ACCESS_TOKEN, AIFLOW_ID and AIFLOW_BILLING_DEVICE (see README, "Outbound follow-up calls"); ' +
+  'outbound calling is not configured: set AIFLOW_API_URL, AIFLOW_ACCESS_TOKEN, AIFLOW_ID and AIFLOW_BILLING_DEVICE (see docs/outbound-and-campaigns.md); ' +
   'aiFlowId and billingDevice may also be given with the call or the campaign';
 
 describe('a campaign without outbound calling configured', () => {

@@ -220,7 +220,7 @@ describe.each(await storeKinds())('a %s store of the release before calls had a 
       }
     }
     // The history sums them: the ended calls of known cost, the two unknown ones counted apart.
-    expect((await new CallSearch(opened).page({}, 10, 0)).cost).toEqual({ usd: expect.closeTo(0.0025 + 0.003 + 0, 12), unknown: 2 });
+    expect((await new CallSearch(opened).page({}, 10, 0)).cost).toEqual({ usd: expect.closeTo(0.0025 + 0.003 + 0, 12), unknown: 2, demo: 0 });
     // The call that was going on ends in this release: its row's cost is written with it.
     await new CallRepository(opened.db).save(stored(callSummary({ sessionId: 'going', turns: turnsCosting([0.01, 0.02]) }), 2));
     expect((await opened.db.selectFrom('calls').select('cost_usd').where('call_id', '=', 'going').executeTakeFirstOrThrow()).cost_usd).toBeCloseTo(0.03, 12);

@@ -27,7 +27,7 @@ export interface CampaignRequest {
  */
 export async function readCampaign(input: unknown, options: { defaultCountryCode: string | undefined; slices?: Slices }): Promise<CampaignRequest> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new InvalidCampaignError('a campaign is an object with name, contacts and its rules (see README, "Campaigns")');
+    throw new InvalidCampaignError('a campaign is an object with name, contacts and its rules (see docs/outbound-and-campaigns.md)');
   }
   const { contacts: source, ...rest } = input as Record<string, unknown>;
   const problems: CampaignProblem[] = [];

@@ -28,7 +28,7 @@ export const USAGE = `Usage:
 
 The campaign file (YAML or JSON) holds name, contacts (a list of rows, or the path of a CSV file
 beside it), time_zone, calling_hours, concurrency, pace_ms, answer_timeout_seconds, retries and
-stop_list: see README "Campaigns". It is checked before anything is sent: each problem is shown
+stop_list: see docs/outbound-and-campaigns.md. It is checked before anything is sent: each problem is shown
 with its file and line, and nothing is created.
 
 Example:

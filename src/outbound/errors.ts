@@ -110,13 +110,13 @@ export abstract class CallNotPlacedError extends HotlineError {
   abstract readonly status: number;
 }
 
-/** What outbound calls need and is not set: the names of the variables, in the README's order. */
+/** What outbound calls need and is not set: the names of the variables, in the order the docs list them. */
 export class OutboundNotConfiguredError extends CallNotPlacedError {
   readonly code = 'outbound_not_configured';
   readonly status = 409;
   constructor(readonly missing: readonly string[]) {
     super(
-      `outbound calling is not configured: set ${listed(missing)} (see README, "Outbound follow-up calls")` +
+      `outbound calling is not configured: set ${listed(missing)} (see docs/outbound-and-campaigns.md)` +
         (missing.some((name) => name === 'AIFLOW_ID' || name === 'AIFLOW_BILLING_DEVICE')
           ? '; aiFlowId and billingDevice may also be given with the call or the campaign'
           : ''),

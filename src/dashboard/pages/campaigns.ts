@@ -44,7 +44,7 @@ ${options.created ? createdNotice(options.created) : ''}
 ${newCampaign(options, campaigns.length === 0)}
 ${
   campaigns.length === 0
-    ? html`<p class="muted">No campaign yet. Start one here, with <code>npm run campaign -- start campaign.yaml</code> or with <code>POST /api/campaigns</code> (README, "Campaigns").</p>`
+    ? html`<p class="muted">No campaign yet. Start one here, with <code>npm run campaign -- start campaign.yaml</code> or with <code>POST /api/campaigns</code> (docs/outbound-and-campaigns.md).</p>`
     : html`<div class="table-scroll"><table class="calls" id="campaigns">
   <thead><tr><th>Campaign</th><th>State</th><th>Contacts</th><th>Called</th><th>Reached</th><th>Voicemail</th><th>Pending</th><th>In a call</th><th>Next retry</th><th>Outcomes</th><th></th></tr></thead>
   <tbody>${campaigns.map(
@@ -87,7 +87,7 @@ function newCampaign(options: CampaignsPageOptions, open: boolean): Html {
 <summary><h2 style="display:inline">New campaign</h2></summary>
 ${
   missing.length > 0
-    ? html`<p class="warning" role="alert" id="outbound-missing">Outbound calling is not configured: set ${missing.map((name, i) => html`${i === 0 ? '' : i === missing.length - 1 ? ' and ' : ', '}<code>${name}</code>`)} and restart Hotline (README, "Outbound follow-up calls")${
+    ? html`<p class="warning" role="alert" id="outbound-missing">Outbound calling is not configured: set ${missing.map((name, i) => html`${i === 0 ? '' : i === missing.length - 1 ? ' and ' : ', '}<code>${name}</code>`)} and restart Hotline (docs/outbound-and-campaigns.md)${
         blocked ? '. Until then no campaign can be started.' : html`, or give <code>aiFlowId</code> and <code>billingDevice</code> in the definition.`
       }</p>`
     : ''
@@ -100,7 +100,7 @@ ${
 ${form && form.contacts.length > MAX_REFILL_CHARS ? html`<p class="muted">The contacts pasted were long: paste them or choose their file again.</p>` : ''}
 <form method="post" action="${root}campaigns/new" enctype="multipart/form-data" id="new-campaign-form">
 <fieldset${blocked ? html` disabled` : ''} style="border:0;padding:0;margin:0;display:grid;gap:.75rem;max-width:48rem">
-  <label style="display:grid;gap:.25rem">Definition, YAML or JSON (README, "Campaigns": name, time_zone, calling_hours, concurrency, retries, stop_list …)
+  <label style="display:grid;gap:.25rem">Definition, YAML or JSON (docs/outbound-and-campaigns.md: name, time_zone, calling_hours, concurrency, retries, stop_list …)
     <textarea name="definition" rows="10" spellcheck="false" placeholder="${DEFINITION_EXAMPLE}" style="font-family:monospace">${form?.definition ?? ''}</textarea></label>
   <label style="display:grid;gap:.25rem">… or its file <input type="file" name="definition_file" accept=".yaml,.yml,.json,text/yaml,application/json"></label>
   <label style="display:grid;gap:.25rem">Contacts, CSV with a header: the number in <code>phone</code>, every other column a variable (or <code>contacts</code> in the definition)
