@@ -420,17 +420,17 @@ const EXAMPLES: Example[] = [
   },
   {
     name: 'the dashboard turned on',
-    first: 'ADMIN_TOKEN=$(openssl rand -hex 16) npm start',
+    first: 'export ADMIN_TOKEN=$(openssl rand -hex 16)',
     run: async (block) => {
-      const [line] = block.lines;
       const port = await freePort();
       const data = await tempFolder('hotline-readme-data-');
-      // npm start as the test starts it (the compiled product), with the token the command makes.
-      const command = line!.replace(/\bnpm start\s*$/, `node ${JSON.stringify(path.join(BUILT_DIR, 'main.js'))}`);
+      // npm start as the test starts it (the compiled product), with the token the commands make.
+      const command = block.lines.join('\n').replace(/\bnpm start\s*$/m, `node ${JSON.stringify(path.join(BUILT_DIR, 'main.js'))}`);
       const { child } = spawnShell(command, { cwd: await workFolder(), env: { PORT: String(port), TRANSCRIPTS_DIR: data, DATABASE_FILE: path.join(data, 'hotline.db') } });
       const started = watch(child);
       const listening = JSON.parse(await started.line(/Hotline is listening/)) as { msg: string };
       expect(listening.msg.split('\n'), `${block.file}:${block.line}: the start names the dashboard`).toContain(`  Dashboard: http://localhost:${port}/dashboard/`);
+      expect(started.stdout().split('\n')[0], `${block.file}:${block.line}: the token is printed to sign in with`).toMatch(/^[0-9a-f]{32}$/);
       expect(started.stdout(), `${block.file}:${block.line}: a token of openssl rand -hex 16 is strong enough`).not.toMatch(/ADMIN_TOKEN is \d+ characters? long/);
     },
   },
