@@ -21,6 +21,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parse as parseDotenv } from 'dotenv';
 
 const startedAt = performance.now();
 const root = path.resolve(import.meta.dirname, '..');
@@ -42,13 +43,10 @@ const threshold = LEVELS[(env.LOG_LEVEL ?? '').trim().toLowerCase()] ?? LEVELS.i
 // `npm start -- --help` (or a mistake main.js refuses): the usage alone, no compile lines before it.
 const quiet = process.argv.length > 2;
 
-/** The values of NODE_ENV and LOG_LEVEL a .env file in the working directory gives, as main.js will read them. */
+/** What a .env file in the working directory sets, read as main.js will read it (dotenv; the environment wins). */
 function dotenvValues() {
   try {
-    const text = readFileSync('.env', 'utf8');
-    const values = {};
-    for (const match of text.matchAll(/^\s*(?:export\s+)?(NODE_ENV|LOG_LEVEL)\s*=\s*['"]?([^'"#\r\n]*?)['"]?\s*(?:#.*)?$/gm)) values[match[1]] = match[2];
-    return values;
+    return parseDotenv(readFileSync('.env', 'utf8'));
   } catch {
     return {};
   }

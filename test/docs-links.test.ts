@@ -3,7 +3,8 @@
  * names a heading of that file as GitHub makes its id. The README is the way in and docs/ is where it
  * sends people; a link that leads nowhere is a reader lost.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import GithubSlugger from 'github-slugger';
 import MarkdownIt from 'markdown-it';
@@ -101,8 +102,6 @@ describe('links of the README and the docs', () => {
   });
 
   test('a missing file, a missing heading and a link out of the repository are each found', async () => {
-    const { mkdtemp, writeFile, mkdir, rm } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
     const root = await mkdtemp(path.join(tmpdir(), 'hotline-links-'));
     try {
       await mkdir(path.join(root, 'docs'));

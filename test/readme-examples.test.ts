@@ -36,7 +36,7 @@ import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vit
 import { parseEval } from '../src/evals/load-evals.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
-import { BUILT_DIR, CHILD_TEST_TIMEOUT_MS, childEnv, repoRoot, tsxArgs } from './helpers/child-process.js';
+import { BUILT_DIR, CHILD_TEST_TIMEOUT_MS, childEnv, PROJECT_TO_START, repoRoot, tsxArgs } from './helpers/child-process.js';
 import { freePort } from './helpers/ports.js';
 
 
@@ -750,7 +750,7 @@ async function runOutboundFlow(context: Context): Promise<void> {
 async function runStartOnATerminal(block: Block): Promise<void> {
   const [command] = commandsOf(block);
   const project = await tempFolder('hotline-readme-start-');
-  for (const part of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src']) await cp(path.join(repoRoot, part), path.join(project, part), { recursive: true });
+  for (const part of PROJECT_TO_START) await cp(path.join(repoRoot, part), path.join(project, part), { recursive: true });
   for (const part of ['node_modules', 'prompts']) await symlink(path.join(repoRoot, part), path.join(project, part));
   const port = await freePort();
   const data = await tempFolder('hotline-readme-data-');

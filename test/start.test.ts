@@ -15,14 +15,14 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { childEnv, repoRoot } from './helpers/child-process.js';
+import { childEnv, PROJECT_TO_START, repoRoot } from './helpers/child-process.js';
 
 let project: string;
 let starts = 0;
 
 beforeAll(() => {
   project = mkdtempSync(path.join(tmpdir(), 'hotline-start-'));
-  for (const part of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src']) cpSync(path.join(repoRoot, part), path.join(project, part), { recursive: true });
+  for (const part of PROJECT_TO_START) cpSync(path.join(repoRoot, part), path.join(project, part), { recursive: true });
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(project, 'node_modules'));
   // A source nothing imports, deleted before a later start: its output must go with it.
   writeFileSync(path.join(project, 'src/start-test-leftover.ts'), 'export const leftover: number = 1;\n');

@@ -125,3 +125,6 @@ export function spawnHotline(vars: Record<string, string> = {}): HotlineProcess 
     },
   };
 }
+
+/** What `npm start` and `npm run build` need of the project, copied where a test starts them apart from this checkout's dist/. */
+export const PROJECT_TO_START = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src'] as const;
