@@ -761,7 +761,14 @@ async function runStartOnATerminal(block: Block): Promise<void> {
   const started = watch(child);
   await started.line(/Dashboard: /);
   kill();
-  const plain = (line: string) => line.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r$/, '');
+  // What the terminal shows of a line: npm's spinner (`⠙`, then back to column 1 and the line cleared)
+  // and any text a carriage return went back over are gone; colours are taken out.
+  const plain = (line: string) =>
+    line
+      .replace(/\r$/, '')
+      .split(/\x1b\[1?G|\r/)
+      .at(-1)!
+      .replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
   const mask = (line: string) =>
     line
       .replace(/^\[\d\d:\d\d:\d\d\.\d{3}\]/, '[hh:mm:ss.mmm]')
