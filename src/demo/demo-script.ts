@@ -1,3 +1,4 @@
+import { knowledgeReply, splitKnowledgeNote } from './demo-knowledge.js';
 import { demoReportReply } from './demo-report.js';
 import { callbackReply, orderReply, toolResultReply } from './demo-tools.js';
 import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
@@ -6,7 +7,9 @@ import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
  * The built-in demo model: scripted replies that show what Hotline does —
  * streamed answers, the speak tool, business tools (an order lookup, a
  * callback), a transfer when a person is asked for, a goodbye and hangup.
- * Replies are chosen from the caller's last words, or from a tool's result.
+ * Replies are chosen from the caller's last words, or from a tool's result;
+ * the note of the business's documents Hotline adds to those words is read
+ * only when no rule on the words answers (demo-knowledge.ts).
  * A call report request (`response_format` named call_report) gets a JSON object that fits its schema.
  */
 export function demoScript(request: ChatRequestBody): ScriptedReply {
@@ -15,7 +18,9 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
   // A tool it called has answered: the caller's words were already dealt with.
   const fromTool = toolResultReply(request);
   if (fromTool) return fromTool;
-  const said = lastUserText(request).toLowerCase();
+  // The rules match the caller's words only: a passage of the note saying "open" or "order" is not the caller asking.
+  const message = splitKnowledgeNote(lastUserText(request));
+  const said = message.said.toLowerCase();
   // Before the person rule: "can someone call me back" asks for a callback, not a transfer.
   const callback = callbackReply(said, request);
   if (callback) return callback;
@@ -68,6 +73,8 @@ export function demoScript(request: ChatRequestBody): ScriptedReply {
         'I let my goodbye finish before I hang up. Try interrupting me now!',
     };
   }
+  const fromDocuments = knowledgeReply(message);
+  if (fromDocuments) return fromDocuments;
   const words = said.replace(/[\s.!?…]+$/u, '');
   const echo = words.length > 80 ? `${words.slice(0, 77)}...` : words;
   // The echo's length is the caller's: a short first sentence keeps the first words as quick as any answer's.

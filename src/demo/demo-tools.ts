@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
+import { callerWords } from './demo-knowledge.js';
 
 /**
  * The demo model's use of the shipped example tools (prompts/tools/
@@ -142,7 +143,8 @@ function lastAssistantText(request: ChatRequestBody): string {
 /** The caller's words before their last ones, for whether a bare number answers an order question. */
 function previousUserText(request: ChatRequestBody): string {
   const said = request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
-  return said.at(-2) ?? '';
+  // An earlier turn's note, if the history keeps it, may name an order: only the caller's words count.
+  return callerWords(said.at(-2) ?? '');
 }
 
 function jsonObject(text: string): Record<string, unknown> | undefined {
