@@ -34,7 +34,7 @@ const LAYERS = [
   {
     name: 'features',
     why: 'what a call can use beside its conversation, each reached by the call core through a port it owns',
-    paths: ['^src/campaigns/', '^src/reports/', '^src/privacy/', '^src/tools/', '^src/telemetry/', '^src/voicemail/', '^src/outbound/', '^src/transcripts/'],
+    paths: ['^src/campaigns/', '^src/knowledge/', '^src/reports/', '^src/privacy/', '^src/tools/', '^src/telemetry/', '^src/voicemail/', '^src/outbound/', '^src/transcripts/'],
   },
   {
     name: 'store',

@@ -47,6 +47,10 @@ export const SECTIONS = {
       'summary and fields prompts/report.md asks the LLM for) is stored in the database and, with REPORT_WEBHOOK_URL ' +
       'set, POSTed there.',
   },
+  knowledge: {
+    title: 'Knowledge',
+    intro: "The business's documents the agent answers from: searched inside each turn, in the store's own full-text search (docs/knowledge.md).",
+  },
   voicemail: {
     title: 'Voicemail',
     intro: 'Outbound calls that reach a mailbox leave a message instead of starting a conversation.',

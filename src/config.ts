@@ -11,6 +11,7 @@ import { storeConfigOf, StoreEnv, type StoreConfig } from './config-store.js';
 import { callsConfigOf, CallsEnv, checkCallSecurity, type CallsConfig } from './config-calls.js';
 import { accessConfigOf, AccessEnv, type AccessConfig } from './config-access.js';
 import { privacyConfigOf, PrivacyEnv, type PrivacyConfig } from './config-privacy.js';
+import { knowledgeConfigOf, KnowledgeEnv, type KnowledgeConfig } from './config-knowledge.js';
 
 // Their home is beside the settings they type; importers keep naming config.ts.
 export type { Transport } from './config-transports.js';
@@ -93,9 +94,10 @@ export const EnvSchema = z.object({
   ...CallsEnv.shape,
   ...AccessEnv.shape,
   ...PrivacyEnv.shape,
+  ...KnowledgeEnv.shape,
 });
 
-export interface Config extends TransportsConfig, LlmConfig, StoreConfig, CallsConfig, AccessConfig, PrivacyConfig {
+export interface Config extends TransportsConfig, LlmConfig, StoreConfig, CallsConfig, AccessConfig, PrivacyConfig, KnowledgeConfig {
   env: string;
   port: number;
   host: string;
@@ -119,6 +121,7 @@ export function secretsOf(config: Config): string[] {
     outbound.accessToken,
     reports.webhookSecret,
     replica.clusterSecret,
+    config.knowledge?.embeddings?.apiKey,
     // A collector's headers carry its API key.
     ...headerSecrets(config.tracing),
   ].filter((s): s is string => typeof s === 'string' && s !== '');
@@ -182,6 +185,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     ...callsConfigOf(e),
     ...accessConfigOf(e),
     ...privacyConfigOf(e, withoutEmptyValues(rawEnv), store.replica.id),
+    ...knowledgeConfigOf(e, path.resolve(e.PROMPTS_DIR)),
   };
   // Elsewhere a weak secret is warned about at startup (announce.ts): tests and trials use short ones.
   const weak = weakSecrets(sharedSecretsOf(config));

@@ -27,6 +27,7 @@ import { gracefulShutdown } from './features/shutdown.js';
 import { openStoreFeature } from './features/store.js';
 import { openTelemetry } from './features/telemetry.js';
 import { openTools } from './features/tools.js';
+import { openKnowledge, type Knowledge } from './features/knowledge.js';
 import { openVoicemail } from './features/voicemail.js';
 import { webhookRoutes } from './features/webhook.js';
 import { redactUrlCredentials, type Logger } from './logger.js';
@@ -66,6 +67,8 @@ export interface RunningHotline {
   readonly replica: ReplicaRegistry;
   /** The campaigns: created, paused and resumed here or through /api/campaigns. */
   readonly campaigns: CampaignRunner;
+  /** The business's documents, indexed and watched (KNOWLEDGE_DIR); undefined with KNOWLEDGE=false. */
+  readonly knowledge: Knowledge | undefined;
   /** Graceful shutdown (features/shutdown.ts): no new call, calls may finish for up to `graceMs`, then everything closes. */
   shutdown(graceMs: number): Promise<void>;
   /** Stops at once: ends every call, flushes transcripts, closes everything the start opened. */
@@ -112,6 +115,9 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
   const voicemail = await step('reading the voicemail phrases', () => openVoicemail(config, logger, model, watch, opened));
   const store = config.databaseUrl ? `PostgreSQL at ${redactUrlCredentials(config.databaseUrl)}` : `SQLite ${config.databaseFile}`;
   const stored = await step(`opening the store and bringing its schema up to date (${store})`, () => openStoreFeature(config, logger, opened));
+  const knowledge = config.knowledge
+    ? await step(`indexing the documents in ${config.knowledge.dir}`, () => openKnowledge(config, logger, stored, { watch }, opened))
+    : undefined;
   const reports = openReports(config, logger, { stored, model, telemetry, redact: files.redact }, opened);
   const gate = openAccess(config, logger, opened);
   const privacy = openPrivacy(config, logger, stored, gate, opened);
@@ -123,7 +129,7 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
     openCalls(
       config,
       logger,
-      { files, model, telemetry, tools, voicemail, stored, reports, liveView, owners, ...stopList, extraTools: options.extraTools, callObservers: options.callObservers ?? [] },
+      { files, model, telemetry, tools, voicemail, stored, reports, liveView, owners, knowledge, ...stopList, extraTools: options.extraTools, callObservers: options.callObservers ?? [] },
       opened,
     ),
   );
@@ -182,6 +188,7 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
     records: calls.records,
     replica: stored.replica,
     campaigns: dialling.campaigns,
+    knowledge,
     shutdown: gracefulShutdown(config, logger, { registry: calls.registry, stored, handover: calls.handover, listening, dialling, close }),
     close,
   };

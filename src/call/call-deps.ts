@@ -18,6 +18,7 @@ import type { BusinessConnections, CallerContextSource, ToolBox } from './ports/
 import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallSoFar, VoicemailDetector } from './ports/call-summary.js';
 import type { CallTrace } from './ports/tracing.js';
+import type { KnowledgeLookup } from './ports/knowledge.js';
 import type { TransferSetup } from './ending/transfer.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 
@@ -127,4 +128,6 @@ export interface CallDeps {
   callerLines?: CallerLines | undefined;
   /** The call's trace (its turns, LLM requests, tool runs and speaks); none without. */
   trace?: CallTrace | undefined;
+  /** The business's documents, looked up at each turn; none without (KNOWLEDGE_DIR empty or missing). */
+  knowledge?: KnowledgeLookup | undefined;
 }

@@ -64,6 +64,8 @@ export interface CallFactoryOptions {
   recordEachReply?: boolean | undefined;
   /** What a model's tokens cost (CallDeps.prices). */
   prices?: CallDeps['prices'];
+  /** The business's documents (CallDeps.knowledge). */
+  knowledge?: CallDeps['knowledge'];
   /** Personal data out of every word written (CallDeps.redact), and out of the model's too with `fromModel`. */
   redaction?: { redact: Redact; fromModel: boolean; callerLines?: () => CallerLines } | undefined;
   /** Where each call is traced (OpenTelemetry); nothing without. */
@@ -158,6 +160,7 @@ export class CallFactory {
       progress: this.options.observer?.callProgress && ((soFar) => this.tellProgress(soFar)),
       recordEachReply: this.options.recordEachReply,
       prices: this.options.prices,
+      knowledge: this.options.knowledge,
       ...(this.options.redaction && { redact: this.options.redaction.redact, redactFromModel: this.options.redaction.fromModel }),
       callerLines: this.options.redaction?.callerLines?.(),
       trace,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { addUsage, type TokenUsage } from '../llm/usage.js';
-import type { CallEndReason, CallSoFar, CallSummary, HeardLine, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
+import type { CallEndReason, CallSoFar, CallSummary, HeardLine, KnowledgeRef, ToolRunSummary, TurnSummary } from './ports/call-summary.js';
+import type { KnowledgeFinding, KnowledgePassage } from './ports/knowledge.js';
 import type { Reply } from './speech/reply.js';
 import { keepWords, type Redact } from './ports/redaction.js';
 import type { ToolRunRecord } from './turn/tool-loop.js';
@@ -23,6 +24,7 @@ interface TurnStats {
   tokens?: TokenUsage;
   model?: string;
   costUsd?: number;
+  knowledge?: { ms: number; passages: KnowledgeRef[] };
 }
 
 /** Who called whom, as the call's record has it. */
@@ -143,6 +145,30 @@ export class CallRecord {
     if (costUsd !== undefined) stats.costUsd = (stats.costUsd ?? 0) + costUsd;
   }
 
+  /** The turn of `reply` was given these passages of the business's documents (none: it was told nothing matches). */
+  knowledgeGiven(reply: Reply, finding: KnowledgeFinding): void {
+    const stats = this.turns.findLast((turn) => turn.reply === reply);
+    if (!stats) return;
+    stats.knowledge = {
+      ms: Math.round(finding.ms * 1000) / 1000,
+      passages: finding.passages.map((p) => ({
+        source: p.source,
+        heading: p.heading,
+        line: p.line,
+        ...(p.page !== undefined ? { page: p.page } : {}),
+        score: Math.round(p.score * 10_000) / 10_000,
+        used: false,
+      })),
+    };
+  }
+
+  /** Of the passages the turn of `reply` was given, these were drawn on by what it said. */
+  knowledgeUsed(reply: Reply, used: readonly KnowledgePassage[]): void {
+    const stats = this.turns.findLast((turn) => turn.reply === reply);
+    if (!stats?.knowledge) return;
+    for (const ref of stats.knowledge.passages) ref.used = used.some((p) => p.source === ref.source && p.line === ref.line && p.page === ref.page);
+  }
+
   bargedIn(): void {
     this.bargeIns += 1;
     this.changed();
@@ -199,6 +225,7 @@ export class CallRecord {
           ...(stats.tokens ? { tokens: stats.tokens } : {}),
           ...(stats.model ? { model: stats.model } : {}),
           ...(stats.costUsd !== undefined ? { costUsd: stats.costUsd } : {}),
+          ...(stats.knowledge ? { knowledge: { ms: stats.knowledge.ms, passages: stats.knowledge.passages.map((p) => ({ ...p })) } } : {}),
         };
       })],
       bargeIns: this.bargeIns,

@@ -1,3 +1,4 @@
+import { FOUND_MARK, NOTHING_MARK } from '../call/knowledge-note.js';
 import { SentenceChunker } from '../call/speech/chunker.js';
 import type { ScriptedReply } from '../llm/scripted-server.js';
 
@@ -9,10 +10,10 @@ import type { ScriptedReply } from '../llm/scripted-server.js';
  * offline call shows it too.
  */
 
-/** How the note starts when passages were found. */
-export const FOUND_MARKER = "[From the business's documents — answer from these";
-/** How the note starts when nothing matched. */
-export const NOTHING_MARKER = "[From the business's documents: nothing matches this";
+/** How the note starts when passages were found: its first line. */
+export const FOUND_MARKER = FOUND_MARK;
+/** How the note starts when nothing matched: the whole note. */
+export const NOTHING_MARKER = NOTHING_MARK;
 
 /** What the demo says to a question the documents do not answer. */
 export const UNKNOWN_ANSWER = "I'm sorry, I don't know that, and I'd rather not guess. Shall I connect you with a colleague?";

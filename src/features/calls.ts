@@ -36,6 +36,7 @@ import type { OpenedStack } from './opened.js';
 import type { StoreFeature } from './store.js';
 import type { Telemetry } from './telemetry.js';
 import type { Tools } from './tools.js';
+import type { Knowledge } from './knowledge.js';
 
 /** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
 const RECORDS_CLOSE_MS = 5_000;
@@ -58,6 +59,8 @@ export interface CallsParts {
   readonly extraTools: ToolBox | undefined;
   /** Also told of every call that ended (an eval waits for its call's record). */
   readonly callObservers: readonly CallObserver[];
+  /** The business's documents, looked up at each turn and offered as search_knowledge; none without. */
+  readonly knowledge: Knowledge | undefined;
 }
 
 export async function openCalls(config: Config, logger: Logger, parts: CallsParts, opened: OpenedStack) {
@@ -104,7 +107,11 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
     pendingCalls,
     transcripts: files.transcripts,
     transfer: config.llm.mode === 'demo' && !config.transfer.defaultTarget ? { ...config.transfer, defaultTarget: 'demo-operator' } : config.transfer,
-    toolBox: combineToolBoxes([tools.files, tools.mcp], logger, { builtins: [parts.doNotCall], ...(parts.extraTools ? { stubs: parts.extraTools } : {}) }),
+    toolBox: combineToolBoxes([tools.files, tools.mcp], logger, {
+      builtins: [parts.doNotCall, ...(parts.knowledge ? [parts.knowledge.tool] : [])],
+      ...(parts.extraTools ? { stubs: parts.extraTools } : {}),
+    }),
+    knowledge: parts.knowledge?.base,
     callerContext: () => tools.files.callerContext,
     businessConnections,
     voicemail: parts.voicemail,

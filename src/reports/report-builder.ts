@@ -42,6 +42,10 @@ const TurnsReport = z.object({
       tokens: Tokens.nullable(),
       model: z.string().nullable(),
       cost_usd: z.number().nullable(),
+      /** The passages of the business's documents the turn was given, and whether the reply used each; null with the knowledge base off. */
+      knowledge: z
+        .array(z.object({ source: z.string(), heading: z.string(), line: z.number(), page: z.number().nullable(), score: z.number(), used: z.boolean() }))
+        .nullable(),
     }),
   ),
 });
@@ -215,6 +219,7 @@ function turnsReport(call: CallSummary): z.infer<typeof TurnsReport> {
       tokens: tokensOf(turn.tokens),
       model: turn.model ?? null,
       cost_usd: turn.costUsd ?? null,
+      knowledge: turn.knowledge ? turn.knowledge.passages.map((p) => ({ ...p, page: p.page ?? null })) : null,
     })),
   };
 }

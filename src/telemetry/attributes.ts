@@ -44,6 +44,11 @@ export const TURN_ID = 'hotline.turn.id';
 export const TURN_OUTCOME = 'hotline.turn.outcome';
 export const TURN_ACTION = 'hotline.turn.action';
 export const TURN_FIRST_SPEAK_MS = 'hotline.turn.first_speak_ms';
+/** The passages of the business's documents the turn was given (`returns.md › Refunds, line 12`), and how long finding them took. */
+export const TURN_KNOWLEDGE_PASSAGES = 'hotline.turn.knowledge.passages';
+export const TURN_KNOWLEDGE_MS = 'hotline.turn.knowledge.ms';
+/** Of them, the ones the reply drew on. */
+export const TURN_KNOWLEDGE_USED = 'hotline.turn.knowledge.used';
 /** Personal data: only with OTEL_INCLUDE_CONTENT=true. */
 export const TURN_CALLER_TEXT = 'hotline.turn.caller_text';
 export const LLM_ROUND = 'hotline.llm.round';

@@ -180,6 +180,16 @@ class OtelTurnTrace implements TurnTrace {
     if (!this.child.ended) this.child.span.setAttribute(A.TURN_FIRST_SPEAK_MS, Math.round(ms * 1000) / 1000);
   }
 
+  knowledge(places: readonly string[], ms: number): void {
+    if (this.child.ended) return;
+    this.child.span.setAttribute(A.TURN_KNOWLEDGE_PASSAGES, [...places]);
+    this.child.span.setAttribute(A.TURN_KNOWLEDGE_MS, Math.round(ms * 1000) / 1000);
+  }
+
+  knowledgeUsed(places: readonly string[]): void {
+    if (!this.child.ended) this.child.span.setAttribute(A.TURN_KNOWLEDGE_USED, [...places]);
+  }
+
   end(end: TurnTraceEnd): void {
     if (this.child.ended) return;
     const { span } = this.child;

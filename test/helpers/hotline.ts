@@ -35,6 +35,8 @@ export async function startTestHotline(
     TRANSFER_TARGETS: 'sales=4930111111,support=4930222222',
     // A call's own tests count the LLM requests of the call; the report's request is tested on its own.
     REPORT_FIELDS: 'false',
+    // The requests a test scripts answers for carry the caller's words alone; the knowledge tests turn it on.
+    KNOWLEDGE: 'false',
     ...env,
   };
   const config = loadConfig(vars);

@@ -58,6 +58,17 @@ export const TokenUsageSchema = z.object({
   reasoning: z.number().optional(),
 });
 
+/** A passage of the business's documents a turn was given: where it is, its score, and whether the reply drew on it. */
+export const KnowledgeRefSchema = z.object({
+  source: z.string(),
+  heading: z.string(),
+  line: z.number(),
+  page: z.number().optional(),
+  score: z.number(),
+  /** The reply used it: its distinctive words are in what was said (see KnowledgeLookup.used). */
+  used: z.boolean(),
+});
+
 /** A turn's figures (a call row's `turns`, the journal). */
 export const TurnSchema = z.object({
   /** ISO time the caller's words arrived. */
@@ -85,6 +96,14 @@ export const TurnSchema = z.object({
   model: z.string().optional(),
   /** What its tokens cost, in USD, at the prices of the day (LLM_PRICES_FILE); absent for a model without a price. */
   costUsd: z.number().nonnegative().optional(),
+  /** The business's documents the turn's request was given, with the knowledge base on: none found is an empty list. */
+  knowledge: z
+    .object({
+      /** How long the lookup took, in ms. */
+      ms: z.number(),
+      passages: z.array(KnowledgeRefSchema),
+    })
+    .optional(),
 });
 
 /** A tool run (a call row's `tool_runs`, the journal). */
@@ -150,6 +169,8 @@ export const CallProgressSchema = CallRecordSchema.partial(END).extend({ revisio
 export type Recorded<T> = T extends readonly (infer E)[] ? readonly Recorded<E>[] : T extends object ? { readonly [K in keyof T]: Recorded<T[K]> } : T;
 
 export type TurnSummary = Recorded<z.output<typeof TurnSchema>>;
+/** As the call's record holds it while the turn goes on: `used` is filled in once the reply is known. */
+export type KnowledgeRef = z.output<typeof KnowledgeRefSchema>;
 export type ToolRunSummary = Recorded<z.output<typeof ToolRunSchema>>;
 export type HeardLine = Recorded<z.output<typeof HeardLineSchema>>;
 export type CallSummary = Recorded<z.output<typeof CallRecordSchema>>;

@@ -15,6 +15,7 @@ export {
   type CallSoFar,
   type CallSummary,
   type HeardLine,
+  type KnowledgeRef,
   type ToolRunSummary,
   type TurnSummary,
 } from './call-record-schema.js';

@@ -125,6 +125,10 @@ export interface TurnTrace extends SpeechParent {
   tool(start: ToolTraceStart): ToolTrace;
   /** The turn's first sentence has left for the service, `ms` after the caller's words arrived. */
   firstSpeak(ms: number): void;
+  /** The business's documents the turn was given (`places`: passagePlace of each), found in `ms`. */
+  knowledge(places: readonly string[], ms: number): void;
+  /** Of them, the reply drew on these. */
+  knowledgeUsed(places: readonly string[]): void;
   end(end: TurnTraceEnd): void;
 }
 
@@ -139,6 +143,8 @@ export const NO_TURN_TRACE: TurnTrace = Object.freeze({
   llmRequest: () => NO_LLM_REQUEST_TRACE,
   tool: () => NO_TOOL_TRACE,
   firstSpeak: () => {},
+  knowledge: () => {},
+  knowledgeUsed: () => {},
   end: () => {},
 });
 

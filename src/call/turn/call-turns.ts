@@ -15,6 +15,8 @@ import type { SpokenChunk } from '../speech/reply.js';
 import type { CallTools } from './call-tools.js';
 import { Turn, type SpeakExtra, type TurnOutcome } from './turn.js';
 import { turnRequest } from './turn-request.js';
+import { knowledgeNote, lastExchange } from '../knowledge-note.js';
+import { passagePlace, type KnowledgeLookup, type KnowledgePassage } from '../ports/knowledge.js';
 
 export interface CallTurnsHost {
   readonly log: Logger;
@@ -40,6 +42,8 @@ export class CallTurns {
   // Rendered once, at the first turn: the variables they use are known by then and do not change.
   private fillerText: string | undefined;
   private fillerAgainText: string | undefined;
+  /** The passages each running turn was given, until its reply is known. */
+  private readonly given = new Map<Turn, readonly KnowledgePassage[]>();
 
   constructor(private readonly host: CallTurnsHost) {}
 
@@ -56,9 +60,12 @@ export class CallTurns {
     // The hold line: for a reasoning model over a live connection, or for any slow answer a webhook request waits for.
     this.fillerText ??= prompts.render('thinking');
     this.fillerAgainText ??= prompts.render('thinkingAgain');
-    const turn = new Turn({
+    const messages = host.messages();
+    const { knowledge } = deps;
+    const turn: Turn = new Turn({
       id,
-      ...turnRequest(deps, prompts.settings, host.messages(), prompts.system.staticChars),
+      ...turnRequest(deps, prompts.settings, messages, prompts.system.staticChars),
+      ...(knowledge ? { knowledge: () => this.lookUp(knowledge, turn, messages) } : {}),
       businessTools: () => host.tools.offered(),
       runTools: (calls, signal, say, trace) => host.tools.run(calls, signal, say, trace),
       trace: host.trace.turn(id, callerText),
@@ -98,6 +105,7 @@ export class CallTurns {
         try {
           host.done(turn, outcome);
         } finally {
+          this.knowledgeUsed(turn);
           // After done: the turn's last words, sent there, are spoken within its span.
           turn.trace.end(
             outcome.status === 'failed'
@@ -107,6 +115,33 @@ export class CallTurns {
         }
       })
       .catch((error: unknown) => host.log.error({ err: error, turn: turn.id }, 'turn completion failed'));
+  }
+
+  /**
+   * The passages for the caller's newest words (and the exchange before, for a follow-up): on the
+   * turn's record, trace and transcript, and as the note the model reads after those words.
+   */
+  private async lookUp(knowledge: KnowledgeLookup, turn: Turn, messages: readonly ChatCompletionMessageParam[]): Promise<string> {
+    const { said, before } = lastExchange(messages);
+    const finding = await knowledge.find(said, before);
+    const places = finding.passages.map(passagePlace);
+    this.given.set(turn, finding.passages);
+    this.host.record.knowledgeGiven(turn.reply, finding);
+    turn.trace.knowledge(places, finding.ms);
+    this.host.deps.transcript.append({ role: 'event', text: 'knowledge', passages: places, ms: Math.round(finding.ms * 1000) / 1000 });
+    return knowledgeNote(finding.passages);
+  }
+
+  /** Which of the passages a finished turn was given its reply drew on, by what the caller heard of it. */
+  private knowledgeUsed(turn: Turn): void {
+    const given = this.given.get(turn);
+    this.given.delete(turn);
+    const { knowledge } = this.host.deps;
+    if (!given || given.length === 0 || !knowledge) return;
+    const used = knowledge.used(given, turn.reply.heardText());
+    this.host.record.knowledgeUsed(turn.reply, used);
+    turn.trace.knowledgeUsed(used.map(passagePlace));
+    if (used.length > 0) this.host.deps.transcript.append({ role: 'event', text: 'knowledge_used', passages: used.map(passagePlace) });
   }
 
   /** A speak is traced under the turn whose words it carries; a line of the call's own (a greeting, an apology) under the call. */

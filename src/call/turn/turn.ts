@@ -17,6 +17,7 @@ import { ToolCallAssembler, type ToolCallStream } from './tool-call-assembler.js
 import { endsTurn, sortRoundCalls, type FinalAction, type RoundCalls } from './round-calls.js';
 import type { ToolCallRequest } from './tool-loop.js';
 import { parseSpeakText, SPEAK } from './tools.js';
+import { withKnowledgeNote } from '../knowledge-note.js';
 
 /** What a chunk carries beyond its plain text. */
 export interface SpeakExtra {
@@ -79,6 +80,11 @@ export interface TurnOptions {
   onRetry?: (turn: Turn, error: unknown, delayMs: number) => void;
   /** A request's stream ended with the tokens the server counted for it (when it sends them); returns their price in USD, if known. */
   onUsage?: (turn: Turn, usage: TokenUsage) => number | undefined;
+  /**
+   * The business's documents for this turn, looked up before its first request: the note joins the
+   * caller's newest words in each of the turn's requests (knowledge-note.ts). Never rejects.
+   */
+  knowledge?: () => Promise<string>;
 }
 
 /** What one LLM request is building. */
@@ -189,8 +195,11 @@ export class Turn {
     const totalTimer = setTimeout(() => this.abort('total-timeout'), limits.totalTimeoutMs);
     try {
       let roundOpen = false;
+      const note = await this.options.knowledge?.();
+      if (this.abortReason) return this.abortedOutcome();
+      const asked = note === undefined ? request.messages : withKnowledgeNote(request.messages, note);
       for (let round = 1; round <= limits.maxRounds; round++) {
-        const messages = round === 1 ? request.messages : [...request.messages, ...this.reply.toMessages('generated')];
+        const messages = round === 1 ? asked : [...asked, ...this.reply.toMessages('generated')];
         if (round > 1 && !roundOpen) this.reply.beginRound();
         roundOpen = false;
         // The last request offers no business tool: the model has to answer with what it knows by then.

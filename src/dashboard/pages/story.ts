@@ -67,6 +67,7 @@ ${reportSection(report, view.deliveries, call.callId)}
   ${view.transcriptProblem ? html`<p class="warning">${view.transcriptProblem}</p>` : ''}
   ${conversationList(view.lines)}
 </section>
+${knowledgeSection(call.turns, callerLines)}
 ${waterfall(call.turns, callerLines)}`,
   });
 }
@@ -100,6 +101,33 @@ function deliveryLine(deliveries: readonly DeliveryState[], callId: string): Htm
       return html`<div class="delivery failed"><p role="alert">Delivery given up after ${tries(last.attempts)}: ${last.lastError ?? ''}.</p>
     <form method="post" action="${encodeURIComponent(callId)}/redeliver"><button type="submit" id="redeliver">Deliver again</button></form></div>`;
   }
+}
+
+/**
+ * What each turn was given of the business's documents, and which passages its reply drew on: a
+ * wrong answer is traced to the passage that said it, or to the question nothing answered.
+ */
+function knowledgeSection(turns: readonly TurnSummary[], callerLines: readonly TranscriptLine[]): Html | '' {
+  if (!turns.some((turn) => turn.knowledge)) return '';
+  return html`<section id="knowledge">
+  <h2>From the documents</h2>
+  <ol class="knowledge">
+  ${turns.map((turn, i) => {
+    if (!turn.knowledge) return '';
+    const { passages, ms } = turn.knowledge;
+    return html`<li value="${i + 1}"><span class="label">${callerLines[i]?.text ?? ''}</span> <span class="muted">(${ms.toFixed(2)} ms)</span>
+      ${
+        passages.length === 0
+          ? html`<p class="muted">Nothing matched: the model was told not to guess.</p>`
+          : html`<ul>${passages.map(
+              (p) =>
+                html`<li class="${p.used ? 'used' : ''}"><code>${p.source}</code>${p.heading ? html` › ${p.heading}` : ''}, ${p.page !== undefined ? html`page ${p.page}, ` : ''}line ${p.line} <span class="muted">score ${p.score}</span>${p.used ? html` · <strong>used</strong>` : ''}</li>`,
+            )}</ul>`
+      }
+    </li>`;
+  })}
+  </ol>
+</section>`;
 }
 
 /** Each turn as a row of bars on one scale, with its time axis: a slow turn is seen, not read. */

@@ -1,0 +1,152 @@
+/**
+ * The passages' vectors, from any OpenAI-compatible `/embeddings` endpoint, made when the documents
+ * change and never on a call's path: a caller's question is not embedded (that would be a round
+ * trip of 100–300 ms before every answer). The vectors rank differently instead: each passage keeps
+ * the ids of the passages nearest it, and a lookup fuses the words' ranking with the neighbours of
+ * its best passages (knowledge-base.ts) — a passage that says the same in other words comes along.
+ */
+import type OpenAI from 'openai';
+import type { Logger } from '../logger.js';
+import type { KnowledgeRepository } from '../store/knowledge-repository.js';
+import type { AfterIndexing } from './knowledge-base.js';
+
+export interface EmbeddingSettings {
+  readonly model: string;
+  /** Passages per request. */
+  readonly batch: number;
+}
+
+/** Each passage keeps this many nearest others. */
+const NEIGHBOURS = 3;
+/** Nearer than this (cosine) only: a passage with nothing like it has no neighbours. */
+const MIN_SIMILARITY = 0.5;
+/** The neighbours' computation gives the event loop back this often, in ms. */
+const SLICE_MS = 10;
+/** Beyond this many passages the neighbours are not computed (quadratic): the words' ranking alone is used. */
+const MAX_PASSAGES_FOR_NEIGHBOURS = 20_000;
+
+export class PassageEmbeddings implements AfterIndexing {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+  /** Requests made to the endpoint since start: the test counts them, the status shows them. */
+  requests = 0;
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(
+    private readonly client: OpenAI,
+    private readonly settings: EmbeddingSettings,
+    private readonly repository: KnowledgeRepository,
+    private readonly searcher: KnowledgeRepository,
+    private readonly log: Logger,
+  ) {}
+
+  /** The documents changed: vectors for the passages that have none, then the neighbours, in the background. */
+  changed(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.changed();
+      }
+    });
+  }
+
+  /** Told each time the vectors and neighbours are up to date. */
+  onDone(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Resolves once nothing is being embedded (a test, the CLI). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  neighbours(ids: readonly number[]): Promise<Map<number, number[]>> {
+    return this.searcher.neighboursOf(ids);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running?.catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    try {
+      const embedded = await this.embedMissing();
+      if (this.closed) return;
+      if (embedded > 0) await this.computeNeighbours();
+      for (const listener of this.listeners) listener();
+    } catch (error) {
+      // The words' ranking still works: the vectors are tried again at the next change.
+      this.log.warn({ err: error, model: this.settings.model }, 'knowledge passages could not be embedded; search uses the words alone until the next change');
+    }
+  }
+
+  private async embedMissing(): Promise<number> {
+    const { model, batch } = this.settings;
+    let embedded = 0;
+    for (;;) {
+      if (this.closed) return embedded;
+      const passages = await this.repository.unembedded(model, batch);
+      if (passages.length === 0) break;
+      this.requests++;
+      const answer = await this.client.embeddings.create({ model, input: passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)) });
+      const vectors = new Map<number, Float32Array>();
+      for (const item of answer.data) {
+        const passage = passages[item.index];
+        if (passage) vectors.set(passage.id, normalised(item.embedding));
+      }
+      if (vectors.size < passages.length) throw new Error(`the endpoint answered ${vectors.size} vectors for ${passages.length} passages`);
+      await this.repository.setEmbeddings(vectors);
+      embedded += vectors.size;
+    }
+    await this.repository.markEmbedded(model);
+    if (embedded > 0) this.log.info({ model, passages: embedded, requests: this.requests }, 'knowledge passages embedded');
+    return embedded;
+  }
+
+  private async computeNeighbours(): Promise<void> {
+    const all = await this.repository.vectors();
+    if (all.length > MAX_PASSAGES_FOR_NEIGHBOURS) {
+      this.log.warn({ passages: all.length, max: MAX_PASSAGES_FOR_NEIGHBOURS }, 'too many passages to compute their neighbours; search uses the words alone');
+      return;
+    }
+    const neighbours = new Map<number, number[]>();
+    let sliceStarted = performance.now();
+    for (let i = 0; i < all.length; i++) {
+      if (performance.now() - sliceStarted > SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.closed) return;
+        sliceStarted = performance.now();
+      }
+      const a = all[i]!.vector;
+      const best: { id: number; similarity: number }[] = [];
+      for (let j = 0; j < all.length; j++) {
+        if (j === i) continue;
+        const b = all[j]!.vector;
+        if (b.length !== a.length) continue;
+        let dot = 0;
+        for (let k = 0; k < a.length; k++) dot += a[k]! * b[k]!;
+        if (dot < MIN_SIMILARITY) continue;
+        best.push({ id: all[j]!.id, similarity: dot });
+        if (best.length > NEIGHBOURS * 4) best.sort((x, y) => y.similarity - x.similarity).splice(NEIGHBOURS);
+      }
+      neighbours.set(all[i]!.id, best.sort((x, y) => y.similarity - x.similarity).slice(0, NEIGHBOURS).map((n) => n.id));
+    }
+    await this.repository.setNeighbours(neighbours);
+  }
+}
+
+/** Unit length, so that a dot product is the cosine. */
+function normalised(values: readonly number[]): Float32Array {
+  let norm = 0;
+  for (const v of values) norm += v * v;
+  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  return Float32Array.from(values, (v) => v * scale);
+}

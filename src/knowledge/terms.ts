@@ -1,0 +1,128 @@
+/**
+ * Words as the knowledge search compares them: split, lower-cased, stop words left out and each
+ * reduced to its stem by its language's Snowball stemmer, so "Rücksendungen" finds "Rücksendung"
+ * and "delivers" finds "delivery". SQLite's index holds these stems (its own tokenizer knows only
+ * English); PostgreSQL stems with its own dictionaries, named here per language.
+ */
+import { stemmer as danish } from '@orama/stemmers/danish';
+import { stemmer as dutch } from '@orama/stemmers/dutch';
+import { stemmer as english } from '@orama/stemmers/english';
+import { stemmer as finnish } from '@orama/stemmers/finnish';
+import { stemmer as french } from '@orama/stemmers/french';
+import { stemmer as german } from '@orama/stemmers/german';
+import { stemmer as italian } from '@orama/stemmers/italian';
+import { stemmer as norwegian } from '@orama/stemmers/norwegian';
+import { stemmer as portuguese } from '@orama/stemmers/portuguese';
+import { stemmer as russian } from '@orama/stemmers/russian';
+import { stemmer as spanish } from '@orama/stemmers/spanish';
+import { stemmer as swedish } from '@orama/stemmers/swedish';
+import { stemmer as turkish } from '@orama/stemmers/turkish';
+import { stopwords as danishStop } from '@orama/stopwords/danish';
+import { stopwords as dutchStop } from '@orama/stopwords/dutch';
+import { stopwords as englishStop } from '@orama/stopwords/english';
+import { stopwords as finnishStop } from '@orama/stopwords/finnish';
+import { stopwords as frenchStop } from '@orama/stopwords/french';
+import { stopwords as germanStop } from '@orama/stopwords/german';
+import { stopwords as italianStop } from '@orama/stopwords/italian';
+import { stopwords as norwegianStop } from '@orama/stopwords/norwegian';
+import { stopwords as portugueseStop } from '@orama/stopwords/portuguese';
+import { stopwords as russianStop } from '@orama/stopwords/russian';
+import { stopwords as spanishStop } from '@orama/stopwords/spanish';
+import { stopwords as swedishStop } from '@orama/stopwords/swedish';
+import { stopwords as turkishStop } from '@orama/stopwords/turkish';
+
+interface Language {
+  readonly stem: (word: string) => string;
+  readonly stop: ReadonlySet<string>;
+  /** PostgreSQL's text search configuration of the language. */
+  readonly postgres: string;
+}
+
+const language = (stem: (word: string) => string, stop: readonly string[], postgres: string): Language => ({
+  stem,
+  stop: new Set(stop.map((word) => word.normalize('NFC').toLowerCase())),
+  postgres,
+});
+
+/** The languages a document may be in: a stemmer and stop words here, and a configuration in PostgreSQL. */
+const LANGUAGES = {
+  en: language(english, englishStop, 'english'),
+  de: language(german, germanStop, 'german'),
+  fr: language(french, frenchStop, 'french'),
+  es: language(spanish, spanishStop, 'spanish'),
+  it: language(italian, italianStop, 'italian'),
+  nl: language(dutch, dutchStop, 'dutch'),
+  pt: language(portuguese, portugueseStop, 'portuguese'),
+  da: language(danish, danishStop, 'danish'),
+  sv: language(swedish, swedishStop, 'swedish'),
+  no: language(norwegian, norwegianStop, 'norwegian'),
+  fi: language(finnish, finnishStop, 'finnish'),
+  tr: language(turkish, turkishStop, 'turkish'),
+  ru: language(russian, russianStop, 'russian'),
+} as const;
+
+export type KnowledgeLanguage = keyof typeof LANGUAGES;
+export const KNOWLEDGE_LANGUAGES = Object.keys(LANGUAGES) as KnowledgeLanguage[];
+
+export function isKnowledgeLanguage(code: string): code is KnowledgeLanguage {
+  return Object.hasOwn(LANGUAGES, code);
+}
+
+/** PostgreSQL's configuration for a document's language. */
+export function postgresConfiguration(lang: KnowledgeLanguage): string {
+  return LANGUAGES[lang].postgres;
+}
+
+/** A stem this short finds too much as a prefix ("lie*"): only itself. */
+const PREFIX_MIN = 4;
+/** A question is searched with at most this many words: a caller who talks on adds noise, not precision. */
+const QUERY_MAX_TERMS = 24;
+
+/** Letters and digits, lower-cased: "18:00" is "18" and "00", "Potsdam?" is "potsdam". */
+export function wordsOf(text: string): string[] {
+  return text.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** A document's words as its language's stems, stop words left out: what SQLite's index holds. */
+export function termsOf(text: string, lang: KnowledgeLanguage): string[] {
+  const { stem, stop } = LANGUAGES[lang];
+  const terms: string[] = [];
+  for (const word of wordsOf(text)) if (!stop.has(word)) terms.push(stem(word));
+  return terms;
+}
+
+/**
+ * What a question is searched with: its words that are not stop words in any of `langs` (a caller's
+ * "do you" is nobody's answer), each as every language's stem, without repeats. Empty when the
+ * words carry nothing to look for ("yes, please").
+ */
+export function questionTerms(text: string, langs: readonly KnowledgeLanguage[]): string[] {
+  const terms = new Set<string>();
+  for (const word of wordsOf(text)) {
+    if (langs.some((lang) => LANGUAGES[lang].stop.has(word))) continue;
+    for (const lang of langs) terms.add(LANGUAGES[lang].stem(word));
+    if (terms.size >= QUERY_MAX_TERMS) break;
+  }
+  return [...terms];
+}
+
+/** The question's words as they are, for PostgreSQL to stem itself: stop words of `langs` left out, no repeats. */
+export function questionWords(text: string, langs: readonly KnowledgeLanguage[]): string[] {
+  const words = new Set<string>();
+  for (const word of wordsOf(text)) {
+    if (langs.some((lang) => LANGUAGES[lang].stop.has(word))) continue;
+    words.add(word);
+    if (words.size >= QUERY_MAX_TERMS) break;
+  }
+  return [...words];
+}
+
+/** SQLite FTS5's query for `terms`: any of them, a longer stem also as a prefix ("lief" finds "liefer"). */
+export function ftsQuery(terms: readonly string[]): string {
+  return terms.map((term) => `"${term.replaceAll('"', '""')}"${term.length >= PREFIX_MIN ? '*' : ''}`).join(' OR ');
+}
+
+/** PostgreSQL's tsquery text for `words` (letters and digits only, as wordsOf gives them): any of them, as prefixes. */
+export function tsQueryText(words: readonly string[]): string {
+  return words.map((word) => (word.length >= PREFIX_MIN ? `${word}:*` : word)).join(' | ');
+}

@@ -1,0 +1,166 @@
+/**
+ * Answers from the business's documents, on each store: a real Hotline indexing a folder of
+ * documents, a fake voice service calling it, and the scripted LLM server recording what each
+ * request carried after the caller's words.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { FOUND_MARK, NOTHING_MARK } from '../src/call/knowledge-note.js';
+import type { ChatRequestBody } from '../src/llm/scripted-server.js';
+import { CallRepository } from '../src/store/call-repository.js';
+import { FakeVoiceService } from '../src/testing/voice-service-client.js';
+import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
+
+const DELIVERY = `# Delivery
+
+## Delivery areas
+We deliver within Berlin and to Potsdam. Delivery costs 4.90 euros, free from 50 euros.
+
+## Delivery days
+Deliveries go out Monday to Friday.
+`;
+
+const FAQ = `questions:
+  - question: How long does a refund take?
+    answer: Refunds reach your account within 5 business days.
+  - question: Do you ship abroad?
+    answer: No, we only deliver within Germany.
+`;
+
+const GERMAN = `# Rücksendung
+
+## Fristen
+Eine Rücksendung ist innerhalb von 30 Tagen mit Kassenbon möglich.
+`;
+
+/** The note the newest caller message of `request` carries, after the caller's words. */
+function noteOf(request: ChatRequestBody): string {
+  const last = request.messages.findLast((m) => m.role === 'user');
+  const content = typeof last?.content === 'string' ? last.content : '';
+  const at = content.indexOf('\n\n[');
+  return at < 0 ? '' : content.slice(at + 2);
+}
+
+describe.each(await storeKinds())('knowledge on %s', (kind) => {
+  let folder: string;
+  let store: TestStoreLocation;
+  let env: TestHotline | undefined;
+  let client: FakeVoiceService | undefined;
+
+  beforeEach(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), 'hotline-knowledge-'));
+    await writeFile(path.join(folder, 'delivery.md'), DELIVERY);
+    await writeFile(path.join(folder, 'faq.yaml'), FAQ);
+    await mkdir(path.join(folder, 'de'));
+    await writeFile(path.join(folder, 'de', 'ruecksendung.md'), GERMAN);
+    store = await freshStoreLocation(kind);
+  });
+
+  afterEach(async () => {
+    await client?.close();
+    await env?.close();
+    client = undefined;
+    env = undefined;
+    await store.remove();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  async function start(): Promise<{ env: TestHotline; client: FakeVoiceService }> {
+    env = await startTestHotline(() => ({ content: 'Let me see.' }), { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder });
+    client = await FakeVoiceService.connect(env.hotline.wsUrl);
+    client.start();
+    await client.nextOfType('speak');
+    await client.whenQuiet();
+    return { env, client };
+  }
+
+  /** The caller says `words`; the note their turn's request carried. */
+  async function ask(words: string): Promise<string> {
+    const before = env!.llm.requests.length;
+    client!.say(words);
+    await client!.nextOfType('speak');
+    await client!.whenQuiet();
+    const request = env!.llm.requests[before];
+    expect(request, `a request for "${words}"`).toBeDefined();
+    return noteOf(request!.body);
+  }
+
+  test('a question answered by a Markdown section and one by an FAQ entry: the right passage reaches the request, after the words', async () => {
+    await start();
+    const delivery = await ask('Do you deliver to Potsdam?');
+    expect(delivery.split('\n')[0]).toBe(FOUND_MARK);
+    expect(delivery.split('\n')[1]).toBe('(1) delivery.md › Delivery › Delivery areas: We deliver within Berlin and to Potsdam. Delivery costs 4.90 euros, free from 50 euros.');
+    const refund = await ask('How long until I get my refund?');
+    expect(refund.split('\n')[1]).toBe('(1) faq.yaml › How long does a refund take?: How long does a refund take? Refunds reach your account within 5 business days.');
+    // The caller's words stay as they were said, first; the earlier turn's note is gone from the history.
+    const request = env!.llm.requests.at(-1)!.body;
+    const users = request.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(users[0]).toBe('Do you deliver to Potsdam?');
+    expect(String(users[1])).toMatch(/^How long until I get my refund\?\n\n\[From the business's documents/);
+  });
+
+  test('a German question with an inflected word finds its German passage', async () => {
+    await start();
+    const note = await ask('Wie lange habe ich Zeit für Rücksendungen?');
+    expect(note.split('\n')[1]).toMatch(/^\(1\) de\/ruecksendung\.md › Rücksendung › Fristen: Eine Rücksendung ist innerhalb von 30 Tagen/);
+  });
+
+  test('a question nothing answers gives the "not found" instruction, not stray passages', async () => {
+    await start();
+    expect(await ask('What is the capital of France?')).toBe(NOTHING_MARK);
+    // Words with nothing to look for ("yes, please") are told the same.
+    expect(await ask('Yes, please.')).toBe(NOTHING_MARK);
+  });
+
+  test('a follow-up is searched with the exchange before it', async () => {
+    await start();
+    await ask('Do you deliver to Potsdam?');
+    const note = await ask('And which days?');
+    expect(note).toContain('delivery.md › Delivery › Delivery days: Deliveries go out Monday to Friday.');
+  });
+
+  test('a document edited during a call is found on the next turn; a broken file keeps its last good version', async () => {
+    const { env } = await start();
+    expect(await ask('Do you deliver to Leipzig?')).not.toContain('Leipzig');
+    const indexed = new Promise<void>((resolve) => env.hotline.knowledge!.base.onIndexed(resolve));
+    await writeFile(path.join(folder, 'delivery.md'), DELIVERY.replace('and to Potsdam', 'to Potsdam and to Leipzig'));
+    await indexed;
+    expect(await ask('Do you deliver to Leipzig?')).toContain('We deliver within Berlin to Potsdam and to Leipzig.');
+
+    const reindexed = new Promise<void>((resolve) => env.hotline.knowledge!.base.onIndexed(resolve));
+    await writeFile(path.join(folder, 'faq.yaml'), `${FAQ}  - question: [unclosed\n`);
+    await reindexed;
+    const status = await env.hotline.knowledge!.base.status();
+    expect(status.problems).toEqual([{ file: 'faq.yaml', line: expect.any(Number) as number, message: expect.any(String) as string }]);
+    expect(status.problems[0]!.line).toBeGreaterThanOrEqual(6);
+    expect(await ask('How long does a refund take?')).toContain('Refunds reach your account within 5 business days.');
+  });
+
+  test("the passages given, and the one the reply drew on, are on the turn's record and in the transcript", async () => {
+    env = await startTestHotline(
+      (request) => ({ content: noteOf(request).includes('Potsdam') ? 'Yes, we deliver to Potsdam; delivery costs 4.90 euros.' : 'Let me see.' }),
+      { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder },
+    );
+    client = await FakeVoiceService.connect(env.hotline.wsUrl);
+    client.start();
+    await client.nextOfType('speak');
+    await client.whenQuiet();
+    client.say('Do you deliver to Potsdam?');
+    expect((await client.nextOfType('speak')).text).toMatch(/^Yes, we deliver to Potsdam/);
+    await client.whenQuiet();
+    client.end();
+    await client.closed;
+    await env.hotline.registry.whenRecorded();
+    await env.hotline.records.settled();
+    const rows = new CallRepository(env.hotline.store.db, { owner: 'test', dialect: env.hotline.store.dialect });
+    const stored = await rows.latestOfSession(client.sessionId);
+    const turn = stored!.record.turns.find((t) => t.knowledge);
+    expect(turn?.knowledge?.passages[0]).toMatchObject({ source: 'delivery.md', heading: 'Delivery › Delivery areas', line: 3, used: true });
+    const lines = (await readFile(stored!.record.transcriptFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { text: string; passages?: string[] });
+    expect(lines.find((line) => line.text === 'knowledge')?.passages?.[0]).toBe('delivery.md › Delivery › Delivery areas, line 3');
+    expect(lines.find((line) => line.text === 'knowledge_used')?.passages).toEqual(['delivery.md › Delivery › Delivery areas, line 3']);
+  });
+});
