@@ -163,4 +163,32 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     expect(lines.find((line) => line.text === 'knowledge')?.passages?.[0]).toBe('delivery.md › Delivery › Delivery areas, line 3');
     expect(lines.find((line) => line.text === 'knowledge_used')?.passages).toEqual(['delivery.md › Delivery › Delivery areas, line 3']);
   });
+
+  // Replicas share a store on PostgreSQL only: a SQLite file is one Hotline's.
+  test.runIf(kind === 'postgres')('two replicas on one store index the folder once, and each finds the edit after it', async () => {
+    const script = () => ({ content: 'Let me see.' });
+    const vars = { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder };
+    // Started together: both compare the folder with the one index at once.
+    const [first, second] = await Promise.all([startTestHotline(script, { ...vars, REPLICA_ID: 'one' }), startTestHotline(script, { ...vars, REPLICA_ID: 'two' })]);
+    try {
+      const counts = await Promise.all([first, second].map(async (one) => (await one.hotline.knowledge!.base.status()).passages));
+      expect(counts[0]).toBe(counts[1]);
+      const { sources } = await second.hotline.knowledge!.base.status();
+      expect(sources.map((s) => [s.path, s.passages])).toEqual([
+        ['de/ruecksendung.md', 1],
+        ['delivery.md', 2],
+        ['faq.yaml', 2],
+      ]);
+      const edited = Promise.all([first, second].map((one) => new Promise<void>((resolve) => one.hotline.knowledge!.base.onIndexed(resolve))));
+      await writeFile(path.join(folder, 'delivery.md'), DELIVERY.replace('and to Potsdam', 'to Potsdam and to Leipzig'));
+      await edited;
+      for (const one of [first, second]) {
+        const found = await one.hotline.knowledge!.base.search('Do you deliver to Leipzig?');
+        expect(found[0]?.text).toContain('Leipzig');
+        expect((await one.hotline.knowledge!.base.status()).passages).toBe(5);
+      }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
 });

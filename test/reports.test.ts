@@ -161,6 +161,7 @@ describe.each(await storeKinds())('reports on %s', (kind) => {
         tokens: null,
         model: null,
         cost_usd: null,
+        knowledge: null,
       });
       expect(report.transcript).toHaveLength(ORDER_CALL.length);
       expect(report.transcript[3]).toMatchObject({ role: 'tool', text: 'shipped', tool: { name: 'order_status', outcome: 'ok' } });

@@ -68,7 +68,9 @@ describe('the SQLite store opened', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['audit_log', 'calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'dashboard_sessions', 'deliveries', 'erasures', 'outbound_requests', 'replicas', 'reports', 'staff', 'stop_list', 'webhook_sessions']);
+    expect(tables).toEqual(['audit_log', 'calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'dashboard_sessions', 'deliveries', 'erasures',
+      'knowledge_fts', 'knowledge_fts_config', 'knowledge_fts_data', 'knowledge_fts_docsize', 'knowledge_fts_idx', 'knowledge_passages', 'knowledge_sources',
+      'outbound_requests', 'replicas', 'reports', 'staff', 'stop_list', 'webhook_sessions']);
   });
 
   test('its connection waits for another program\'s lock and keeps foreign keys', async () => {

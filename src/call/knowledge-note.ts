@@ -14,6 +14,12 @@ export const NOTHING_MARK =
   "[From the business's documents: nothing matches this. If the caller asks about the business (prices, hours, policies, products, services), " +
   'do not guess: say you do not know and offer to connect them with a colleague or to arrange a callback.]';
 
+/** A caller message's own words: the note after them, if any, left out (a scripted model's rules match the words, not the passages). */
+export function withoutKnowledgeNote(content: string): string {
+  const at = Math.max(content.lastIndexOf(`\n\n${FOUND_MARK}`), content.lastIndexOf(`\n\n${NOTHING_MARK}`));
+  return at < 0 ? content : content.slice(0, at);
+}
+
 /** What the model reads after the caller's words. */
 export function knowledgeNote(passages: readonly KnowledgePassage[]): string {
   if (passages.length === 0) return NOTHING_MARK;

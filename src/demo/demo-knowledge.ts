@@ -66,6 +66,8 @@ export function looksLikeQuestion(said: string): boolean {
 export function knowledgeReply({ said, note }: CallerMessage): ScriptedReply | undefined {
   if (note === undefined) return undefined;
   if (note.startsWith(NOTHING_MARKER)) return looksLikeQuestion(said) ? { content: UNKNOWN_ANSWER } : undefined;
+  // Read out only to a question: a passage found by a stray word of "yes, now is a good time" answers nothing.
+  if (!looksLikeQuestion(said)) return undefined;
   const passage = firstPassage(note);
   if (passage === undefined) return undefined;
   const answer = firstSentences(passage, 2);

@@ -38,16 +38,20 @@ interface Language {
   readonly postgres: string;
 }
 
-const language = (stem: (word: string) => string, stop: readonly string[], postgres: string): Language => ({
+const language = (stem: (word: string) => string, stop: readonly string[], postgres: string, spoken: readonly string[] = []): Language => ({
   stem,
-  stop: new Set(stop.map((word) => word.normalize('NFC').toLowerCase())),
+  stop: new Set([...stop, ...spoken].map((word) => word.normalize('NFC').toLowerCase())),
   postgres,
 });
 
+// What callers say around a question that the written lists lack: "yes, please" asks nothing of the documents.
+const SPOKEN_ENGLISH = ['a', 'yes', 'yeah', 'no', 'nope', 'please', 'hi', 'hello', 'hey', 'ok', 'okay', 'thanks', 'thank', 'um', 'uh', 'hmm', 'well', 'sure', 'right', 'bye', 'goodbye', 'great', 'fine'];
+const SPOKEN_GERMAN = ['ja', 'jo', 'nein', 'nee', 'bitte', 'hallo', 'danke', 'okay', 'ok', 'gut', 'tschüss', 'schon', 'äh', 'ähm', 'genau', 'prima', 'super'];
+
 /** The languages a document may be in: a stemmer and stop words here, and a configuration in PostgreSQL. */
 const LANGUAGES = {
-  en: language(english, englishStop, 'english'),
-  de: language(german, germanStop, 'german'),
+  en: language(english, englishStop, 'english', SPOKEN_ENGLISH),
+  de: language(german, germanStop, 'german', SPOKEN_GERMAN),
   fr: language(french, frenchStop, 'french'),
   es: language(spanish, spanishStop, 'spanish'),
   it: language(italian, italianStop, 'italian'),

@@ -5,6 +5,7 @@
  * a sentence of the reply that followed.
  */
 import { performance } from 'node:perf_hooks';
+import { FOUND_MARK, NOTHING_MARK, withoutKnowledgeNote } from '../call/knowledge-note.js';
 import { demoScript } from '../demo/demo-script.js';
 import type { ChatRequestBody, Script, ScriptedReply } from '../llm/scripted-server.js';
 import { textMatcher } from './pattern.js';
@@ -140,14 +141,14 @@ function spokenText(reply: ScriptedReply): string {
   return parts.join(' ');
 }
 
-/** The caller's last words in a request: what a rule's `when` is matched against. */
+/** The caller's last words in a request: what a rule's `when` is matched against, without the documents' note after them. */
 export function lastUserText(request: ChatRequestBody): string {
   for (let i = request.messages.length - 1; i >= 0; i--) {
     const message = request.messages[i];
     if (message?.role !== 'user') continue;
     const { content } = message;
-    if (typeof content === 'string') return content;
-    return content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+    if (typeof content === 'string') return withoutKnowledgeNote(content);
+    return content.map((part) => (part.type === 'text' && !part.text.startsWith(FOUND_MARK) && !part.text.startsWith(NOTHING_MARK) ? part.text : '')).join(' ');
   }
   return '';
 }

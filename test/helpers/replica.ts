@@ -43,6 +43,8 @@ export function scriptedReplicaEnv(place: { env: Record<string, string> }, llmUr
     LLM_MODEL: 'test-model',
     REPORT_FIELDS: 'false',
     WEBHOOK_REPLY: 'whole',
+    // The scripts answer the caller's words as said; replicas sharing one index are tested in knowledge.test.ts.
+    KNOWLEDGE: 'false',
   };
 }
 
@@ -70,5 +72,6 @@ export function campaignReplicaEnv(
     LLM_MODEL: 'test-model',
     VOICEMAIL_DETECTION: 'false',
     REPORT_FIELDS: 'false',
+    KNOWLEDGE: 'false',
   };
 }
