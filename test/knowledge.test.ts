@@ -164,6 +164,27 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     expect(lines.find((line) => line.text === 'knowledge_used')?.passages).toEqual(['delivery.md › Delivery › Delivery areas, line 3']);
   });
 
+  test('the model takes a second look with search_knowledge, offered beside the call tools, and reads the passages it finds', async () => {
+    env = await startTestHotline(
+      (request) => {
+        const result = request.messages.findLast((m) => m.role === 'tool');
+        if (result) return { content: typeof result.content === 'string' && result.content.includes('5 business days') ? 'Within five business days.' : 'Not found.' };
+        return { toolCalls: [{ name: 'search_knowledge', arguments: JSON.stringify({ query: 'refund duration' }) }] };
+      },
+      { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder },
+    );
+    client = await FakeVoiceService.connect(env.hotline.wsUrl);
+    client.start();
+    await client.nextOfType('speak');
+    await client.whenQuiet();
+    client.say('What about my money back?');
+    expect((await client.nextOfType('speak')).text).toBe('Within five business days.');
+    const first = env.llm.requests.at(-2)!.body;
+    expect(first.tools?.map((t) => t.function.name)).toContain('search_knowledge');
+    const tool = env.llm.requests.at(-1)!.body.messages.findLast((m) => m.role === 'tool');
+    expect(tool?.content).toBe('(1) faq.yaml › How long does a refund take?, line 2: How long does a refund take? Refunds reach your account within 5 business days.');
+  });
+
   // Replicas share a store on PostgreSQL only: a SQLite file is one Hotline's.
   test.runIf(kind === 'postgres')('two replicas on one store index the folder once, and each finds the edit after it', async () => {
     const script = () => ({ content: 'Let me see.' });
