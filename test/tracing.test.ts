@@ -4,7 +4,8 @@
  * webhook as real servers, and the spans decoded as a collector would see them. Also: off by
  * default, with nothing of the SDK loaded, and a collector that cannot be reached costs the call nothing.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -221,6 +222,20 @@ describe('a traced call', () => {
       'gen_ai.tool.call.result': 'shipped',
     });
     expect(spans.filter((s) => s.name === 'speak').map((s) => s.attributes['hotline.speak.text'])).toContain('Your order is shipped.');
+  });
+});
+
+describe('a traced call with the knowledge base', () => {
+  test("the turn's span names the passages it was given, how long finding them took, and which the reply used", async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'hotline-knowledge-'));
+    cleanups.push(() => rm(folder, { recursive: true, force: true }));
+    await writeFile(path.join(folder, 'orders.md'), '## Orders\nEvery order is shipped within two days; an order shipped arrives the day after.\n');
+    const { spans } = await tracedCall({ KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder });
+    const { attributes } = only(spans, 'turn');
+    expect(attributes['hotline.turn.knowledge.passages']).toEqual(['orders.md › Orders, line 1']);
+    expect(attributes['hotline.turn.knowledge.ms']).toEqual(expect.any(Number));
+    // "Your order is shipped." shares only two of its words: not taken as drawn from it.
+    expect(attributes['hotline.turn.knowledge.used']).toEqual([]);
   });
 });
 
