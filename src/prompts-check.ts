@@ -1,9 +1,12 @@
 /**
  * What a running Hotline reads of a prompts folder, checked, as data: the prompt files, the clips
  * system.md names, report.md, the tools folder and voicemail.yaml. The dashboard shows it;
- * `npm run prompts:check` prints it with the evals added (`alsoCheck`), which only the tools above
- * the product read.
+ * `npm run prompts:check` prints it with the evals and the knowledge folder's documents added
+ * (`alsoCheck`), which only the tools above the product read.
  */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { checkKnowledgeFolder } from './knowledge/knowledge-check.js';
 import { checkPromptsFolder } from './prompts/prompt-store.js';
 import { checkReportPrompt } from './reports/report-prompt.js';
 import { checkToolsFolder, type ToolsCheckOptions } from './tools/tools-check.js';
@@ -19,7 +22,7 @@ export interface CheckedFile {
   /** What the file holds: its placeholders, report fields, tool, phrases. */
   readonly summary: string;
   readonly problems: readonly CheckedProblem[];
-  readonly kind: 'prompt' | 'report' | 'tool' | 'voicemail' | 'eval';
+  readonly kind: 'prompt' | 'report' | 'tool' | 'voicemail' | 'knowledge' | 'eval';
 }
 
 export interface PromptsCheck {
@@ -74,6 +77,24 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
     ...evals,
   ];
   return { dir, files, clips: folder.clips, problems: files.reduce((n, f) => n + f.problems.length, 0) };
+}
+
+/**
+ * The knowledge folder of `dir` as one entry, `knowledge/: 8 documents, 31 passages`, each
+ * document that cannot be read a problem with its file and line; nothing without the folder. For
+ * `npm run prompts:check` (its `alsoCheck`), not the dashboard's check: reading every document
+ * (a PDF's pages too) would hold a running Hotline's event loop, which its own index never does.
+ */
+export async function checkedKnowledgeFiles(dir: string): Promise<CheckedFile[]> {
+  const folder = path.join(dir, 'knowledge');
+  const exists = await stat(folder).then(
+    (found) => found.isDirectory(),
+    () => false,
+  );
+  if (!exists) return [];
+  const check = await checkKnowledgeFolder(folder, (file) => `knowledge/${file}`);
+  const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
+  return [{ file: 'knowledge/', summary: `${plural(check.documents, 'document')}, ${plural(check.passages, 'passage')}`, problems: check.problems, kind: 'knowledge' }];
 }
 
 /**

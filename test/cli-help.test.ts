@@ -14,6 +14,7 @@ const COMMANDS = [
   { name: 'scenarios', file: 'src/cli/scenarios.ts' },
   { name: 'data', file: 'src/cli/data.ts' },
   { name: 'staff', file: 'src/cli/staff.ts' },
+  { name: 'knowledge', file: 'src/cli/knowledge.ts' },
   { name: 'config:docs', file: 'src/cli/config-docs.ts' },
   { name: 'start', file: 'src/main.ts' },
 ] as const;

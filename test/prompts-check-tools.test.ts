@@ -2,8 +2,9 @@
  * `npm run prompts:check` on the tools folder, as the real command in a
  * child process: a tool Hotline would leave out for an unset variable is a
  * problem; the tools MCP servers list are checked as Hotline would offer
- * them (real servers started for the check); and a plain checkout prints
- * exactly what the README shows.
+ * them (real servers started for the check); the knowledge folder's documents
+ * are read as Hotline reads them; and a plain checkout prints exactly what
+ * the README shows.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -129,5 +130,37 @@ describe('the tools of MCP servers', () => {
       '  error: tool "Lookup" of MCP server second left out: "lookup" of MCP server first has that name (names are compared ignoring case)',
     ]);
     expect(checked.lines.at(-1)).toBe('21 files, 2 tool files, 6 evals, 9 problems');
+  }, CHILD_TEST_TIMEOUT_MS);
+});
+
+describe('the knowledge folder', () => {
+  test('one line for the folder; a document that cannot be read is an error with its file and line, one without text a warning', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hotline-check-knowledge-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    await cp(path.join(repoRoot, 'prompts'), dir, { recursive: true });
+    await rm(path.join(dir, 'knowledge'), { recursive: true });
+    await mkdir(path.join(dir, 'knowledge', 'de'), { recursive: true });
+    await writeFile(path.join(dir, 'knowledge', 'delivery.md'), '# Delivery\n\n## Areas\nBerlin and Potsdam.\n\n## Days\nTuesdays and Fridays.\n');
+    await writeFile(path.join(dir, 'knowledge', 'faq.yaml'), 'questions:\n  - question: Do you ship abroad?\n    answer: No.\n  - question: Refunds?\n');
+    await writeFile(path.join(dir, 'knowledge', 'de', 'leer.md'), '<!-- noch leer -->\n');
+
+    const checked = await check(dir);
+    expect(checked.code).toBe(1);
+    const at = checked.lines.findIndex((line) => line.startsWith('knowledge/: '));
+    expect(checked.lines[at]).toBe('knowledge/: 3 documents, 2 passages');
+    expect(problemsOf(checked.lines, 'knowledge/')).toEqual([
+      '  warning: knowledge/de/leer.md: has no text to search: nothing in it can be found',
+      '  error: knowledge/faq.yaml line 4: the entry has no answer (write "answer:" or "a:")',
+    ]);
+    // After the tools, before the evals.
+    expect(checked.lines[at - 1]).toMatch(/^tools\//);
+    expect(checked.lines[at + 3]).toMatch(/^evals\//);
+    expect(checked.lines.at(-1)).toBe('21 files, 2 tool files, 6 evals, 2 problems');
+
+    // Without a knowledge folder nothing is listed for it.
+    await rm(path.join(dir, 'knowledge'), { recursive: true });
+    const without = await check(dir);
+    expect(without.code).toBe(0);
+    expect(without.lines.some((line) => line.startsWith('knowledge/'))).toBe(false);
   }, CHILD_TEST_TIMEOUT_MS);
 });

@@ -249,7 +249,9 @@ test(
     expect(at).toBeGreaterThan(0);
     expect(lines[at + 1]).toBe('  error: line 5: request.bogus: unknown key "bogus"');
     expect(lines[at + 2]).toBe('tools/order_status.yaml: tool order_status, GET, side effect: no, needs ${SHOP_API_URL}');
-    expect(lines[at + 3]).toMatch(/^evals\//);
+    // The shipped knowledge folder's line, then the evals.
+    expect(lines[at + 3]).toMatch(/^knowledge\/: \d+ documents, \d+ passages$/);
+    expect(lines[at + 4]).toMatch(/^evals\//);
     expect(lines.at(-1)).toMatch(/^\d+ files, 2 tool files, (\d+ evals, )?1 problem$/);
   },
   CHILD_TEST_TIMEOUT_MS,
