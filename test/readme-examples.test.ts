@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { NOTHING_MARK } from '../src/call/knowledge-note.js';
 import { parseEval } from '../src/evals/load-evals.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
@@ -457,6 +458,37 @@ const EXAMPLES: Example[] = [
         expectOutput(`prompts:check (${block.file}:${block.line})`, command, ran.stdout.split('\n').map(mask), command.expected, ran.stderr);
       }
     },
+  },
+  {
+    name: 'a first knowledge base',
+    first: /^\$ printf '## Parking/,
+    run: async (block) => {
+      // A copy of the shipped prompts, for the new document to go into, and a store of its own.
+      const cwd = await tempFolder('hotline-readme-knowledge-');
+      await cp(path.join(repoRoot, 'prompts'), path.join(cwd, 'prompts'), { recursive: true });
+      const env = { PROMPTS_DIR: path.join(cwd, 'prompts'), DATABASE_FILE: path.join(cwd, 'hotline.db') };
+      const prelude = await npmPrelude(undefined);
+      for (const command of commandsOf(block)) {
+        const ran = await runCommand(command.text, { cwd, prelude, env });
+        expect(ran.code, `${block.file}:${command.line}: ${ran.stderr}`).toBe(0);
+        expectOutput(`a first knowledge base (${block.file}:${block.line})`, command, ran.stdout.split('\n'), command.expected, ran.stderr);
+      }
+    },
+  },
+  {
+    name: 'the note a turn is given',
+    first: 'Do you deliver to Potsdam?',
+    notRun: 'an illustration with elided passages (…); knowledge.test.ts checks the exact note on both stores',
+  },
+  {
+    name: 'the note when nothing matches',
+    first: /^\[From the business's documents: nothing matches/,
+    run: async (block) => expect(block.lines.join('\n').trim(), `${block.file}:${block.line}`).toBe(NOTHING_MARK),
+  },
+  {
+    name: 'the knowledge CLI',
+    first: 'npm run knowledge -- search "do you deliver to Potsdam"',
+    notRun: 'a synopsis of the two commands; knowledge-cli.test.ts runs both on both stores, and the README runs search as written',
   },
   {
     name: 'front matter of system.md and report.md',
