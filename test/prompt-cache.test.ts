@@ -222,6 +222,24 @@ describe('a prefix the provider can cache', () => {
     expect(breaks).toBeLessThanOrEqual(3);
     await ended(env, service);
   });
+
+  test("with the business's documents on, turn 2 repeats turn 1 byte for byte up to turn 1's note: the note is the only byte not served from the cache", async () => {
+    const knowledge = await mkdtemp(path.join(tmpdir(), 'hotline-prompt-cache-knowledge-'));
+    folders.push(knowledge);
+    await writeFile(path.join(knowledge, 'listening.md'), '## Listening\nWe listen carefully to every question callers have.\n');
+    const env = await start({ KNOWLEDGE: 'true', KNOWLEDGE_DIR: knowledge });
+    const service = await talk(env, '4915100000001', '4930100000001', [LONG, 'And then?']);
+    const turns = await ended(env, service);
+    const [turn1, turn2] = answered(env);
+    // JSON of the request: the note begins after the caller's words and a blank line.
+    const note = turn1!.rawText.indexOf('\\n\\n[From the business');
+    expect(note).toBeGreaterThan(0);
+    expect(turn1!.rawText.slice(note)).toContain('listening.md › Listening');
+    expect(turn2!.rawText.slice(0, note)).toBe(turn1!.rawText.slice(0, note));
+    // Turn 2 has the words without the note: the content ends where turn 1's note began.
+    expect(turn2!.rawText.slice(note, note + 2)).toBe('"}');
+    expect(turns[1]!.tokens?.cached).toBeGreaterThan(0);
+  });
 });
 
 describe('cache marks', () => {

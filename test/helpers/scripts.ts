@@ -1,9 +1,11 @@
+import { withoutKnowledgeNote } from '../../src/call/knowledge-note.js';
 import type { ChatRequestBody, Script, ScriptedReply } from '../../src/llm/scripted-server.js';
 
+/** The caller's newest words as the request shows them, without the business's documents' note after them. */
 export function lastUserText(request: ChatRequestBody): string {
   for (let i = request.messages.length - 1; i >= 0; i--) {
     const message = request.messages[i];
-    if (message?.role === 'user' && typeof message.content === 'string') return message.content;
+    if (message?.role === 'user' && typeof message.content === 'string') return withoutKnowledgeNote(message.content);
   }
   return '';
 }
