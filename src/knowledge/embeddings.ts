@@ -29,6 +29,8 @@ export class PassageEmbeddings implements AfterIndexing {
   private running: Promise<void> | undefined;
   private again = false;
   private closed = false;
+  /** Ends a request in flight at close: the SDK would wait up to its timeout, a minute, and Hotline's stop with it. */
+  private readonly stopping = new AbortController();
   /** Requests made to the endpoint since start: the test counts them, the status shows them. */
   requests = 0;
   private readonly listeners: (() => void)[] = [];
@@ -73,6 +75,7 @@ export class PassageEmbeddings implements AfterIndexing {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stopping.abort();
     await this.running?.catch(() => undefined);
   }
 
@@ -80,9 +83,12 @@ export class PassageEmbeddings implements AfterIndexing {
     try {
       const embedded = await this.embedMissing();
       if (this.closed) return;
-      if (embedded > 0) await this.computeNeighbours();
+      // Or without new vectors, when a process stopped while computing them: nothing else would, until the next change.
+      if (embedded > 0 || (await this.repository.lacksNeighbours())) await this.computeNeighbours();
       for (const listener of this.listeners) listener();
     } catch (error) {
+      // Closing ended the request: not the endpoint's failure.
+      if (this.closed) return;
       // The words' ranking still works: the vectors are tried again at the next change.
       this.log.warn({ err: error, model: this.settings.model }, 'knowledge passages could not be embedded; search uses the words alone until the next change');
     }
@@ -91,16 +97,28 @@ export class PassageEmbeddings implements AfterIndexing {
   private async embedMissing(): Promise<number> {
     const { model, batch } = this.settings;
     let embedded = 0;
+    // The passages are walked by id: those embedded stay listed until their source is marked, at the end.
+    let after = 0;
     for (;;) {
       if (this.closed) return embedded;
-      const passages = await this.repository.unembedded(model, batch);
+      const passages = await this.repository.unembedded(model, batch, after);
       if (passages.length === 0) break;
+      after = passages.at(-1)!.id;
       this.requests++;
-      const answer = await this.client.embeddings.create({ model, input: passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)) });
-      const vectors = new Map<number, Float32Array>();
+      const answer = await this.client.embeddings.create(
+        {
+          model,
+          input: passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)),
+          // Floats, said: left out, the SDK asks for base64 and decodes the answer as base64 whatever it
+          // is, and endpoints such as Ollama's answer floats all the same — vectors of garbage.
+          encoding_format: 'float',
+        },
+        { signal: this.stopping.signal },
+      );
+      const vectors = new Map<number, { heading: string; text: string; vector: Float32Array }>();
       for (const item of answer.data) {
         const passage = passages[item.index];
-        if (passage) vectors.set(passage.id, normalised(item.embedding));
+        if (passage) vectors.set(passage.id, { heading: passage.heading, text: passage.text, vector: normalised(item.embedding) });
       }
       if (vectors.size < passages.length) throw new Error(`the endpoint answered ${vectors.size} vectors for ${passages.length} passages`);
       await this.repository.setEmbeddings(vectors);

@@ -177,21 +177,31 @@ export class KnowledgeRepository {
     return Number(rows[0]?.n ?? 0);
   }
 
-  /** Passages of sources not yet embedded with `model`, a batch at a time. */
-  async unembedded(model: string, limit: number): Promise<{ id: number; source: string; heading: string; text: string }[]> {
+  /**
+   * Passages of sources not yet embedded with `model`, a batch at a time, those after the id `after`.
+   * A caller walks on from the last id it got: a passage stays in this list, vector or not, until
+   * its whole source is marked embedded, so asking from the start again would give the same batch
+   * for ever.
+   */
+  async unembedded(model: string, limit: number, after = 0): Promise<{ id: number; source: string; heading: string; text: string }[]> {
     const { rows } = await sql<{ id: number | string; source: string; heading: string; text: string }>`
       SELECT p.id, p.source, p.heading, p.text FROM knowledge_passages p JOIN knowledge_sources s ON s.path = p.source
-      WHERE p.embedding IS NULL OR s.embedded IS NULL OR s.embedded <> ${model}
+      WHERE p.id > ${after} AND (p.embedding IS NULL OR s.embedded IS NULL OR s.embedded <> ${model})
       ORDER BY p.id LIMIT ${limit}`.execute(this.db);
     return rows.map((row) => ({ ...row, id: Number(row.id) }));
   }
 
-  /** Stores vectors; a passage replaced meanwhile (its id gone) is skipped. */
-  async setEmbeddings(vectors: ReadonlyMap<number, Float32Array>): Promise<void> {
+  /**
+   * Stores vectors, each for the passage of that id if it still has the heading and text embedded: a
+   * passage replaced meanwhile is skipped. By id alone is not enough: SQLite gives a new row the
+   * highest id plus one, so the passages of the file indexed last, edited while being embedded, come
+   * back under the same ids — and would keep the old text's vectors.
+   */
+  async setEmbeddings(vectors: ReadonlyMap<number, { readonly heading: string; readonly text: string; readonly vector: Float32Array }>): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      for (const [id, vector] of vectors) {
+      for (const [id, { heading, text, vector }] of vectors) {
         const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-        await sql`UPDATE knowledge_passages SET embedding = ${bytes} WHERE id = ${id}`.execute(trx);
+        await sql`UPDATE knowledge_passages SET embedding = ${bytes} WHERE id = ${id} AND heading = ${heading} AND text = ${text}`.execute(trx);
       }
     });
   }
@@ -217,6 +227,13 @@ export class KnowledgeRepository {
     await this.db.transaction().execute(async (trx) => {
       for (const [id, ids] of neighbours) await sql`UPDATE knowledge_passages SET neighbours = ${ids.join(',')} WHERE id = ${id}`.execute(trx);
     });
+  }
+
+  /** Whether a passage with a vector has no neighbours computed (a process stopped while computing them). */
+  async lacksNeighbours(): Promise<boolean> {
+    const { rows } = await sql<{ found: number }>`
+      SELECT 1 AS found FROM knowledge_passages WHERE embedding IS NOT NULL AND neighbours IS NULL LIMIT 1`.execute(this.db);
+    return rows.length > 0;
   }
 
   /** The nearest passages of each of `ids`, nearest first, where they are known. */
