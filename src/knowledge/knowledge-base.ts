@@ -191,9 +191,10 @@ export class KnowledgeBase implements KnowledgeLookup {
     if (!this.after?.neighbours || byWords.length === 0) return byWords;
     const top = byWords.slice(0, limit).map((p) => p.id);
     const neighbours = await this.after.neighbours(top);
+    // Each best passage ahead of its own neighbours: a neighbour never ties with the passage that brought it.
     const near: number[] = [];
-    for (const id of top) for (const other of neighbours.get(id) ?? []) if (!near.includes(other)) near.push(other);
-    if (near.length === 0) return byWords;
+    for (const id of top) for (const other of [id, ...(neighbours.get(id) ?? [])]) if (!near.includes(other)) near.push(other);
+    if (near.length === top.length) return byWords;
     const known = new Map(byWords.map((p) => [p.id, p]));
     const missing = near.filter((id) => !known.has(id));
     for (const passage of await this.searcher.passages(missing)) known.set(passage.id, { ...toKnowledgePassage({ ...passage, score: 0 }) });
