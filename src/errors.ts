@@ -12,6 +12,14 @@ export class ConfigError extends HotlineError {
   readonly code = 'config_invalid';
 }
 
+/** The business's documents were not searched in time: the turn goes on without passages. */
+export class KnowledgeTimeoutError extends HotlineError {
+  readonly code = 'knowledge_timeout';
+  constructor(readonly timeoutMs: number) {
+    super(`the knowledge search took longer than ${timeoutMs} ms`);
+  }
+}
+
 /** The LLM sent no first token in time. */
 export class LlmTimeoutError extends HotlineError {
   readonly code = 'llm_timeout';

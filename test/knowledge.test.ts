@@ -6,6 +6,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { FOUND_MARK, NOTHING_MARK } from '../src/call/knowledge-note.js';
 import type { ChatRequestBody } from '../src/llm/scripted-server.js';
@@ -183,6 +184,22 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     expect(first.tools?.map((t) => t.function.name)).toContain('search_knowledge');
     const tool = env.llm.requests.at(-1)!.body.messages.findLast((m) => m.role === 'tool');
     expect(tool?.content).toBe('(1) faq.yaml › How long does a refund take?, line 2: How long does a refund take? Refunds reach your account within 5 business days.');
+  });
+
+  // Only PostgreSQL can be made to hold a search: SQLite's readers never wait for a writer.
+  test.runIf(kind === 'postgres')('a search the database holds up is given up after a moment: the turn goes on, told nothing matched', async () => {
+    await start();
+    const locker = new pg.Client({ connectionString: store.env.DATABASE_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE knowledge_passages IN ACCESS EXCLUSIVE MODE');
+      expect(await ask('Do you deliver to Potsdam?')).toBe(NOTHING_MARK);
+      await locker.query('ROLLBACK');
+      expect(await ask('Do you deliver to Potsdam?')).toContain('delivery.md › Delivery › Delivery areas');
+    } finally {
+      await locker.end();
+    }
   });
 
   // Replicas share a store on PostgreSQL only: a SQLite file is one Hotline's.

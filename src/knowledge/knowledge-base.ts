@@ -6,6 +6,7 @@
  * (see features/knowledge.ts): a call's lookup never waits behind another call's record being written.
  */
 import type { KnowledgeFinding, KnowledgeLookup, KnowledgePassage } from '../call/ports/knowledge.js';
+import { KnowledgeTimeoutError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { FolderWatch } from '../prompts/folder-watch.js';
 import type { FoundPassage, KnowledgeRepository, KnowledgeSource } from '../store/knowledge-repository.js';
@@ -58,10 +59,14 @@ export interface AfterIndexing {
   neighbours?(ids: readonly number[]): Promise<Map<number, number[]>>;
 }
 
-/** A question of fewer words than this is taken as a follow-up: the exchange before it is searched with it. */
-const FOLLOW_UP_TERMS = 3;
+/** A question of fewer words worth searching than this is taken as a follow-up: the exchange before it is searched with it. */
+const FOLLOW_UP_WORDS = 3;
 /** Of a lookup's passages, only those scoring at least this share of the best: the rest matched a stray word. */
 const RELATIVE_FLOOR = 0.3;
+/** The longest a turn waits for its passages: beyond it, the model is told nothing matched (and not to guess). */
+const LOOKUP_TIMEOUT_MS = 250;
+
+
 /** A reply drew on a passage when they share this many of its words (a number counts twice). */
 const USED_OVERLAP = 3;
 
@@ -125,19 +130,26 @@ export class KnowledgeBase implements KnowledgeLookup {
 
   async find(said: string, before: string | undefined): Promise<KnowledgeFinding> {
     const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const passages = await this.search(said, before);
+      // A database that does not answer (a PostgreSQL across a network gone quiet) must not hold the caller's answer.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new KnowledgeTimeoutError(LOOKUP_TIMEOUT_MS)), LOOKUP_TIMEOUT_MS);
+      });
+      const passages = await Promise.race([this.search(said, before), late]);
       return { passages, ms: performance.now() - started };
     } catch (error) {
       this.log.warn({ err: error }, 'knowledge search failed; the turn goes on without passages');
       return { passages: [], ms: performance.now() - started };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
   /** The passages for `text` (a caller's words, a model's query), best first. */
   async search(said: string, before?: string): Promise<KnowledgePassage[]> {
     const limit = this.options.passages;
-    const followUp = before !== undefined && questionTerms(said, this.languages).length < FOLLOW_UP_TERMS;
+    const followUp = before !== undefined && questionWords(said, this.languages).length < FOLLOW_UP_WORDS;
     const text = followUp ? `${said}\n${before}` : said;
     const terms = questionTerms(text, this.languages);
     if (terms.length === 0) return [];
