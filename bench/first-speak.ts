@@ -23,6 +23,8 @@ export interface TalkOptions {
   /** A reply not complete by then is counted as timed out and left out of the figures. */
   turnTimeoutMs: number;
   idPrefix: string;
+  /** What the caller says to ask for the tagged reply; it must contain the tag (default: replies.ts's question). */
+  words?: ((tag: string) => string) | undefined;
 }
 
 export interface TalkRun {
@@ -64,7 +66,7 @@ export async function runTalkingCalls(fixture: BenchFixture, options: TalkOption
         timer = setTimeout(() => resolve(false), options.turnTimeoutMs);
       });
       reply.sentAt = now();
-      caller.say(question(reply.tag));
+      caller.say(options.words ? options.words(reply.tag) : question(reply.tag));
       if (!(await complete)) timedOut++;
       clearTimeout(timer);
       await caller.drained();

@@ -9,8 +9,11 @@
  * starts Hotline as production runs it instead, node dist/main.js with
  * WORKERS=1 and WORKERS=2 (bench/workers.ts), and the network phase starts it
  * so against a model and a business system over TLS across a link with a set
- * round trip (bench/network.ts). Prints a table and, with --out, writes the
- * same figures as JSON. Not part of `npm test`.
+ * round trip (bench/network.ts). The knowledge phase indexes and searches a
+ * synthetic folder of the business's documents on both stores, and measures
+ * first-speak overhead with the knowledge base off and on (bench/knowledge.ts).
+ * Prints a table and, with --out, writes the same figures as JSON. Not part of
+ * `npm test`.
  *
  *   npm run bench -- [options]      (USAGE below, or --help, lists them with their defaults)
  */
@@ -37,13 +40,14 @@ import { DashboardViewer, type DashboardResult } from './dashboard-load.js';
 import { runWebhook, type WebhookResult } from './webhook.js';
 import { measureWorkers, type WorkersResult } from './workers.js';
 import { measureNetwork, type NetworkResult } from './network.js';
+import { KnowledgeFolders, measureFirstSpeakWithKnowledge, measureKnowledgeRetrieval, STALL_AIM_PASSAGES, type KnowledgeBenchResult } from './knowledge.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { LinkKind } from './network-link.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../src/command-line.js';
 
-const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network'] as const;
+const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge'] as const;
 /** Phases that start Hotline themselves, apart from the bench's main Hotline on a thread. */
-const OWN_HOTLINE: readonly Phase[] = ['store', 'workers', 'network'];
+const OWN_HOTLINE: readonly Phase[] = ['store', 'workers', 'network', 'knowledge'];
 const LINKS = ['auto', 'netns', 'proxy'] as const;
 type Phase = (typeof PHASES)[number];
 
@@ -53,14 +57,15 @@ Benchmarks Hotline on a thread of its own against a scripted OpenAI-compatible L
 callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1, and prints a
 table of first-speak overhead, barge-in latency, capacity, webhook throughput, the store's
 figures on SQLite and PostgreSQL, the talking calls held with WORKERS=1 and WORKERS=2 (Hotline
-built and started as a process, node dist/main.js), and what a caller pays when the model and a
-business system are across a network, over TLS (network). A full run takes about 11 minutes on 2
-cores, --quick about 4; the run gives up after 20 minutes (exit 3).
+built and started as a process, node dist/main.js), what a caller pays when the model and a
+business system are across a network, over TLS (network), and the business's documents indexed and
+searched on both stores, with first-speak overhead with the knowledge base off and on (knowledge).
+A full run takes about 15 minutes on 2 cores, --quick about 5; the run gives up after 30 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
-  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers, network
-                            (default: all)
+  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers, network,
+                            knowledge (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
                             phase always gives it one, ahead of Hotline's priority: see bench/workers.ts)
@@ -88,7 +93,7 @@ Phases:
   --ladder-budget-s <s>     capacity: time for the ladder of talking calls (default 90 [6])
   --webhook-seconds <s>     webhook: how long to drive it (default 5 [1])
   --store-calls <n>         store: calls handed to the call writer per run (default 2000 [300])
-  --postgres <admin url>    store, workers: the PostgreSQL server to create a database on for each run, dropped after;
+  --postgres <admin url>    store, workers, knowledge: the PostgreSQL server to create a database on for each run, dropped after;
                             a server that does not answer skips PostgreSQL (default ${DEFAULT_POSTGRES_ADMIN_URL})
   --workers <n,n,...>       workers: the WORKERS values to run, the ratio taken to the first's (default 1,2)
   --workers-budget-s <s>    workers: time for each WORKERS value's ladder of talking calls (default 100 [20])
@@ -105,6 +110,10 @@ Phases:
                             (default 400, Cloudflare's documented HTTP/1.1 keep-alive)
   --keep-alive-hint         network: and say so in a Keep-Alive: timeout header, as Node's servers do (default:
                             no header, as Cloudflare's front sends none; a client's own idle limit decides)
+  --knowledge-passages <n,n,...>
+                            knowledge: the folders' sizes in passages, each indexed and searched on each store
+                            (default 1000,10000,100000 [1000,10000]); first-speak runs on 10000
+  --knowledge-questions <n> knowledge: searches timed per folder and store (default 300 [100])
 
 Example:
   npm run bench -- --quick --only first-speak,barge-in --out bench.json`;
@@ -144,13 +153,18 @@ const BENCH = command({
     link: { type: 'string' },
     'server-idle-s': { type: 'string' },
     'keep-alive-hint': { type: 'boolean', default: false },
+    'knowledge-passages': { type: 'string' },
+    'knowledge-questions': { type: 'string' },
     tracing: { type: 'boolean', default: false },
     seed: { type: 'string' },
   },
 });
 
 type BenchValues = CommandLine<typeof BENCH.options, false>['values'];
-type ValueFlag = Exclude<keyof BenchValues, 'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres' | 'gap' | 'link' | 'keep-alive-hint' | 'tracing'>;
+type ValueFlag = Exclude<
+  keyof BenchValues,
+  'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres' | 'gap' | 'link' | 'keep-alive-hint' | 'tracing' | 'knowledge-passages'
+>;
 
 /** Every setting of the run, checked before anything starts; throws UsageError. */
 function benchSettings(values: BenchValues) {
@@ -191,6 +205,8 @@ function benchSettings(values: BenchValues) {
     link: linkFrom(values.link),
     serverIdleS: number('server-idle-s', 400),
     keepAliveHint: values['keep-alive-hint'],
+    knowledgePassages: levelsFrom('--knowledge-passages', values['knowledge-passages'] ?? (quick ? '1000,10000' : '1000,10000,100000')),
+    knowledgeQuestions: count('knowledge-questions', 300, 100),
     llmThread: values['llm-thread'],
     samePriority: values['same-priority'],
     tracing: values.tracing,
@@ -268,6 +284,8 @@ const {
   link,
   serverIdleS,
   keepAliveHint,
+  knowledgePassages,
+  knowledgeQuestions,
   llmThread,
   samePriority,
   tracing,
@@ -279,9 +297,9 @@ const turnTimeoutMs = 60_000;
 
 // However the machine behaves, the run ends.
 setTimeout(() => {
-  console.error('bench: still running after 20 minutes; giving up');
+  console.error('bench: still running after 30 minutes; giving up');
   process.exit(3);
-}, 20 * 60_000).unref();
+}, 30 * 60_000).unref();
 
 const progress = (message: string): void => {
   process.stderr.write(`[${((now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
@@ -321,9 +339,18 @@ let fixture: BenchFixture | undefined;
 let workers: WorkersResult | undefined;
 let network: NetworkResult | undefined;
 let otlpSink: OtlpSink | undefined;
+let knowledge: KnowledgeBenchResult | undefined;
 
-// First, while no Hotline thread runs and this thread has not given way to one: the writer's figures.
+// First, while no Hotline thread runs and this thread has not given way to one: the writer's figures,
+// and the knowledge base's indexing and searches (this thread stands for Hotline's own there).
 const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
+const knowledgeFolders = phases.has('knowledge') ? await KnowledgeFolders.write(knowledgePassages, seed, progress) : undefined;
+if (knowledgeFolders) {
+  knowledge = await measureKnowledgeRetrieval(
+    { postgresAdminUrl, sizes: knowledgePassages, questions: knowledgeQuestions, warmUpQuestions: quick ? 20 : 50, seed, progress },
+    knowledgeFolders,
+  );
+}
 
 if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls > 0) {
   if (dashboardCalls > 0) progress(`dashboard: storing ${dashboardCalls} calls`);
@@ -346,6 +373,17 @@ if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls 
   }
 }
 if (writerFigures) store = await measureFirstSpeakOnStores(storeOptions, writerFigures);
+if (knowledge && knowledgeFolders) {
+  try {
+    knowledge.firstSpeak = await measureFirstSpeakWithKnowledge(
+      { levels: [1, 100], turnsFor, warmUp: storeOptions.warmUp, talk, fixture: storeOptions.fixture, progress },
+      await knowledgeFolders.of(STALL_AIM_PASSAGES, seed),
+      seed,
+    );
+  } finally {
+    await knowledgeFolders.remove();
+  }
+}
 // These two build dist/ and start Hotline as processes of their own, apart from every phase above.
 if (phases.has('workers')) {
   workers = await measureWorkers({
@@ -486,7 +524,7 @@ const partial: Omit<BenchResults, 'targets'> = {
     only: [...phases].join(','),
     llmThread,
     // The callers' (and LLM server's) CPU priority as a nice value: 19 when they gave way to Hotline.
-    callersNice: fixture?.callersNice ?? store?.callersNice ?? workers?.callersNice ?? 'same',
+    callersNice: fixture?.callersNice ?? store?.callersNice ?? workers?.callersNice ?? knowledge?.firstSpeak?.callersNice ?? 'same',
     ttftMs,
     tokensPerSecond,
     tokenDelayMs: Number(tokenDelayMs.toFixed(2)),
@@ -513,6 +551,8 @@ const partial: Omit<BenchResults, 'targets'> = {
     link,
     serverIdleS,
     keepAliveHint,
+    knowledgePassages: knowledgePassages.join(','),
+    knowledgeQuestions,
     tracing,
   },
   startedAt: startedIso,
@@ -526,6 +566,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(store ? { store } : {}),
   ...(workers ? { workers } : {}),
   ...(network ? { network } : {}),
+  ...(knowledge ? { knowledge } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 // The file first: a reader that stops early (`| head`) ends the run as soon as the table is printed.

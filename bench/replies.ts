@@ -38,8 +38,13 @@ export function tagFor(id: number): string {
   return `${TAG_PREFIX}${id.toString(36)}`;
 }
 
+/** The id a tag was made from (tagFor's inverse). */
+export function idOf(tag: string): number {
+  return parseInt(tag.slice(TAG_PREFIX.length), 36);
+}
+
 export function templateOf(tag: string): number {
-  return parseInt(tag.slice(TAG_PREFIX.length), 36) % TEMPLATES.length;
+  return idOf(tag) % TEMPLATES.length;
 }
 
 export function tagOf(text: string): string | undefined {

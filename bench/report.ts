@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { BargeInResult } from './barge-in.js';
 import type { CapacityResult } from './capacity.js';
 import type { FirstSpeakLevel } from './first-speak.js';
+import { STALL_AIM_PASSAGES, STALL_LIMIT_MS, type KnowledgeBenchResult, type KnowledgeStoreFigures, type RetrievalRun } from './knowledge.js';
 import { formatMs, type Summary } from './stats.js';
 import type { DashboardResult } from './dashboard-load.js';
 import type { BusinessGroup, Spread, TurnGroup } from './network-figures.js';
@@ -72,6 +73,8 @@ export interface BenchResults {
   workers?: WorkersResult;
   /** The network phase: first-speak overhead and new connections with the model and a business system across a network, over TLS. */
   network?: NetworkResult;
+  /** The knowledge phase: indexing and searching the business's documents on each store, and first-speak overhead with them off and on. */
+  knowledge?: KnowledgeBenchResult;
   targets: Target[];
 }
 
@@ -142,6 +145,14 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): Target[
       ];
     }),
     workersTarget(results.workers),
+    ...(results.knowledge?.stores ?? []).map((figures) =>
+      judge(
+        `event loop's longest stall while indexing ${STALL_AIM_PASSAGES.toLocaleString('en-US')} passages, ${STORE_LABELS[figures.store]}`,
+        figures.runs.find((run) => run.passages === STALL_AIM_PASSAGES)?.indexing.maxMs,
+        STALL_LIMIT_MS,
+        'ms',
+      ),
+    ),
   ];
   return targets.filter((t): t is Target => t !== undefined);
 }
@@ -346,6 +357,112 @@ function renderStore(store: StoreBenchResult): string[] {
   }
   for (const f of store.stores) if (f.skipped) out.push(`   ${STORE_LABELS[f.store]}: ${f.skipped}`);
   return out;
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+function renderKnowledge(k: KnowledgeBenchResult): string[] {
+  const out: string[] = ['', "10. Knowledge: the business's documents indexed and searched, on SQLite and PostgreSQL"];
+  out.push(`   ${k.note}`);
+  out.push(
+    `   folders: ${k.folders
+      .map((f) => `${count(f.passages)} passages in ${count(f.files)} files (${(f.bytes / 1e6).toFixed(1)} MB, ${((f.germanPassages / f.passages) * 100).toFixed(0)} % German)`)
+      .join('; ')}; ${k.vocabulary}.`,
+  );
+  const runs = k.stores.flatMap((f) => f.runs.map((run) => ({ store: f, run })));
+  if (runs.length > 0) {
+    out.push("   indexing (the event loop of the thread indexing, ms) and base.find(question) as a turn calls it (ms):");
+    const ms = (value: number | undefined): string => (value === undefined ? '–' : formatMs(value));
+    out.push(
+      ...table(
+        ['store', 'passages', 'files', 'index s', 'loop max', 'own max', 'p99', '> 50 ms', 'GC max', 'questions', 'find p50', 'p90', 'p99', 'max', 'found', 'given', 'failed'],
+        runs.map(({ store, run }) => [
+          STORE_LABELS[store.store],
+          count(run.passages),
+          count(run.files),
+          run.indexSeconds.toFixed(1),
+          ms(run.indexing.maxMs),
+          ms(run.indexing.maxOwnMs),
+          ms(run.indexing.p99Ms),
+          run.indexing.over50,
+          ms(run.indexing.gcMaxMs),
+          run.questions,
+          formatMs(run.findMs.p50),
+          formatMs(run.findMs.p90),
+          formatMs(run.findMs.p99),
+          formatMs(run.findMs.max),
+          `${((run.answered / Math.max(1, run.questions)) * 100).toFixed(0)} %`,
+          run.passagesPerQuestion.toFixed(1),
+          run.failed,
+        ]),
+      ),
+    );
+    out.push(
+      '   loop max = how late a 1 ms timer fired at worst while the folder was indexed; own max = the same less the time the',
+      '   thread waited for a core meanwhile (the documents\' and SQLite\'s threads, other programs); > 50 ms = stalls over',
+      `   ${STALL_LIMIT_MS} ms; found = questions given at least one passage, given = passages a question on average (at most 3);`,
+      '   failed = searches that failed and found nothing (none, or the figures mean nothing).',
+    );
+    for (const { store, run } of runs.filter(({ run }) => run.passages === STALL_AIM_PASSAGES)) out.push(...renderStalls(store, run));
+  }
+  for (const f of k.stores) if (f.skipped) out.push(`   ${STORE_LABELS[f.store]}: ${f.skipped}`);
+  const fs = k.firstSpeak;
+  if (fs) {
+    out.push(
+      '',
+      `   first-speak overhead with the knowledge base off and on (${count(fs.passages)} passages; Hotline's start took ` +
+        `${fs.startSeconds.off.toFixed(1)} s without it, ${fs.startSeconds.on.toFixed(1)} s indexing them), ms:`,
+    );
+    out.push(`   ${fs.note}`);
+    const cells = (l: FirstSpeakLevel): string[] => [
+      String(l.speaks),
+      formatMs(l.overheadMs.p50),
+      formatMs(l.overheadMs.p90),
+      formatMs(l.overheadMs.p99),
+      formatMs(l.overheadMs.max),
+      formatMs(l.timeToFirstSpeak.llmFirstTokenMs.p50),
+      formatMs(l.timeToFirstSpeak.llmFirstTokenMs.p99),
+      String(l.timedOut),
+      formatMs(l.eventLoop.p99Ms),
+      `${(l.eventLoop.utilization * 100).toFixed(0)} %`,
+      l.durationS.toFixed(1),
+    ];
+    const difference = (on: Summary, off: Summary): string[] => [signedMs(on.p50 - off.p50), '', signedMs(on.p99 - off.p99), ''];
+    out.push(
+      ...table(
+        ['calls', 'turns', 'knowledge', 'speaks', 'p50', 'p90', 'p99', 'max', 'words → 1st token p50', 'p99', 'timed out', 'loop p99', 'busy', 'run s'],
+        fs.levels.flatMap((l) => [
+          [l.calls, l.turns, 'off', ...cells(l.off)],
+          [l.calls, l.turns, 'on', ...cells(l.on)],
+          [
+            '',
+            '',
+            'on − off',
+            '',
+            ...difference(l.on.overheadMs, l.off.overheadMs),
+            signedMs(l.on.timeToFirstSpeak.llmFirstTokenMs.p50 - l.off.timeToFirstSpeak.llmFirstTokenMs.p50),
+            signedMs(l.on.timeToFirstSpeak.llmFirstTokenMs.p99 - l.off.timeToFirstSpeak.llmFirstTokenMs.p99),
+            '',
+            '',
+            '',
+            '',
+          ],
+        ]),
+      ),
+    );
+  }
+  return out;
+}
+
+function renderStalls(store: KnowledgeStoreFigures, run: RetrievalRun): string[] {
+  const { longest } = run.indexing;
+  if (longest.length === 0) return [`   ${STORE_LABELS[store.store]}, ${count(run.passages)} passages: no stall of 20 ms or more while indexing.`];
+  return [
+    `   ${STORE_LABELS[store.store]}, ${count(run.passages)} passages: the longest stalls while indexing (of it, waiting for a core; when):`,
+    ...longest.map(
+      (stall) => `     ${formatMs(stall.ms)} ms (${stall.waitedMs === undefined ? '–' : formatMs(stall.waitedMs)}; at ${stall.atS.toFixed(2)} s): ${stall.during}`,
+    ),
+  ];
 }
 
 function row(cells: (string | number)[], widths: number[]): string {
@@ -565,6 +682,7 @@ export function render(results: BenchResults): string {
   if (results.store) out.push(...renderStore(results.store));
   if (results.workers) out.push(...renderWorkers(results.workers, Number(results.options.tokenDelayMs)));
   if (results.network) out.push(...renderNetwork(results.network));
+  if (results.knowledge) out.push(...renderKnowledge(results.knowledge));
 
   if (results.targets.length > 0) {
     out.push('', 'Targets');

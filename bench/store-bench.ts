@@ -108,7 +108,8 @@ export interface StorePlace {
 
 export type PlaceMaker = () => Promise<StorePlace>;
 
-async function sqlitePlace(): Promise<StorePlace> {
+/** A fresh SQLite file in a temp folder of its own. */
+export async function sqlitePlace(): Promise<StorePlace> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-store-'));
   const file = path.join(dir, 'hotline.db');
   return {

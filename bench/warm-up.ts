@@ -7,7 +7,11 @@ import { runBargeIns } from './barge-in.js';
 import { runTalkingCalls } from './first-speak.js';
 import type { BenchFixture } from './llm-fixture.js';
 
-export async function warmUp(fixture: BenchFixture, options: { calls: number; turns: number; seed: number }): Promise<void> {
+/** `words`: what the callers say (TalkOptions.words), so the path warmed up is the one measured. */
+export async function warmUp(
+  fixture: BenchFixture,
+  options: { calls: number; turns: number; seed: number; words?: ((tag: string) => string) | undefined },
+): Promise<void> {
   fixture.fast = true;
   try {
     await runTalkingCalls(fixture, {
@@ -19,6 +23,7 @@ export async function warmUp(fixture: BenchFixture, options: { calls: number; tu
       seed: options.seed + 7,
       turnTimeoutMs: 10_000,
       idPrefix: 'warmup',
+      words: options.words,
     });
     if (fixture.floor) {
       await runTalkingCalls(
