@@ -69,7 +69,7 @@ describe('the SQLite store opened', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(['audit_log', 'calls', 'campaign_contacts', 'campaign_tally', 'campaigns', 'dashboard_sessions', 'deliveries', 'erasures',
-      'knowledge_fts', 'knowledge_fts_config', 'knowledge_fts_data', 'knowledge_fts_docsize', 'knowledge_fts_idx', 'knowledge_passages', 'knowledge_sources',
+      'knowledge_fts', 'knowledge_fts_config', 'knowledge_fts_data', 'knowledge_fts_docsize', 'knowledge_fts_idx', 'knowledge_passages', 'knowledge_sources', 'knowledge_vocab',
       'outbound_requests', 'replicas', 'reports', 'staff', 'stop_list', 'webhook_sessions']);
   });
 

@@ -13,15 +13,18 @@ import type { FoundPassage, KnowledgeRepository, KnowledgeSource } from '../stor
 import { DocumentReader } from './document-reader.js';
 import { knowledgeSubfolders, listKnowledgeFiles } from './knowledge-folder.js';
 import { fuseRankings } from './rank-fusion.js';
+import { chooseTerms } from './question-query.js';
+import { TermCounts } from './term-counts.js';
 import {
   ftsQuery,
   isKnowledgeLanguage,
   postgresConfiguration,
-  questionTerms,
+  prefixable,
   questionWords,
   termsOf,
   tsQueryText,
   type KnowledgeLanguage,
+  type QuestionWord,
 } from './terms.js';
 
 export interface KnowledgeOptions {
@@ -80,6 +83,8 @@ export class KnowledgeBase implements KnowledgeLookup {
   private readonly told = new Set<string>();
   private languages: KnowledgeLanguage[];
   private syncedAt: string | undefined;
+  /** How many passages hold each stem, as of the last indexing: what each word of a question costs. */
+  private counts = TermCounts.EMPTY;
   private readonly listeners: (() => void)[] = [];
   private after: AfterIndexing | undefined;
   private closed = false;
@@ -149,14 +154,17 @@ export class KnowledgeBase implements KnowledgeLookup {
   /** The passages for `text` (a caller's words, a model's query), best first. */
   async search(said: string, before?: string): Promise<KnowledgePassage[]> {
     const limit = this.options.passages;
-    const followUp = before !== undefined && questionWords(said, this.languages).length < FOLLOW_UP_WORDS;
+    const own = questionWords(said, this.languages);
+    const followUp = before !== undefined && own.length > 0 && own.length < FOLLOW_UP_WORDS;
     const text = followUp ? `${said}\n${before}` : said;
-    const terms = questionTerms(text, this.languages);
-    if (terms.length === 0) return [];
-    const found = await this.searcher.search(
-      { fts: ftsQuery(terms), tsQuery: tsQueryText(questionWords(text, this.languages)), configurations: [...new Set(this.languages.map(postgresConfiguration))] },
+    const { stems, words } = chooseTerms(questionWords(text, this.languages), this.counts);
+    if (stems.length === 0 && words.length === 0) return [];
+    let found = await this.searcher.search(
+      { fts: ftsQuery(stems), tsQuery: tsQueryText(words), configurations: [...new Set(this.languages.map(postgresConfiguration))] },
       limit * 3,
     );
+    // The exchange before ranks what the words find; a passage it alone finds ("calling" in the greeting) answers nothing asked.
+    if (followUp) found = found.filter((passage) => this.mentions(passage, own));
     const best = found[0]?.score ?? 0;
     const kept = (await this.fuse(found.filter((p) => p.score >= best * RELATIVE_FLOOR), limit)).slice(0, limit);
     for (const passage of kept) this.rememberWords(passage);
@@ -186,6 +194,13 @@ export class KnowledgeBase implements KnowledgeLookup {
     this.folderWatch?.close();
     await this.queue.catch(() => undefined);
     await this.reader.close();
+  }
+
+  /** Whether `passage` holds one of `words`: a stem of it, or a longer stem it begins. */
+  private mentions(passage: FoundPassage, words: readonly QuestionWord[]): boolean {
+    const held = new Set<string>();
+    for (const lang of this.languages) for (const term of termsOf(`${passage.heading}\n${passage.text}`, lang)) held.add(term);
+    return words.some((word) => word.stems.some((stem) => held.has(stem) || (prefixable(stem) && [...held].some((term) => term.startsWith(stem)))));
   }
 
   /** The passage's own words (not its heading: "Delivery" over every section says nothing), per language of `languages`. */
@@ -223,6 +238,8 @@ export class KnowledgeBase implements KnowledgeLookup {
     const stored = new Map((await this.writer.sources()).map((source) => [source.path, source]));
     const problems: KnowledgeProblem[] = [];
     const changed: string[] = [];
+    /** Files read anew: the index may have changed under them, by this process or by a replica that wrote first. */
+    let read = 0;
     for (const file of files) {
       if (this.closed) return;
       const answer = await this.reader.read({ file: file.file, absolute: file.absolute, language: file.language, knownHash: stored.get(file.file)?.hash });
@@ -243,6 +260,7 @@ export class KnowledgeBase implements KnowledgeLookup {
         }
         continue;
       }
+      read++;
       const source = { path: file.file, hash: answer.hash, language: file.language, postgresConfiguration: postgresConfiguration(file.language) };
       if (await this.writer.replaceSource(source, answer.passages, new Date())) changed.push(file.file);
     }
@@ -255,6 +273,10 @@ export class KnowledgeBase implements KnowledgeLookup {
     const sources = await this.writer.sources();
     this.languages = [...new Set([this.options.language, ...sources.map((s) => s.language).filter(isKnowledgeLanguage)])];
     this.syncedAt = new Date().toISOString();
+    if (read > 0 || changed.length > 0 || this.counts === TermCounts.EMPTY) {
+      const { passages, terms } = await this.writer.termCounts();
+      this.counts = new TermCounts(passages, terms);
+    }
     if (changed.length > 0) {
       this.passageWords.clear();
       this.log.info(

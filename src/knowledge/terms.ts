@@ -80,7 +80,7 @@ export function postgresConfiguration(lang: KnowledgeLanguage): string {
 /** A stem this short finds too much as a prefix ("lie*"): only itself. */
 const PREFIX_MIN = 4;
 /** A question is searched with at most this many words: a caller who talks on adds noise, not precision. */
-const QUERY_MAX_TERMS = 24;
+const QUERY_MAX_WORDS = 24;
 
 /** Letters and digits, lower-cased: "18:00" is "18" and "00", "Potsdam?" is "potsdam". */
 export function wordsOf(text: string): string[] {
@@ -95,38 +95,44 @@ export function termsOf(text: string, lang: KnowledgeLanguage): string[] {
   return terms;
 }
 
+/** A word of a question worth searching with, and its stem in each language of the documents. */
+export interface QuestionWord {
+  readonly word: string;
+  readonly stems: readonly string[];
+}
+
 /**
- * What a question is searched with: its words that are not stop words in any of `langs` (a caller's
- * "do you" is nobody's answer), each as every language's stem, without repeats. Empty when the
- * words carry nothing to look for ("yes, please").
+ * The words of a question worth searching with: not stop words in any of `langs` (a caller's "do
+ * you" is nobody's answer), without repeats, each with its stems. Empty when the words carry nothing
+ * to look for ("yes, please").
  */
-export function questionTerms(text: string, langs: readonly KnowledgeLanguage[]): string[] {
-  const terms = new Set<string>();
+export function questionWords(text: string, langs: readonly KnowledgeLanguage[]): QuestionWord[] {
+  const words = new Map<string, QuestionWord>();
   for (const word of wordsOf(text)) {
-    if (langs.some((lang) => LANGUAGES[lang].stop.has(word))) continue;
-    for (const lang of langs) terms.add(LANGUAGES[lang].stem(word));
-    if (terms.size >= QUERY_MAX_TERMS) break;
+    if (words.has(word) || langs.some((lang) => LANGUAGES[lang].stop.has(word))) continue;
+    words.set(word, { word, stems: [...new Set(langs.map((lang) => LANGUAGES[lang].stem(word)))] });
+    if (words.size >= QUERY_MAX_WORDS) break;
   }
-  return [...terms];
+  return [...words.values()];
 }
 
-/** The question's words as they are, for PostgreSQL to stem itself: stop words of `langs` left out, no repeats. */
-export function questionWords(text: string, langs: readonly KnowledgeLanguage[]): string[] {
-  const words = new Set<string>();
-  for (const word of wordsOf(text)) {
-    if (langs.some((lang) => LANGUAGES[lang].stop.has(word))) continue;
-    words.add(word);
-    if (words.size >= QUERY_MAX_TERMS) break;
-  }
-  return [...words];
+/** A term to search with: a stem (SQLite) or a word (PostgreSQL), and whether longer ones count too. */
+export interface SearchTerm {
+  readonly text: string;
+  readonly prefix: boolean;
 }
 
-/** SQLite FTS5's query for `terms`: any of them, a longer stem also as a prefix ("lief" finds "liefer"). */
-export function ftsQuery(terms: readonly string[]): string {
-  return terms.map((term) => `"${term.replaceAll('"', '""')}"${term.length >= PREFIX_MIN ? '*' : ''}`).join(' OR ');
+/** Whether a stem is long enough to be searched as a prefix, when the documents lack it itself. */
+export function prefixable(stem: string): boolean {
+  return stem.length >= PREFIX_MIN;
 }
 
-/** PostgreSQL's tsquery text for `words` (letters and digits only, as wordsOf gives them): any of them, as prefixes. */
-export function tsQueryText(words: readonly string[]): string {
-  return words.map((word) => (word.length >= PREFIX_MIN ? `${word}:*` : word)).join(' | ');
+/** SQLite FTS5's query: any of the terms, a prefix one with its longer forms ("lief" finds "liefer"). */
+export function ftsQuery(terms: readonly SearchTerm[]): string {
+  return terms.map((term) => `"${term.text.replaceAll('"', '""')}"${term.prefix ? '*' : ''}`).join(' OR ');
+}
+
+/** PostgreSQL's tsquery text (letters and digits only, as wordsOf gives them): any of the words. */
+export function tsQueryText(words: readonly SearchTerm[]): string {
+  return words.map((word) => (word.prefix ? `${word.text}:*` : word.text)).join(' | ');
 }

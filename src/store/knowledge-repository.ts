@@ -114,6 +114,7 @@ export class KnowledgeRepository {
       await this.lock(trx);
       const { rows } = await sql<{ hash: string }>`SELECT hash FROM knowledge_sources WHERE path = ${source.path}`.execute(trx);
       if (rows[0]?.hash === source.hash) return false;
+      await this.countTerms(trx, source.path, -1);
       await sql`DELETE FROM knowledge_passages WHERE source = ${source.path}`.execute(trx);
       for (let from = 0; from < passages.length; from += INSERT_BATCH) {
         const values = passages.slice(from, from + INSERT_BATCH).map((p, i) => {
@@ -125,6 +126,7 @@ export class KnowledgeRepository {
         const columns = this.store.dialect === 'postgres' ? sql`source, seq, heading, line, page, text, language, terms, search` : sql`source, seq, heading, line, page, text, language, terms`;
         await sql`INSERT INTO knowledge_passages (${columns}) VALUES ${sql.join(values)}`.execute(trx);
       }
+      await this.countTerms(trx, source.path, 1);
       await sql`INSERT INTO knowledge_sources (path, hash, language, passages, indexed_at, embedded)
         VALUES (${source.path}, ${source.hash}, ${source.language}, ${passages.length}, ${at.toISOString()}, NULL)
         ON CONFLICT (path) DO UPDATE SET hash = excluded.hash, language = excluded.language, passages = excluded.passages,
@@ -137,6 +139,7 @@ export class KnowledgeRepository {
   async removeSource(path: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.lock(trx);
+      await this.countTerms(trx, path, -1);
       await sql`DELETE FROM knowledge_passages WHERE source = ${path}`.execute(trx);
       await sql`DELETE FROM knowledge_sources WHERE path = ${path}`.execute(trx);
     });
@@ -244,6 +247,27 @@ export class KnowledgeRepository {
       SELECT id, neighbours FROM knowledge_passages WHERE id IN (${sql.join(ids)}) AND neighbours IS NOT NULL AND neighbours <> ''`.execute(this.db);
     for (const row of rows) found.set(Number(row.id), row.neighbours.split(',').map(Number));
     return found;
+  }
+
+  /**
+   * How many passages hold each stem, and how many there are: a search leaves out the words whose
+   * passages would cost more to rank than they tell (see knowledge-base.ts).
+   */
+  async termCounts(): Promise<{ passages: number; terms: Map<string, number> }> {
+    const { rows } =
+      this.store.dialect === 'sqlite'
+        ? await sql<{ term: string; passages: number }>`SELECT term, doc AS passages FROM knowledge_vocab`.execute(this.db)
+        : await sql<{ term: string; passages: number }>`SELECT term, passages FROM knowledge_terms WHERE passages > 0`.execute(this.db);
+    return { passages: await this.count(), terms: new Map(rows.map((row) => [row.term, Number(row.passages)])) };
+  }
+
+  /** PostgreSQL's count of the stems in `source`'s passages, by `sign` (SQLite's fts5vocab keeps its own). */
+  private async countTerms(trx: Transaction<StoreSchema>, source: string, sign: 1 | -1): Promise<void> {
+    if (this.store.dialect !== 'postgres') return;
+    await sql`INSERT INTO knowledge_terms (term, passages)
+      SELECT term, ${sign} * COUNT(DISTINCT p.id) FROM knowledge_passages p, unnest(string_to_array(p.terms, ' ')) AS term
+      WHERE p.source = ${source} AND term <> '' GROUP BY term
+      ON CONFLICT (term) DO UPDATE SET passages = knowledge_terms.passages + excluded.passages`.execute(trx);
   }
 
   /** Writers of the index one at a time across replicas (PostgreSQL); SQLite's transaction holds the file's lock already. */

@@ -24,7 +24,9 @@ export const STEPS_FOR_BOTH: readonly StepForBoth[] = [
   // source is a file of the knowledge folder with the hash of what was indexed of it, so a start
   // or a replica indexes only what changed. SQLite searches the passages' stems (knowledge/terms.ts)
   // with FTS5's BM25, kept in step by triggers; PostgreSQL its own tsvector in the document's
-  // language. `embedding` is the passage's vector (float32, little-endian) when embeddings are on,
+  // language. How many passages hold each stem (SQLite's fts5vocab, PostgreSQL's knowledge_terms kept in
+  // the same transactions) lets a search leave out the words too common to be worth their cost.
+  // `embedding` is the passage's vector (float32, little-endian) when embeddings are on,
   // `neighbours` the ids of the passages nearest it, computed when the documents change.
   {
     sqlite: `
@@ -57,6 +59,7 @@ export const STEPS_FOR_BOTH: readonly StepForBoth[] = [
   CREATE TRIGGER knowledge_passages_removed AFTER DELETE ON knowledge_passages BEGIN
     INSERT INTO knowledge_fts (knowledge_fts, rowid, terms) VALUES ('delete', old.id, old.terms);
   END;
+  CREATE VIRTUAL TABLE knowledge_vocab USING fts5vocab(knowledge_fts, 'row');
   `,
     postgres: `
   CREATE TABLE knowledge_sources (
@@ -83,6 +86,10 @@ export const STEPS_FOR_BOTH: readonly StepForBoth[] = [
   );
   CREATE INDEX knowledge_passages_by_source ON knowledge_passages (source, seq);
   CREATE INDEX knowledge_passages_search ON knowledge_passages USING GIN (search);
+  CREATE TABLE knowledge_terms (
+    term        TEXT PRIMARY KEY,
+    passages    INTEGER NOT NULL
+  );
   `,
   },
 ];
