@@ -13,18 +13,16 @@ import type { FoundPassage, KnowledgeRepository, KnowledgeSource } from '../stor
 import { DocumentReader } from './document-reader.js';
 import { knowledgeSubfolders, listKnowledgeFiles } from './knowledge-folder.js';
 import { fuseRankings } from './rank-fusion.js';
-import { chooseTerms } from './question-query.js';
+import { chooseTerms, POSTGRES_RANKING_BUDGET, RANKING_BUDGET } from './question-query.js';
 import { TermCounts } from './term-counts.js';
 import {
   ftsQuery,
   isKnowledgeLanguage,
   postgresConfiguration,
-  prefixable,
   questionWords,
   termsOf,
   tsQueryText,
   type KnowledgeLanguage,
-  type QuestionWord,
 } from './terms.js';
 
 export interface KnowledgeOptions {
@@ -76,6 +74,8 @@ const USED_OVERLAP = 3;
 export class KnowledgeBase implements KnowledgeLookup {
   private readonly reader = new DocumentReader();
   private readonly log: Logger;
+  /** Passages a search may rank (see question-query.ts): PostgreSQL ranks each of them several times slower than SQLite. */
+  private readonly budget: number;
   private folderWatch: FolderWatch | undefined;
   private queue: Promise<void> = Promise.resolve();
   private problems: KnowledgeProblem[] = [];
@@ -100,6 +100,7 @@ export class KnowledgeBase implements KnowledgeLookup {
     logger: Logger,
   ) {
     this.log = logger.child({ component: 'knowledge' });
+    this.budget = searcher.dialect === 'postgres' ? POSTGRES_RANKING_BUDGET : RANKING_BUDGET;
     this.languages = [options.language];
   }
 
@@ -157,18 +158,19 @@ export class KnowledgeBase implements KnowledgeLookup {
     const own = questionWords(said, this.languages);
     const followUp = before !== undefined && own.length > 0 && own.length < FOLLOW_UP_WORDS;
     const text = followUp ? `${said}\n${before}` : said;
-    const { stems, words } = chooseTerms(questionWords(text, this.languages), this.counts);
+    const { stems, words } = chooseTerms(questionWords(text, this.languages), this.counts, this.budget);
     if (stems.length === 0 && words.length === 0) return [];
-    let found = await this.searcher.search(
-      { fts: ftsQuery(stems), tsQuery: tsQueryText(words), configurations: [...new Set(this.languages.map(postgresConfiguration))] },
-      limit * 3,
-    );
+    const configurations = [...new Set(this.languages.map(postgresConfiguration))];
+    let found = await this.searcher.search({ fts: ftsQuery(stems), tsQuery: tsQueryText(words), configurations }, limit * 3);
     // The exchange before ranks what the words find; a passage it alone finds ("calling" in the greeting) answers nothing asked.
-    if (followUp) found = found.filter((passage) => this.mentions(passage, own));
+    if (followUp && found.length > 0) {
+      const asked = chooseTerms(own, this.counts, Infinity);
+      const holding = await this.searcher.holding(found.map((p) => p.id), { fts: ftsQuery(asked.stems), tsQuery: tsQueryText(asked.words), configurations });
+      found = found.filter((passage) => holding.has(passage.id));
+    }
     const best = found[0]?.score ?? 0;
-    const kept = (await this.fuse(found.filter((p) => p.score >= best * RELATIVE_FLOOR), limit)).slice(0, limit);
-    for (const passage of kept) this.rememberWords(passage);
-    return kept;
+    // The passages' words, for telling which a reply used, are stemmed only then (used()): not while the caller waits.
+    return (await this.fuse(found.filter((p) => p.score >= best * RELATIVE_FLOOR), limit)).slice(0, limit);
   }
 
   used(passages: readonly KnowledgePassage[], reply: string): KnowledgePassage[] {
@@ -194,13 +196,6 @@ export class KnowledgeBase implements KnowledgeLookup {
     this.folderWatch?.close();
     await this.queue.catch(() => undefined);
     await this.reader.close();
-  }
-
-  /** Whether `passage` holds one of `words`: a stem of it, or a longer stem it begins. */
-  private mentions(passage: FoundPassage, words: readonly QuestionWord[]): boolean {
-    const held = new Set<string>();
-    for (const lang of this.languages) for (const term of termsOf(`${passage.heading}\n${passage.text}`, lang)) held.add(term);
-    return words.some((word) => word.stems.some((stem) => held.has(stem) || (prefixable(stem) && [...held].some((term) => term.startsWith(stem)))));
   }
 
   /** The passage's own words (not its heading: "Delivery" over every section says nothing), per language of `languages`. */

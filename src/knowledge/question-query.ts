@@ -10,6 +10,8 @@ import { prefixable, type QuestionWord, type SearchTerm } from './terms.js';
 
 /** Passages a search may rank, summed over its words: about a millisecond of SQLite's time. */
 export const RANKING_BUDGET = 3_000;
+/** The same for PostgreSQL, which reads each passage's tsvector to rank it: a few milliseconds. */
+export const POSTGRES_RANKING_BUDGET = 600;
 
 export interface ChosenTerms {
   /** Stems, for SQLite's index. */

@@ -5,7 +5,7 @@
  * on, each passage's vector and its nearest neighbours. What a passage's stems and a question's
  * query are is the knowledge module's (knowledge/terms.ts): this only stores and asks.
  */
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Db, StoreSchema } from './schema.js';
 import type { Store } from './store.js';
 
@@ -86,6 +86,10 @@ export class KnowledgeRepository {
     this.db = store.db;
   }
 
+  get dialect(): Store['dialect'] {
+    return this.store.dialect;
+  }
+
   async sources(): Promise<KnowledgeSource[]> {
     const { rows } = await sql<{ path: string; hash: string; language: string; passages: number; indexed_at: string; embedded: string | null }>`
       SELECT path, hash, language, passages, indexed_at, embedded FROM knowledge_sources ORDER BY path`.execute(this.db);
@@ -157,15 +161,26 @@ export class KnowledgeRepository {
       return rows.map((row) => ({ ...toPassage(row), score: -row.rank }));
     }
     if (query.tsQuery === '' || query.configurations.length === 0) return [];
-    const asked = sql.join(
-      query.configurations.map((configuration) => sql`to_tsquery(${configuration}::regconfig, ${query.tsQuery})`),
-      sql` || `,
-    );
     const { rows } = await sql<PassageRow & { score: number }>`
       SELECT p.id, p.source, p.heading, p.line, p.page, p.text, p.language, ts_rank_cd(p.search, q.asked) AS score
-      FROM knowledge_passages p, (SELECT ${asked} AS asked) q
+      FROM knowledge_passages p, (SELECT ${this.asked(query)} AS asked) q
       WHERE p.search @@ q.asked ORDER BY score DESC, p.id LIMIT ${limit}`.execute(this.db);
     return rows.map((row) => ({ ...toPassage(row), score: Number(row.score) }));
+  }
+
+  /** Of `ids`, the passages `query` finds too. */
+  async holding(ids: readonly number[], query: KnowledgeQuery): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    if (this.store.dialect === 'sqlite') {
+      if (query.fts === '') return new Set();
+      const { rows } = await sql<{ id: number }>`
+        SELECT rowid AS id FROM knowledge_fts WHERE knowledge_fts MATCH ${query.fts} AND rowid IN (${sql.join(ids)})`.execute(this.db);
+      return new Set(rows.map((row) => Number(row.id)));
+    }
+    if (query.tsQuery === '' || query.configurations.length === 0) return new Set();
+    const { rows } = await sql<{ id: number | string }>`
+      SELECT id FROM knowledge_passages WHERE id IN (${sql.join(ids)}) AND search @@ (${this.asked(query)})`.execute(this.db);
+    return new Set(rows.map((row) => Number(row.id)));
   }
 
   async passages(ids: readonly number[]): Promise<StoredPassage[]> {
@@ -173,6 +188,14 @@ export class KnowledgeRepository {
     const { rows } = await sql<PassageRow>`
       SELECT id, source, heading, line, page, text, language FROM knowledge_passages WHERE id IN (${sql.join(ids)})`.execute(this.db);
     return rows.map(toPassage);
+  }
+
+  /** PostgreSQL's tsquery: the words stemmed by each language's configuration, any of them. */
+  private asked(query: KnowledgeQuery): RawBuilder<unknown> {
+    return sql.join(
+      query.configurations.map((configuration) => sql`to_tsquery(${configuration}::regconfig, ${query.tsQuery})`),
+      sql` || `,
+    );
   }
 
   async count(): Promise<number> {
