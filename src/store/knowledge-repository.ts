@@ -153,11 +153,12 @@ export class KnowledgeRepository {
   async search(query: KnowledgeQuery, limit: number): Promise<FoundPassage[]> {
     if (this.store.dialect === 'sqlite') {
       if (query.fts === '') return [];
-      // bm25() is lower for a better match: its negation is the score.
+      // bm25() is lower for a better match: its negation is the score. Ranked first, joined after: the
+      // passages' text is read for the best few only, not for every passage a word is in.
       const { rows } = await sql<PassageRow & { rank: number }>`
-        SELECT p.id, p.source, p.heading, p.line, p.page, p.text, p.language, bm25(knowledge_fts) AS rank
-        FROM knowledge_fts JOIN knowledge_passages p ON p.id = knowledge_fts.rowid
-        WHERE knowledge_fts MATCH ${query.fts} ORDER BY rank LIMIT ${limit}`.execute(this.db);
+        SELECT p.id, p.source, p.heading, p.line, p.page, p.text, p.language, f.rank
+        FROM (SELECT rowid AS id, bm25(knowledge_fts) AS rank FROM knowledge_fts WHERE knowledge_fts MATCH ${query.fts} ORDER BY rank LIMIT ${limit}) f
+        JOIN knowledge_passages p ON p.id = f.id ORDER BY f.rank`.execute(this.db);
       return rows.map((row) => ({ ...toPassage(row), score: -row.rank }));
     }
     if (query.tsQuery === '' || query.configurations.length === 0) return [];
