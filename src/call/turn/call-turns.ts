@@ -132,13 +132,13 @@ export class CallTurns {
     return knowledgeNote(finding.passages);
   }
 
-  /** Which of the passages a finished turn was given its reply drew on, by what the caller heard of it. */
+  /** Which of the passages a finished turn was given its reply drew on, by what the model wrote (heard or cut off later). */
   private knowledgeUsed(turn: Turn): void {
     const given = this.given.get(turn);
     this.given.delete(turn);
     const { knowledge } = this.host.deps;
     if (!given || given.length === 0 || !knowledge) return;
-    const used = knowledge.used(given, turn.reply.heardText());
+    const used = knowledge.used(given, turn.reply.generatedText());
     this.host.record.knowledgeUsed(turn.reply, used);
     turn.trace.knowledgeUsed(used.map(passagePlace));
     if (used.length > 0) this.host.deps.transcript.append({ role: 'event', text: 'knowledge_used', passages: used.map(passagePlace) });
