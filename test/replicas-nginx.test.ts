@@ -4,9 +4,11 @@
  * sending a stopping replica requests until that replica stops listening, and it passes a POST on
  * to the next replica only as that file tells it to. A rolling restart there must lose nothing.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
-import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
+import { CHILD_TEST_TIMEOUT_MS, repoRoot } from './helpers/child-process.js';
 import { nginxPath, startNginx } from './helpers/nginx.js';
 import { freePort } from './helpers/ports.js';
 import { scriptedReplicaEnv, startReplica, type StartedReplica } from './helpers/replica.js';
@@ -64,6 +66,8 @@ describe.skipIf(!withPostgres || !nginx)('replicas behind nginx as deploy/nginx.
         replicas: ids.length,
         rounds: ROUNDS,
         onCleanup: (stop) => cleanups.push(stop),
+        // One replica at a time, no faster than the shipped file's fail_timeout (and a little): the one before is back in nginx's rotation.
+        gapMs: (await shippedFailTimeoutS()) * 1000 + 500,
         async restart(index) {
           const old = replicas[index]!;
           const stopAt = Date.now();
@@ -89,3 +93,10 @@ describe.skipIf(!withPostgres || !nginx)('replicas behind nginx as deploy/nginx.
     CHILD_TEST_TIMEOUT_MS * (3 + 2 * ROUNDS),
   );
 });
+
+/** The fail_timeout of deploy/nginx.conf's servers, in seconds. */
+async function shippedFailTimeoutS(): Promise<number> {
+  const timeouts = [...(await readFile(path.join(repoRoot, 'deploy/nginx.conf'), 'utf8')).matchAll(/fail_timeout=(\d+)s/g)].map((m) => Number(m[1]));
+  expect(timeouts.length, 'deploy/nginx.conf gives its servers a fail_timeout').toBeGreaterThan(0);
+  return Math.max(...timeouts);
+}

@@ -19,6 +19,12 @@ export interface RollingRestart {
   readonly rounds: number;
   /** Stops replica `index` (SIGTERM), waits for it to exit, and starts it again; resolves with the calls it handed over. */
   restart(index: number): Promise<number>;
+  /**
+   * The least time from one replica's stop to the next one's, as an operator paces a roll: a
+   * balancer without readiness checks (nginx) leaves a replica it saw stop out for its fail_timeout,
+   * and a replica started again is back in its rotation only after that.
+   */
+  readonly gapMs?: number;
   /** A failing test stops the callers too, so none posts on into a torn-down balancer. */
   onCleanup(stop: () => void): void;
 }
@@ -46,12 +52,16 @@ export async function rollingRestartUnderCalls(plan: RollingRestart): Promise<{ 
   // Awaited below; marked handled now so a failure before then is the test's, not an unhandled rejection.
   for (const caller of steady) caller.catch(() => undefined);
   const handedOver: number[] = [];
+  let lastStop: number | undefined;
   try {
     for (let round = 0; round < plan.rounds; round++) {
       for (let index = 0; index < plan.replicas; index++) {
         // Calls of every replica in progress before it is told to stop.
         const before = callers.length;
         await until(async () => callers.length, (n) => n >= Math.max(plan.steady, before) + Math.ceil(plan.steady / 3), 'calls under way');
+        const wait = lastStop === undefined ? 0 : lastStop + (plan.gapMs ?? 0) - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        lastStop = Date.now();
         handedOver.push(await plan.restart(index));
       }
     }
