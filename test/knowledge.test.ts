@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { FOUND_MARK, NOTHING_MARK } from '../src/call/knowledge-note.js';
 import type { ChatRequestBody } from '../src/llm/scripted-server.js';
+import { CallReportSchema } from '../src/reports/report-builder.js';
 import { CallRepository } from '../src/store/call-repository.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
@@ -36,6 +37,23 @@ const GERMAN = `# Rücksendung
 ## Fristen
 Eine Rücksendung ist innerhalb von 30 Tagen mit Kassenbon möglich.
 `;
+
+const ADMIN = 'knowledge-test-admin-token';
+
+/** The dashboard's story of a call, as an admin signed in sees it. */
+async function storyPage(env: TestHotline, callId: string): Promise<string> {
+  const login = await fetch(`${env.hotline.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: env.hotline.url },
+    body: new URLSearchParams({ token: ADMIN }).toString(),
+  });
+  expect(login.status).toBe(303);
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const page = await fetch(`${env.hotline.url}/dashboard/calls/${encodeURIComponent(callId)}`, { headers: { cookie, accept: 'text/html' } });
+  expect(page.status).toBe(200);
+  return page.text();
+}
 
 /** The note the newest caller message of `request` carries, after the caller's words. */
 function noteOf(request: ChatRequestBody): string {
@@ -140,10 +158,10 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     expect(await ask('How long does a refund take?')).toContain('Refunds reach your account within 5 business days.');
   });
 
-  test("the passages given, and the one the reply drew on, are on the turn's record and in the transcript", async () => {
+  test("the passages given, and the one the reply drew on, are on the turn's record, in the transcript, the report and the call's story", async () => {
     env = await startTestHotline(
       (request) => ({ content: noteOf(request).includes('Potsdam') ? 'Yes, we deliver to Potsdam; delivery costs 4.90 euros.' : 'Let me see.' }),
-      { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder },
+      { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder, ADMIN_TOKEN: ADMIN },
     );
     client = await FakeVoiceService.connect(env.hotline.wsUrl);
     client.start();
@@ -163,6 +181,17 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     const lines = (await readFile(stored!.record.transcriptFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { text: string; passages?: string[] });
     expect(lines.find((line) => line.text === 'knowledge')?.passages?.[0]).toBe('delivery.md › Delivery › Delivery areas, line 3');
     expect(lines.find((line) => line.text === 'knowledge_used')?.passages).toEqual(['delivery.md › Delivery › Delivery areas, line 3']);
+
+    await env.hotline.reports.whenIdle();
+    const report = CallReportSchema.parse(JSON.parse((await env.hotline.reports.getCall(client.sessionId))!.report!.body));
+    expect(report.turns.each.find((t) => t.knowledge)?.knowledge?.[0]).toMatchObject({ source: 'delivery.md', line: 3, page: null, used: true });
+
+    const story = await storyPage(env, stored!.record.callId);
+    const section = story.slice(story.indexOf('<section id="knowledge">'), story.indexOf('</section>', story.indexOf('<section id="knowledge">')));
+    expect(section).toContain('From the documents');
+    expect(section).toMatch(/<li class="used"><code>delivery\.md<\/code> › Delivery › Delivery areas, line 3 <span class="muted">score [\d.]+<\/span> · <strong>used<\/strong><\/li>/);
+    // Given too (it says "deliver"), but not drawn on.
+    expect(section).toMatch(/<li class=""><code>faq\.yaml<\/code> › Do you ship abroad\?, line 4 <span class="muted">score [\d.]+<\/span><\/li>/);
   });
 
   test('the model takes a second look with search_knowledge, offered beside the call tools, and reads the passages it finds', async () => {
