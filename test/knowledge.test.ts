@@ -215,6 +215,26 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     expect(tool?.content).toBe('(1) faq.yaml › How long does a refund take?, line 2: How long does a refund take? Refunds reach your account within 5 business days.');
   });
 
+  test('an empty folder costs nothing: no note after the words, no search_knowledge offered; its first document turns both on', async () => {
+    const empty = await mkdtemp(path.join(tmpdir(), 'hotline-knowledge-empty-'));
+    try {
+      env = await startTestHotline(() => ({ content: 'Let me see.' }), { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: empty });
+      client = await FakeVoiceService.connect(env.hotline.wsUrl);
+      client.start();
+      await client.nextOfType('speak');
+      await client.whenQuiet();
+      expect(await ask('Do you deliver to Potsdam?')).toBe('');
+      expect(env.llm.requests.at(-1)!.body.tools?.map((t) => t.function.name)).not.toContain('search_knowledge');
+      const indexed = new Promise<void>((resolve) => env!.hotline.knowledge!.base.onIndexed(resolve));
+      await writeFile(path.join(empty, 'delivery.md'), DELIVERY);
+      await indexed;
+      expect(await ask('Do you deliver to Potsdam?')).toContain('delivery.md › Delivery › Delivery areas');
+      expect(env.llm.requests.at(-1)!.body.tools?.map((t) => t.function.name)).toContain('search_knowledge');
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   // Only PostgreSQL can be made to hold a search: SQLite's readers never wait for a writer.
   test.runIf(kind === 'postgres')('a search the database holds up is given up after a moment: the turn goes on, told nothing matched', async () => {
     await start();

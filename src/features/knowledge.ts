@@ -52,5 +52,5 @@ export async function openKnowledge(
     // What the index holds already may have no vectors yet (a first start with the model, another model).
     embeddings.changed();
   }
-  return { base, tool: searchKnowledgeToolBox((query) => base.search(query)), embeddings };
+  return { base, tool: searchKnowledgeToolBox((query) => base.search(query), () => base.active), embeddings };
 }

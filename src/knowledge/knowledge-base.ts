@@ -117,6 +117,10 @@ export class KnowledgeBase implements KnowledgeLookup {
     return base;
   }
 
+  get active(): boolean {
+    return this.counts.passages > 0;
+  }
+
   /** Told after each indexing (what the vectors need, a test waiting for an edit). */
   onIndexed(listener: () => void): void {
     this.listeners.push(listener);

@@ -11,7 +11,7 @@ const QUERY_MAX_CHARS = 300;
  * the caller's words, and a question put otherwise ("return policy for opened packages") may find
  * what those missed. Answered from the index at once: no hold line, nothing changed.
  */
-export function searchKnowledgeToolBox(search: (query: string) => Promise<readonly KnowledgePassage[]>): ToolBox {
+export function searchKnowledgeToolBox(search: (query: string) => Promise<readonly KnowledgePassage[]>, active: () => boolean): ToolBox {
   const tool: BusinessTool = {
     name: SEARCH_KNOWLEDGE,
     definition: {
@@ -44,7 +44,9 @@ export function searchKnowledgeToolBox(search: (query: string) => Promise<readon
     },
   };
   const tools = Object.freeze([tool]);
-  return { tools: () => tools };
+  const none = Object.freeze([]);
+  // Not offered while the folder holds nothing to search: a tool that can only say "nothing" costs tokens.
+  return { tools: () => (active() ? tools : none) };
 }
 
 function queryOf(argumentsJson: string): string | undefined {

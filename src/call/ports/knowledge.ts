@@ -27,6 +27,8 @@ export interface KnowledgeFinding {
 }
 
 export interface KnowledgeLookup {
+  /** The index holds passages: without any, a turn looks nothing up and its request carries no note. */
+  readonly active: boolean;
   /**
    * The passages for what the caller just said; `before` is the exchange before it (a follow-up
    * such as "and on Saturdays?" finds what the last answer was about). Never rejects: a lookup that

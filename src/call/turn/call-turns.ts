@@ -65,7 +65,7 @@ export class CallTurns {
     const turn: Turn = new Turn({
       id,
       ...turnRequest(deps, prompts.settings, messages, prompts.system.staticChars),
-      ...(knowledge ? { knowledge: () => this.lookUp(knowledge, turn, messages) } : {}),
+      ...(knowledge?.active ? { knowledge: () => this.lookUp(knowledge, turn, messages) } : {}),
       businessTools: () => host.tools.offered(),
       runTools: (calls, signal, say, trace) => host.tools.run(calls, signal, say, trace),
       trace: host.trace.turn(id, callerText),
