@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { pino, type Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { FOUND_MARK, NOTHING_MARK } from '../src/call/knowledge-note.js';
 import type { ChatRequestBody } from '../src/llm/scripted-server.js';
@@ -14,6 +15,7 @@ import { CallReportSchema } from '../src/reports/report-builder.js';
 import { CallRepository } from '../src/store/call-repository.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
+import { textSink } from './helpers/text-sink.js';
 import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
 const DELIVERY = `# Delivery
@@ -87,8 +89,8 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  async function start(): Promise<{ env: TestHotline; client: FakeVoiceService }> {
-    env = await startTestHotline(() => ({ content: 'Let me see.' }), { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder });
+  async function start(logger?: Logger): Promise<{ env: TestHotline; client: FakeVoiceService }> {
+    env = await startTestHotline(() => ({ content: 'Let me see.' }), { ...store.env, KNOWLEDGE: 'true', KNOWLEDGE_DIR: folder }, {}, logger ? { logger } : {});
     client = await FakeVoiceService.connect(env.hotline.wsUrl);
     client.start();
     await client.nextOfType('speak');
@@ -142,7 +144,8 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
   });
 
   test('a document edited during a call is found on the next turn; a broken file keeps its last good version', async () => {
-    const { env } = await start();
+    const log = textSink();
+    const { env } = await start(pino({ level: 'warn' }, log.stream));
     expect(await ask('Do you deliver to Leipzig?')).not.toContain('Leipzig');
     const indexed = new Promise<void>((resolve) => env.hotline.knowledge!.base.onIndexed(resolve));
     await writeFile(path.join(folder, 'delivery.md'), DELIVERY.replace('and to Potsdam', 'to Potsdam and to Leipzig'));
@@ -155,6 +158,8 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     const status = await env.hotline.knowledge!.base.status();
     expect(status.problems).toEqual([{ file: 'faq.yaml', line: expect.any(Number) as number, message: expect.any(String) as string }]);
     expect(status.problems[0]!.line).toBeGreaterThanOrEqual(6);
+    const warning = log.text().split('\n').find((line) => line.includes('faq.yaml'));
+    expect(JSON.parse(warning!)).toMatchObject({ file: 'faq.yaml', msg: expect.stringMatching(/^knowledge file faq\.yaml line \d+ cannot be read; its last good version stays in use$/) as string });
     expect(await ask('How long does a refund take?')).toContain('Refunds reach your account within 5 business days.');
   });
 

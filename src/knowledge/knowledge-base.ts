@@ -66,8 +66,6 @@ const FOLLOW_UP_WORDS = 3;
 const RELATIVE_FLOOR = 0.3;
 /** The longest a turn waits for its passages: beyond it, the model is told nothing matched (and not to guess). */
 const LOOKUP_TIMEOUT_MS = 250;
-
-
 /** A reply drew on a passage when they share this many of its words (a number counts twice). */
 const USED_OVERLAP = 3;
 
@@ -223,7 +221,7 @@ export class KnowledgeBase implements KnowledgeLookup {
     if (near.length === top.length) return byWords;
     const known = new Map(byWords.map((p) => [p.id, p]));
     const missing = near.filter((id) => !known.has(id));
-    for (const passage of await this.searcher.passages(missing)) known.set(passage.id, { ...toKnowledgePassage({ ...passage, score: 0 }) });
+    for (const passage of await this.searcher.passages(missing)) known.set(passage.id, toKnowledgePassage({ ...passage, score: 0 }));
     return fuseRankings([byWords.map((p) => p.id), near]).flatMap(({ id, score }) => {
       const passage = known.get(id);
       return passage ? [{ ...passage, score }] : [];
@@ -242,7 +240,7 @@ export class KnowledgeBase implements KnowledgeLookup {
     for (const file of files) {
       if (this.closed) return;
       const answer = await this.reader.read({ file: file.file, absolute: file.absolute, language: file.language, knownHash: stored.get(file.file)?.hash });
-      stored.delete(file.file);
+      const indexedBefore = stored.delete(file.file);
       if (answer.kind === 'gone' || answer.kind === 'unchanged') continue;
       if (answer.kind === 'broken') {
         const problem = { file: file.file, line: answer.line, message: answer.message };
@@ -253,7 +251,7 @@ export class KnowledgeBase implements KnowledgeLookup {
           this.log.warn(
             { file: file.file, line: answer.line, problem: answer.message },
             `knowledge file ${file.file}${answer.line ? ` line ${answer.line}` : ''} cannot be read; ${
-              stored.has(file.file) || this.problems.some((p) => p.file === file.file) ? 'its last good version stays in use' : 'it is left out'
+              indexedBefore ? 'its last good version stays in use' : 'it is left out until it can be read'
             }`,
           );
         }
