@@ -275,6 +275,8 @@ export class KnowledgeBase implements KnowledgeLookup {
       this.counts = new TermCounts(passages, terms);
     }
     if (changed.length > 0) {
+      // Statistics only: the index is written whether or not the database takes them.
+      await this.writer.analyze().catch((error: unknown) => this.log.warn({ err: error }, "the knowledge index's statistics could not be updated"));
       this.passageWords.clear();
       this.log.info(
         { changed, files: sources.length, passages: sources.reduce((sum, s) => sum + s.passages, 0) },

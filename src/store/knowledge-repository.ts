@@ -294,6 +294,15 @@ export class KnowledgeRepository {
       ON CONFLICT (term) DO UPDATE SET passages = knowledge_terms.passages + excluded.passages`.execute(trx);
   }
 
+  /**
+   * PostgreSQL's statistics of the index brought up to date: without them, after a first indexing
+   * and until autovacuum comes by, the planner guesses a question matches a quarter of the passages
+   * and reads them all (16 ms at 10,000 passages, against 3 ms through the GIN index).
+   */
+  async analyze(): Promise<void> {
+    if (this.store.dialect === 'postgres') await sql`ANALYZE knowledge_passages, knowledge_terms`.execute(this.db);
+  }
+
   /** Writers of the index one at a time across replicas (PostgreSQL); SQLite's transaction holds the file's lock already. */
   private async lock(trx: Transaction<StoreSchema>): Promise<void> {
     if (this.store.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext('hotline_knowledge'))`.execute(trx);
