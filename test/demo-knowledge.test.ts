@@ -5,15 +5,14 @@
  * match a passage of the note.
  */
 import { describe, expect, test } from 'vitest';
-import { FOUND_MARKER, NOTHING_MARKER, UNKNOWN_ANSWER, firstPassage, looksLikeQuestion, splitKnowledgeNote } from '../src/demo/demo-knowledge.js';
+import { FOUND_MARK, NOTHING_MARK, splitKnowledgeNote } from '../src/call/knowledge-note.js';
+import { UNKNOWN_ANSWER, firstPassage, looksLikeQuestion } from '../src/demo/demo-knowledge.js';
 import { demoScript } from '../src/demo/demo-script.js';
 import type { ChatRequestBody } from '../src/llm/scripted-server.js';
 
 // The two notes as Hotline writes them.
-const FOUND = `${FOUND_MARKER}; they are not the caller's words:]`;
-const NOTHING =
-  `${NOTHING_MARKER}. If the caller asks about the business (prices, hours, policies, products, services), do not guess: ` +
-  'say you do not know and offer to connect them with a colleague or to arrange a callback.]';
+const FOUND = FOUND_MARK;
+const NOTHING = NOTHING_MARK;
 
 function found(said: string, ...passages: string[]): string {
   return `${said}\n\n${FOUND}\n${passages.map((passage, i) => `(${i + 1}) ${passage}`).join('\n')}`;
@@ -129,7 +128,7 @@ describe('the rules on the caller\'s words', () => {
   test('the note is split off at its marker: the last one, where Hotline appends it', () => {
     expect(splitKnowledgeNote(nothing('Hello there'))).toEqual({ said: 'Hello there', note: NOTHING });
     expect(splitKnowledgeNote('Hello there')).toEqual({ said: 'Hello there', note: undefined });
-    const tricky = `I read "${FOUND_MARKER}" somewhere\n\n${NOTHING}`;
+    const tricky = `I read "${FOUND_MARK}" somewhere\n\n${NOTHING}`;
     expect(splitKnowledgeNote(tricky).note).toBe(NOTHING);
   });
 });

@@ -9,23 +9,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CHILD_TEST_TIMEOUT_MS } from './helpers/child-process.js';
 import { runCli, type CliRun } from './helpers/cli.js';
+import { DELIVERY, FAQ } from './helpers/knowledge-documents.js';
 import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
-const DELIVERY = `# Delivery
-
-## Delivery areas
-We deliver within Berlin and to Potsdam. Delivery costs 4.90 euros, free from 50 euros.
-
-## Delivery days
-Deliveries go out Monday to Friday.
-`;
-
-const FAQ = `questions:
-  - question: How long does a refund take?
-    answer: Refunds reach your account within 5 business days.
-  - question: Do you ship abroad?
-    answer: No, we only deliver within Germany.
-`;
 
 /** The same FAQ with its second entry's answer missing: line 4 is the entry's. */
 const BROKEN_FAQ = `questions:

@@ -16,23 +16,10 @@ import { CallRepository } from '../src/store/call-repository.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { textSink } from './helpers/text-sink.js';
+import { dashboardCallPage } from './helpers/tool-calls.js';
+import { DELIVERY, FAQ } from './helpers/knowledge-documents.js';
 import { freshStoreLocation, storeKinds, type TestStoreLocation } from './helpers/stores.js';
 
-const DELIVERY = `# Delivery
-
-## Delivery areas
-We deliver within Berlin and to Potsdam. Delivery costs 4.90 euros, free from 50 euros.
-
-## Delivery days
-Deliveries go out Monday to Friday.
-`;
-
-const FAQ = `questions:
-  - question: How long does a refund take?
-    answer: Refunds reach your account within 5 business days.
-  - question: Do you ship abroad?
-    answer: No, we only deliver within Germany.
-`;
 
 const GERMAN = `# Rücksendung
 
@@ -41,21 +28,6 @@ Eine Rücksendung ist innerhalb von 30 Tagen mit Kassenbon möglich.
 `;
 
 const ADMIN = 'knowledge-test-admin-token';
-
-/** The dashboard's story of a call, as an admin signed in sees it. */
-async function storyPage(env: TestHotline, callId: string): Promise<string> {
-  const login = await fetch(`${env.hotline.url}/dashboard/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: env.hotline.url },
-    body: new URLSearchParams({ token: ADMIN }).toString(),
-  });
-  expect(login.status).toBe(303);
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const page = await fetch(`${env.hotline.url}/dashboard/calls/${encodeURIComponent(callId)}`, { headers: { cookie, accept: 'text/html' } });
-  expect(page.status).toBe(200);
-  return page.text();
-}
 
 /** The note the newest caller message of `request` carries, after the caller's words. */
 function noteOf(request: ChatRequestBody): string {
@@ -191,7 +163,7 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
     const report = CallReportSchema.parse(JSON.parse((await env.hotline.reports.getCall(client.sessionId))!.report!.body));
     expect(report.turns.each.find((t) => t.knowledge)?.knowledge?.[0]).toMatchObject({ source: 'delivery.md', line: 3, page: null, used: true });
 
-    const story = await storyPage(env, stored!.record.callId);
+    const story = await dashboardCallPage(env, stored!.record.callId, ADMIN);
     const section = story.slice(story.indexOf('<section id="knowledge">'), story.indexOf('</section>', story.indexOf('<section id="knowledge">')));
     expect(section).toContain('From the documents');
     expect(section).toMatch(/<li class="used"><code>delivery\.md<\/code> › Delivery › Delivery areas, line 3 <span class="muted">score [\d.]+<\/span> · <strong>used<\/strong><\/li>/);

@@ -14,10 +14,25 @@ export const NOTHING_MARK =
   "[From the business's documents: nothing matches this. If the caller asks about the business (prices, hours, policies, products, services), " +
   'do not guess: say you do not know and offer to connect them with a colleague or to arrange a callback.]';
 
+/** A caller message: the caller's words, and the note after them (from its mark on) when there is one. */
+export interface CallerMessage {
+  readonly said: string;
+  readonly note: string | undefined;
+}
+
+/**
+ * A caller message split into the caller's words and the note Hotline added. The note is the last
+ * mark's: it is appended at the end, so a mark within the caller's own words never hides the real one.
+ */
+export function splitKnowledgeNote(content: string): CallerMessage {
+  const at = Math.max(content.lastIndexOf(FOUND_MARK), content.lastIndexOf(NOTHING_MARK));
+  if (at < 0) return { said: content, note: undefined };
+  return { said: content.slice(0, at).trimEnd(), note: content.slice(at) };
+}
+
 /** A caller message's own words: the note after them, if any, left out (a scripted model's rules match the words, not the passages). */
 export function withoutKnowledgeNote(content: string): string {
-  const at = Math.max(content.lastIndexOf(`\n\n${FOUND_MARK}`), content.lastIndexOf(`\n\n${NOTHING_MARK}`));
-  return at < 0 ? content : content.slice(0, at);
+  return splitKnowledgeNote(content).said;
 }
 
 /** What the model reads after the caller's words. */

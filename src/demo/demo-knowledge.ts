@@ -1,4 +1,4 @@
-import { FOUND_MARK, NOTHING_MARK } from '../call/knowledge-note.js';
+import { NOTHING_MARK, type CallerMessage } from '../call/knowledge-note.js';
 import { SentenceChunker } from '../call/speech/chunker.js';
 import type { ScriptedReply } from '../llm/scripted-server.js';
 
@@ -10,36 +10,8 @@ import type { ScriptedReply } from '../llm/scripted-server.js';
  * offline call shows it too.
  */
 
-/** How the note starts when passages were found: its first line. */
-export const FOUND_MARKER = FOUND_MARK;
-/** How the note starts when nothing matched: the whole note. */
-export const NOTHING_MARKER = NOTHING_MARK;
-
 /** What the demo says to a question the documents do not answer. */
 export const UNKNOWN_ANSWER = "I'm sorry, I don't know that, and I'd rather not guess. Shall I connect you with a colleague?";
-
-export interface CallerMessage {
-  /** What the caller said, without the note. */
-  readonly said: string;
-  /** The note from the marker on; undefined when the message has none. */
-  readonly note: string | undefined;
-}
-
-/**
- * A user message split into the caller's words and the note Hotline added.
- * The note is the last marker's: it is appended at the end, so a marker
- * within the caller's own words can never hide the real one.
- */
-export function splitKnowledgeNote(text: string): CallerMessage {
-  const at = Math.max(text.lastIndexOf(FOUND_MARKER), text.lastIndexOf(NOTHING_MARKER));
-  if (at < 0) return { said: text, note: undefined };
-  return { said: text.slice(0, at).trimEnd(), note: text.slice(at) };
-}
-
-/** The caller's words of a user message: the note left out, so rules on words never match a passage. */
-export function callerWords(text: string): string {
-  return splitKnowledgeNote(text).said;
-}
 
 // At the start of the words or of a clause ("Hi, do you …", "Hallo, haben Sie …"), after an optional filler.
 const QUESTION_START = new RegExp(
@@ -65,7 +37,7 @@ export function looksLikeQuestion(said: string): boolean {
  */
 export function knowledgeReply({ said, note }: CallerMessage): ScriptedReply | undefined {
   if (note === undefined) return undefined;
-  if (note.startsWith(NOTHING_MARKER)) return looksLikeQuestion(said) ? { content: UNKNOWN_ANSWER } : undefined;
+  if (note.startsWith(NOTHING_MARK)) return looksLikeQuestion(said) ? { content: UNKNOWN_ANSWER } : undefined;
   // Read out only to a question: a passage found by a stray word of "yes, now is a good time" answers nothing.
   if (!looksLikeQuestion(said)) return undefined;
   const passage = firstPassage(note);

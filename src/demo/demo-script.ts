@@ -1,4 +1,5 @@
-import { knowledgeReply, splitKnowledgeNote } from './demo-knowledge.js';
+import { splitKnowledgeNote } from '../call/knowledge-note.js';
+import { knowledgeReply } from './demo-knowledge.js';
 import { demoReportReply } from './demo-report.js';
 import { callbackReply, orderReply, toolResultReply } from './demo-tools.js';
 import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';

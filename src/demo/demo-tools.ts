@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
-import { callerWords } from './demo-knowledge.js';
+import { withoutKnowledgeNote } from '../call/knowledge-note.js';
 
 /**
  * The demo model's use of the shipped example tools (prompts/tools/
@@ -144,7 +144,7 @@ function lastAssistantText(request: ChatRequestBody): string {
 function previousUserText(request: ChatRequestBody): string {
   const said = request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
   // An earlier turn's note, if the history keeps it, may name an order: only the caller's words count.
-  return callerWords(said.at(-2) ?? '');
+  return withoutKnowledgeNote(said.at(-2) ?? '');
 }
 
 function jsonObject(text: string): Record<string, unknown> | undefined {

@@ -43,7 +43,7 @@ export interface KnowledgeProblem {
   readonly message: string;
 }
 
-/** What the index holds, for `npm run knowledge -- status`, the dashboard and the logs. */
+/** What the index holds, for `npm run knowledge -- status` and the tests. */
 export interface KnowledgeStatus {
   readonly dir: string;
   readonly sources: readonly KnowledgeSource[];

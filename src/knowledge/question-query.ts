@@ -40,13 +40,6 @@ export function chooseTerms(question: readonly QuestionWord[], counts: TermCount
     }
     return { word, cost, stems, known };
   });
-  // Counts not known (an index being made): every word, as itself and as a prefix.
-  if (counts.passages === 0) {
-    return {
-      stems: question.flatMap((word) => word.stems.map((stem) => ({ text: stem, prefix: prefixable(stem) }))),
-      words: question.map((word) => ({ text: word.word, prefix: prefixable(word.word) })),
-    };
-  }
   const chosen: typeof costed = [];
   let spent = 0;
   for (const candidate of costed.filter((c) => c.cost > 0).sort((a, b) => a.cost - b.cost)) {
