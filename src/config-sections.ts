@@ -51,6 +51,10 @@ export const SECTIONS = {
     title: 'Knowledge',
     intro: "The business's documents the agent answers from: searched inside each turn, in the store's own full-text search (docs/knowledge.md).",
   },
+  languages: {
+    title: 'Languages',
+    intro: 'A language per call from the prompts\' language folders, and what the recogniser is told (docs/languages.md).',
+  },
   voicemail: {
     title: 'Voicemail',
     intro: 'Outbound calls that reach a mailbox leave a message instead of starting a conversation.',

@@ -12,6 +12,7 @@ import { callsConfigOf, CallsEnv, checkCallSecurity, type CallsConfig } from './
 import { accessConfigOf, AccessEnv, type AccessConfig } from './config-access.js';
 import { privacyConfigOf, PrivacyEnv, type PrivacyConfig } from './config-privacy.js';
 import { knowledgeConfigOf, KnowledgeEnv, type KnowledgeConfig } from './config-knowledge.js';
+import { languagesConfigOf, LanguagesEnv, type LanguagesConfig } from './config-languages.js';
 
 // Their home is beside the settings they type; importers keep naming config.ts.
 export type { Transport } from './config-transports.js';
@@ -95,9 +96,10 @@ export const EnvSchema = z.object({
   ...AccessEnv.shape,
   ...PrivacyEnv.shape,
   ...KnowledgeEnv.shape,
+  ...LanguagesEnv.shape,
 });
 
-export interface Config extends TransportsConfig, LlmConfig, StoreConfig, CallsConfig, AccessConfig, PrivacyConfig, KnowledgeConfig {
+export interface Config extends TransportsConfig, LlmConfig, StoreConfig, CallsConfig, AccessConfig, PrivacyConfig, KnowledgeConfig, LanguagesConfig {
   env: string;
   port: number;
   host: string;
@@ -186,6 +188,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     ...accessConfigOf(e),
     ...privacyConfigOf(e, withoutEmptyValues(rawEnv), store.replica.id),
     ...knowledgeConfigOf(e, path.resolve(e.PROMPTS_DIR)),
+    ...languagesConfigOf(e),
   };
   // Elsewhere a weak secret is warned about at startup (announce.ts): tests and trials use short ones.
   const weak = weakSecrets(sharedSecretsOf(config));

@@ -288,7 +288,7 @@ describe('npm run prompts:check', () => {
   });
 
   test('the shipped prompts keep their placeholders at the end', async () => {
-    for (const dir of ['prompts', 'prompts/examples/de']) {
+    for (const dir of ['prompts', 'prompts/de']) {
       const check = await checkPrompts(path.join(import.meta.dirname, '..', dir), {});
       expect(check.files.find((f) => f.file === 'system.md')!.problems).toEqual([]);
     }

@@ -55,7 +55,7 @@ describe('report.md', () => {
       summary: '4 fields (callback_wanted, customer_number, sentiment, resolved)',
       problems: [],
     });
-    expect((await checkReportPrompt(path.join(SHIPPED, 'examples/de')))?.problems).toEqual([]);
+    expect((await checkReportPrompt(path.join(SHIPPED, 'de')))?.problems).toEqual([]);
   });
 
   test('without front matter the whole text is the instruction; without the file there is nothing to check', async () => {

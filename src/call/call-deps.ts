@@ -19,6 +19,7 @@ import type { CallActivityObserver } from './ports/call-activity.js';
 import type { CallSoFar, VoicemailDetector } from './ports/call-summary.js';
 import type { CallTrace } from './ports/tracing.js';
 import type { KnowledgeLookup } from './ports/knowledge.js';
+import type { LanguageDetector } from './ports/language.js';
 import type { TransferSetup } from './ending/transfer.js';
 import type { VoicemailTiming } from './input/voicemail-watch.js';
 
@@ -42,6 +43,10 @@ export interface CallSettings {
   /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
   historyMaxChars: number;
   timeZone: string | undefined;
+  /** false: every call in the prompts folder's own language, whatever its folders, request or words (LANGUAGES). Default true. */
+  perCallLanguages?: boolean;
+  /** false: no configure_transcription is sent (CONFIGURE_TRANSCRIPTION). Default true. */
+  configureTranscription?: boolean;
   /** A business tool still running this long: the caller hears its hold line. */
   toolHoldMs: number;
   /** While it runs on, another hold line this long after the last one has played. */
@@ -130,4 +135,6 @@ export interface CallDeps {
   trace?: CallTrace | undefined;
   /** The business's documents, looked up at each turn; none without (KNOWLEDGE_DIR empty or missing). */
   knowledge?: KnowledgeLookup | undefined;
+  /** Tells which language the caller's words are in, for prompts with languages; without it only the service's tag switches. */
+  languageDetector?: LanguageDetector | undefined;
 }

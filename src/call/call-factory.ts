@@ -66,6 +66,8 @@ export interface CallFactoryOptions {
   prices?: CallDeps['prices'];
   /** The business's documents (CallDeps.knowledge). */
   knowledge?: CallDeps['knowledge'];
+  /** CallDeps.languageDetector. */
+  languageDetector?: CallDeps['languageDetector'];
   /** Personal data out of every word written (CallDeps.redact), and out of the model's too with `fromModel`. */
   redaction?: { redact: Redact; fromModel: boolean; callerLines?: () => CallerLines } | undefined;
   /** Where each call is traced (OpenTelemetry); nothing without. */
@@ -161,6 +163,7 @@ export class CallFactory {
       recordEachReply: this.options.recordEachReply,
       prices: this.options.prices,
       knowledge: this.options.knowledge,
+      languageDetector: this.options.languageDetector,
       ...(this.options.redaction && { redact: this.options.redaction.redact, redactFromModel: this.options.redaction.fromModel }),
       callerLines: this.options.redaction?.callerLines?.(),
       trace,

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import { maskedOrNone } from '../phone/mask-number.js';
 import type { Session } from '../protocol/events.js';
 import type { CallDeps, TakenRequest } from './call-deps.js';
+import type { CallLanguage } from './call-language.js';
 import type { CallPrompts } from './call-prompts.js';
 import type { CallRecord } from './call-record.js';
 import type { CallParties } from './ending/transfer.js';
@@ -29,6 +30,7 @@ export interface CallOpeningHost {
   readonly activity: CallActivityTracker;
   readonly history: History;
   readonly speech: CallSpeech;
+  readonly language: CallLanguage;
   /** True once the call is over: a start that comes late begins nothing. */
   ended(): boolean;
   /** An outbound call: a mailbox may answer it, and is listened for. */
@@ -109,6 +111,7 @@ export class CallOpening {
         to_phone_number: known?.to ?? session.to_phone_number,
       },
       past?.variables ? { variables: past.variables } : undefined,
+      { language: past?.record?.language },
     );
     for (const line of past?.lines ?? []) {
       if (line.role === 'user') host.history.addUser(line.text);
@@ -123,10 +126,13 @@ export class CallOpening {
   }
 
   /** The call's variables and system prompt, once it is known who is on the line. */
-  private beginCall(session: SessionParties, request: Pick<PendingCall, 'variables' | 'tags'> | undefined): void {
+  private beginCall(session: SessionParties, request: Pick<PendingCall, 'variables' | 'tags'> | undefined, restoring?: { language: string | undefined }): void {
     const { host } = this;
-    host.prompts.begin(session, request?.variables);
     const outbound = session.direction === 'outbound';
+    // The language first: the greeting and the system prompt are rendered in it.
+    if (restoring) host.language.restore(restoring.language);
+    else host.language.begin(!outbound, session.to_phone_number, request?.variables.language);
+    host.prompts.begin(session, request?.variables);
     const parties = { direction: outbound ? ('outbound' as const) : ('inbound' as const), from: session.from_phone_number, to: session.to_phone_number };
     host.record.began(parties, request);
     host.activity.began(host.id, parties);

@@ -10,6 +10,7 @@ import type { Action } from '../protocol/actions.js';
 import type { SessionEndEvent, VoiceEvent } from '../protocol/events.js';
 import { AfterRequest } from './after-request.js';
 import type { ActionSink, CallDeps } from './call-deps.js';
+import { CallLanguage } from './call-language.js';
 import { CallOpening } from './call-opening.js';
 import { CallPrompts } from './call-prompts.js';
 import { CallRecord } from './call-record.js';
@@ -69,6 +70,8 @@ export abstract class CallParts {
   protected readonly opening: CallOpening;
   /** The connections the next turn needs, opened ahead of it. */
   protected readonly warmup: ConnectionWarmup;
+  /** Which language the call is in, and the switch when the caller speaks another. */
+  protected readonly language: CallLanguage;
 
   /** The turn generating now. */
   protected turn: Turn | undefined;
@@ -103,9 +106,24 @@ export abstract class CallParts {
     const prompts = (this.prompts = new CallPrompts(deps.prompts, deps.settings.timeZone, log));
     this.input = new CallerInput(this.inputHost(), deps.prompts.settings);
     const send = (action: Action): void => this.send(action);
+    const language = (this.language = new CallLanguage({
+      sessionId: id,
+      log,
+      prompts,
+      record,
+      transcript: deps.transcript,
+      trace: this.trace,
+      detector: deps.languageDetector,
+      perCall: deps.settings.perCallLanguages ?? true,
+      configure: deps.settings.configureTranscription ?? true,
+      send,
+    }));
     // Untraced, the voice is given nothing: its speaks then cost no look-up of their turn.
     const traceSpeak: TraceSpeak | undefined = this.trace.recording ? (chunks, start) => this.turns.speechParentOf(chunks).speak(start) : undefined;
-    const voice = (this.voice = new Voice(id, this.input.silence, send, () => this.speechHeld, traceSpeak));
+    const voice = (this.voice = new Voice(id, this.input.silence, send, () => this.speechHeld, traceSpeak, () => ({
+      pronouncer: prompts.current.pronouncer,
+      ssml: prompts.settings.ssml,
+    })));
     const { metrics, pacing, transcript } = deps;
     const { playbackGraceMs } = deps.settings;
     const speech = (this.speech = new CallSpeech({
@@ -130,6 +148,7 @@ export abstract class CallParts {
       activity,
       history,
       speech,
+      language,
       ended: () => this.ended,
       watchForMailbox: ({ detector, timing }) => (this.voicemail = new VoicemailWatch(detector, this.mailboxHost(), timing)),
     });

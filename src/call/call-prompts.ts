@@ -11,12 +11,13 @@ import type { Session } from '../protocol/events.js';
  */
 export class CallPrompts {
   private vars: Record<string, string | undefined> = {};
+  private begun = false;
   /** system.md rendered with the call's variables, once they are known: rendered once, so every request of the call sends the same text. */
   private systemPrompt: SystemPrompt = { text: '', staticChars: 0 };
 
   constructor(
-    /** The prompts as they were when the call began: an edit applies from the next call. */
-    private readonly prompts: PromptSet,
+    /** The prompts as they were when the call began (an edit applies from the next call), in the call's language. */
+    private prompts: PromptSet,
     private readonly timeZone: string | undefined,
     private readonly log: Logger,
   ) {}
@@ -42,8 +43,35 @@ export class CallPrompts {
     return this.prompts.settings;
   }
 
+  /** The prompts in use: the call's language's, of the version the call began with. */
+  get current(): PromptSet {
+    return this.prompts;
+  }
+
+  get language(): string | undefined {
+    return this.prompts.language;
+  }
+
+  get languages(): PromptSet['languages'] {
+    return this.prompts.languages;
+  }
+
+  /**
+   * The call goes on in another language: its lines, voice and system prompt from here on. The
+   * system prompt is rendered again, so the next request says it in that language.
+   */
+  use(prompts: PromptSet): void {
+    if (prompts === this.prompts) return;
+    this.prompts = prompts;
+    // Before the call has begun there is nothing to render yet: begin() does.
+    if (!this.begun) return;
+    if (prompts.language !== undefined) this.vars = { ...this.vars, language: prompts.language };
+    this.systemPrompt = this.renderSystem();
+  }
+
   /** The call has started: its variables, and so its system prompt, are known from here on. */
   begin(session: Pick<Session, 'from_phone_number' | 'to_phone_number' | 'direction'>, variables: Readonly<Record<string, string>> | undefined): void {
+    this.begun = true;
     this.vars = {
       ...builtinVariables(
         { from: session.from_phone_number, to: session.to_phone_number, direction: session.direction },
@@ -51,6 +79,8 @@ export class CallPrompts {
         this.timeZone,
       ),
       ...variables,
+      // The language the call is in, as its prompts say it, whatever the request wrote (`Turkish`, `TR`).
+      ...(this.prompts.language !== undefined ? { language: this.prompts.language } : {}),
     };
     this.systemPrompt = this.renderSystem();
   }

@@ -52,6 +52,8 @@ export class CallRecord {
 
   /** The call's own id: the service may use a session id again for a later call. */
   private id: string = randomUUID();
+  /** The language the call is in, when the prompts have languages. */
+  private spoken: string | undefined;
 
   constructor(
     private readonly sessionId: string,
@@ -86,6 +88,7 @@ export class CallRecord {
     this.earlierTurns = earlier.turns;
     this.toolRuns.unshift(...earlier.toolRuns);
     this.bargeIns += earlier.bargeIns;
+    this.spoken ??= earlier.language;
     if (earlier.variables || earlier.tags) {
       this.request = { variables: this.request?.variables ?? earlier.variables ?? {}, tags: this.request?.tags ?? earlier.tags };
     }
@@ -106,6 +109,13 @@ export class CallRecord {
   ): void {
     this.session = session;
     if (request) this.request = { variables: request.variables, tags: request.tags };
+    this.changed();
+  }
+
+  /** The call is in `language` from now on (its start, or the caller switched). */
+  language(language: string): void {
+    if (this.spoken === language) return;
+    this.spoken = language;
     this.changed();
   }
 
@@ -234,6 +244,7 @@ export class CallRecord {
       tags: this.request?.tags,
       transcriptFile: this.transcript.file,
       conversation: this.heard(),
+      language: this.spoken,
     };
   }
 

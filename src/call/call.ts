@@ -75,6 +75,7 @@ export class Call extends CallParts {
       case 'session_start':
         return this.onSessionStart(event);
       case 'user_speak':
+        this.language.tagged(event.language);
         return this.input.speech(event);
       case 'assistant_speak':
         return this.onAssistantSpeak(event);
@@ -334,6 +335,8 @@ export class Call extends CallParts {
   private answer(text: string, line: CallerLine, marks: InputMarks, wordsAt: number): void {
     this.replies.settle();
     this.callerWords.remember(text, line);
+    // Before the turn is made: its request carries the system prompt of the language the caller speaks.
+    this.language.heard(text);
     this.startTurn(wordsAt, line.provisional);
     // Words the model is judging (a mailbox?) are written with its verdict, marked if a mailbox said them.
     this.recording.add(() => this.callerWords.write(line, marks, this.voicemail?.judging ? (entry) => this.voicemail?.keep(entry) : undefined));

@@ -37,6 +37,7 @@ import type { StoreFeature } from './store.js';
 import type { Telemetry } from './telemetry.js';
 import type { Tools } from './tools.js';
 import type { Knowledge } from './knowledge.js';
+import { DEFAULT_MIN_CONFIDENCE, detectLanguage } from '../language/detect.js';
 
 /** How long a stopping Hotline waits for the database to take the last records; the rest wait in the journal. */
 const RECORDS_CLOSE_MS = 5_000;
@@ -112,6 +113,8 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
       ...(parts.extraTools ? { stubs: parts.extraTools } : {}),
     }),
     knowledge: parts.knowledge?.base,
+    // Costs nothing until the prompts have a second language: a call in one language never asks it.
+    languageDetector: { minConfidence: DEFAULT_MIN_CONFIDENCE, detect: detectLanguage },
     callerContext: () => tools.files.callerContext,
     businessConnections,
     voicemail: parts.voicemail,
@@ -140,6 +143,8 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
       playbackGraceMs: config.playbackGraceMs,
       historyMaxChars: config.llm.historyMaxChars,
       timeZone: config.timeZone,
+      perCallLanguages: config.languages.perCall,
+      configureTranscription: config.languages.configureTranscription,
       toolHoldMs: config.tools.holdMs,
       toolHoldRepeatMs: config.tools.holdRepeatMs,
     },

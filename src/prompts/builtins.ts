@@ -9,6 +9,8 @@ export const BUILTIN_NAMES: readonly string[] = Object.freeze([
   'date',
   'time',
   'weekday',
+  // The call's language (`de`), when the prompts have languages.
+  'language',
 ]);
 
 const BUILTIN_FOLDED = new Set(BUILTIN_NAMES.map((n) => n.toLowerCase()));
@@ -22,6 +24,8 @@ export interface SessionInfo {
   from?: string | undefined;
   to?: string | undefined;
   direction?: string | undefined;
+  /** The call's language, when the prompts have languages. */
+  language?: string | undefined;
 }
 
 /**
@@ -42,6 +46,7 @@ export function builtinVariables(session: SessionInfo, now: Date = new Date(), t
   };
   if (session.from) vars.caller_number = session.from;
   if (session.to) vars.called_number = session.to;
+  if (session.language) vars.language = session.language;
   return vars;
 }
 

@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadClips, type AudioClip } from './audio-clips.js';
+import { describe, errorCode, type PromptProblem } from './prompt-problem.js';
+import { isLanguageFolderName, normaliseTag } from '../language/language-tag.js';
 import { isBuiltinName } from './builtins.js';
+import { LANGUAGES_FILE, NO_ROUTING, parseLanguages, type LanguageRouting } from './language-settings.js';
+import { parseVocabulary, VOCABULARY_FILE } from './vocabulary.js';
+import { NO_PRONUNCIATIONS, PRONUNCIATIONS_FILE, readPronunciations, type Pronouncer } from './pronunciations.js';
 import { parseFrontMatter, parseLineFrontMatter, type FrontMatterProblem } from './front-matter.js';
 import { PROMPT_FILE_NAMES, PROMPT_FILES, REPORT_PROMPT_FILE, REQUIRED_FILES, type PromptFileSpec } from './prompt-files.js';
 import type { SpeakStyle } from './speak-style.js';
@@ -10,11 +16,7 @@ import type { AudioName, AudioPaths, PromptSettings } from './system-settings.js
 import { earlyPlaceholder, LOST_PREFIX_WARNING_BYTES } from './static-prefix.js';
 import { compileTemplate, Template, TemplateSyntaxError, type PlaceholderPart } from './template.js';
 
-export interface PromptProblem {
-  file: string;
-  severity: 'error' | 'warning';
-  message: string;
-}
+export type { PromptProblem } from './prompt-problem.js';
 
 /** One file as read from disk; `template` only if the file has no errors. */
 export interface LoadedFile {
@@ -51,42 +53,146 @@ export interface FolderLoad {
   readonly folderError: string | undefined;
   /** Equal for equal texts, clips and problems: tells a real edit from the noise of editors' temporary files. */
   readonly fingerprint: string;
+  /** The language folders, by name. */
+  readonly languages: readonly LanguageLoad[];
+  /** languages.yaml, or what routes calls without one. */
+  readonly routing: LanguageRouting;
+  /** vocabulary.txt's terms: what the recogniser is told to expect in every language. */
+  readonly vocabulary: readonly string[];
+  /** pronunciations.yaml: how the business's names are said, in every language. */
+  readonly pronouncer: Pronouncer;
 }
 
 /** The fix for a PROMPTS_DIR that is no usable folder. */
 export const POINT_ELSEWHERE = `set PROMPTS_DIR to the folder with ${REQUIRED_FILES} (the shipped one is ./prompts)`;
 
+/** A language folder (prompts/de/): its own files over the default folder's, for calls in that language. */
+export interface LanguageLoad {
+  /** As the folder is named, normalised: `de`, `de-AT`. */
+  readonly tag: string;
+  readonly dir: string;
+  readonly files: readonly LoadedFile[];
+  readonly clips: Partial<Record<AudioName, AudioClip>>;
+  /** Its own vocabulary.txt's terms, before the default folder's are added. */
+  readonly vocabulary: readonly string[];
+  /** Its own pronunciations.yaml, before the default folder's are layered beneath. */
+  readonly pronouncer: Pronouncer;
+}
+
 export async function loadFolder(dir: string): Promise<FolderLoad> {
-  let entries: string[];
+  let entries: Dirent[];
   try {
-    entries = await readdir(dir);
+    entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
     return unreadableFolder(dir, error);
   }
-  const files = await Promise.all(PROMPT_FILES.map((spec) => loadFile(dir, spec)));
-  const system = files.find((f) => f.spec.name === 'system');
-  const clipLoad = await loadClips(dir, system?.audio ?? {});
-  // A clip that cannot be played is system.md's error: that is where it is named, and where it is fixed.
-  for (const message of clipLoad.problems) system?.problems.push({ file: 'system.md', severity: 'error', message });
-
-  const reports: FileReport[] = files.map((f) => ({ file: f.spec.file, placeholders: f.placeholders, problems: f.problems }));
-  for (const file of strayMarkdownFiles(entries)) {
-    reports.push({
-      file,
-      placeholders: [],
-      problems: [{ file, severity: 'warning', message: `is not read by Hotline (prompt files are ${PROMPT_FILE_NAMES.join(', ')})` }],
-    });
+  const own = await loadFiles(dir, entries.map((e) => e.name), undefined, '');
+  const routingText = await readOptional(dir, LANGUAGES_FILE);
+  const routing = routingText === undefined ? { routing: NO_ROUTING, problems: [] } : parseLanguages(routingText, normaliseTag);
+  const vocabulary = await loadVocabulary(dir, '');
+  const pronunciations = await readPronunciations(dir);
+  const languages: LanguageLoad[] = [];
+  const reports = [...own.reports, ...vocabulary.reports, ...pronunciationReport(PRONUNCIATIONS_FILE, pronunciations)];
+  const texts: (string | undefined)[] = [...own.files.map((f) => f.text), routingText, vocabulary.text, pronunciations.text];
+  const clipHashes: Record<string, string> = { ...own.clipHashes };
+  const folders = [...own.clipFolders];
+  for (const entry of entries.filter((e) => e.isDirectory() && isLanguageFolderName(e.name)).sort((a, b) => a.name.localeCompare(b.name))) {
+    const tag = normaliseTag(entry.name)!;
+    const langDir = path.join(dir, entry.name);
+    let langEntries: string[];
+    try {
+      langEntries = await readdir(langDir);
+    } catch (error) {
+      const problem: PromptProblem = { file: `${entry.name}/`, severity: 'error', message: `cannot be read: ${describe(error)}` };
+      reports.push({ file: problem.file, placeholders: [], problems: [problem] });
+      continue;
+    }
+    const load = await loadFiles(langDir, langEntries, own, `${entry.name}/`);
+    const langVocabulary = await loadVocabulary(langDir, `${entry.name}/`);
+    const langFile = `${entry.name}/${PRONUNCIATIONS_FILE}`;
+    const langPronunciations = await readPronunciations(langDir, langFile);
+    languages.push({ tag, dir: langDir, files: load.files, clips: load.clips, vocabulary: langVocabulary.terms, pronouncer: langPronunciations.pronouncer });
+    reports.push(...load.reports, ...langVocabulary.reports, ...pronunciationReport(langFile, langPronunciations));
+    texts.push(`${tag}:`, ...load.files.map((f) => f.text), langVocabulary.text, langPronunciations.text);
+    for (const [name, hash] of Object.entries(load.clipHashes)) clipHashes[`${tag}/${name}`] = hash;
+    folders.push(langDir, ...load.clipFolders);
   }
+  if (routing.problems.length > 0) reports.push({ file: LANGUAGES_FILE, placeholders: [], problems: routing.problems });
   const problems = reports.flatMap((r) => r.problems);
   return {
-    files,
-    clips: clipLoad.clips,
-    clipFolders: clipLoad.folders,
+    files: own.files,
+    clips: own.clips,
+    clipFolders: [...new Set(folders)],
     reports,
     problems,
     folderError: undefined,
-    fingerprint: fingerprint(files.map((f) => f.text), clipLoad.hashes, problems),
+    fingerprint: fingerprint(texts, clipHashes, problems),
+    languages,
+    routing: routing.routing,
+    vocabulary: vocabulary.terms,
+    pronouncer: pronunciations.pronouncer,
   };
+}
+
+interface FilesLoad {
+  readonly files: LoadedFile[];
+  readonly clips: Partial<Record<AudioName, AudioClip>>;
+  readonly clipFolders: readonly string[];
+  readonly clipHashes: Partial<Record<AudioName, string>>;
+  readonly reports: FileReport[];
+}
+
+/**
+ * The prompt files of one folder. A language folder (`base` given) needs none of its own: what it
+ * lacks is the default folder's, without a word; `prefix` names its files in problems (`de/`).
+ */
+async function loadFiles(dir: string, entries: readonly string[], base: FilesLoad | undefined, prefix: string): Promise<FilesLoad> {
+  const files = await Promise.all(
+    PROMPT_FILES.map((spec) => {
+      const inherited = base?.files.find((f) => f.spec === spec);
+      if (inherited && !entries.includes(spec.file)) return inherited;
+      return loadFile(dir, spec, prefix);
+    }),
+  );
+  const system = files.find((f) => f.spec.name === 'system');
+  // A language folder with its own system.md plays the clips it names; without, the default folder's.
+  const ownSystem = base === undefined || entries.includes('system.md');
+  const clipLoad = ownSystem ? await loadClips(dir, system?.audio ?? {}) : { clips: base.clips, folders: [], hashes: base.clipHashes, problems: [] };
+  // A clip that cannot be played is system.md's error: that is where it is named, and where it is fixed.
+  for (const message of clipLoad.problems) system?.problems.push({ file: `${prefix}system.md`, severity: 'error', message });
+  const own = base === undefined ? files : files.filter((f) => !base.files.includes(f));
+  const reports: FileReport[] = own.map((f) => ({ file: `${prefix}${f.spec.file}`, placeholders: f.placeholders, problems: f.problems }));
+  for (const file of strayMarkdownFiles([...entries])) {
+    reports.push({
+      file: `${prefix}${file}`,
+      placeholders: [],
+      problems: [{ file: `${prefix}${file}`, severity: 'warning', message: `is not read by Hotline (prompt files are ${PROMPT_FILE_NAMES.join(', ')})` }],
+    });
+  }
+  return { files, clips: clipLoad.clips, clipFolders: clipLoad.folders, clipHashes: clipLoad.hashes, reports };
+}
+
+async function loadVocabulary(dir: string, prefix: string): Promise<{ terms: readonly string[]; text: string | undefined; reports: FileReport[] }> {
+  const text = await readOptional(dir, VOCABULARY_FILE);
+  if (text === undefined) return { terms: [], text, reports: [] };
+  const file = `${prefix}${VOCABULARY_FILE}`;
+  const { terms, problems } = parseVocabulary(text, file);
+  return { terms, text, reports: [{ file, placeholders: [], problems }] };
+}
+
+/** A pronunciations file's problems as the folder's report lists them; none for a file that is not there. */
+function pronunciationReport(file: string, read: { text: string | undefined; problems: PromptProblem[] }): FileReport[] {
+  return read.text === undefined && read.problems.length === 0 ? [] : [{ file, placeholders: [], problems: read.problems }];
+}
+
+/** A file Hotline reads when it is there; undefined when it is not. */
+async function readOptional(dir: string, file: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path.join(dir, file), 'utf8')).replace(/^\uFEFF/, '');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'EISDIR') return undefined;
+    throw error;
+  }
 }
 
 function unreadableFolder(dir: string, error: unknown): FolderLoad {
@@ -109,6 +215,10 @@ function unreadableFolder(dir: string, error: unknown): FolderLoad {
     problems: [problem],
     folderError,
     fingerprint: fingerprint([], {}, [problem]),
+    languages: [],
+    routing: NO_ROUTING,
+    vocabulary: [],
+    pronouncer: NO_PRONUNCIATIONS,
   };
 }
 
@@ -133,10 +243,10 @@ function strayMarkdownFiles(entries: string[]): string[] {
     .sort();
 }
 
-async function loadFile(dir: string, spec: PromptFileSpec): Promise<LoadedFile> {
+async function loadFile(dir: string, spec: PromptFileSpec, prefix = ''): Promise<LoadedFile> {
   const problems: PromptProblem[] = [];
   const report = ({ severity, message }: FrontMatterProblem): void => {
-    problems.push({ file: spec.file, severity, message });
+    problems.push({ file: `${prefix}${spec.file}`, severity, message });
   };
   const optional = spec.fallback !== undefined;
   let text: string | undefined;
@@ -230,10 +340,4 @@ function holesWithoutDefault(template: Template): PlaceholderPart[] {
   return holes;
 }
 
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+export { describe, errorCode };

@@ -1,6 +1,10 @@
 import type { Logger } from '../logger.js';
 import type { AudioClip } from './audio-clips.js';
+import { baseLanguage } from '../language/language-tag.js';
 import type { FolderLoad } from './folder-load.js';
+import { NO_ROUTING, type LanguageRouting } from './language-settings.js';
+import { joinVocabularies } from './vocabulary.js';
+import { layerPronunciations, type Pronouncer } from './pronunciations.js';
 import { PROMPT_FILES, type PromptName } from './prompt-files.js';
 import { layerStyles, NO_STYLE, type SpeakStyle } from './speak-style.js';
 import { staticHead, systemPrompt, type SystemPrompt } from './static-prefix.js';
@@ -26,6 +30,23 @@ export interface PromptSet {
   style(name: PromptName): SpeakStyle;
   /** A clip named in system.md's `audio`, loaded and checked; undefined when not configured. */
   audio(name: AudioName): AudioClip | undefined;
+  /** The language of these prompts (`de`, `de-AT`); undefined when the prompts have no languages. */
+  readonly language: string | undefined;
+  /** The terms the recogniser is told to expect in calls that use these prompts (vocabulary.txt). */
+  readonly vocabulary: readonly string[];
+  /** How the business's names are said (pronunciations.yaml, a language folder's over the default's). */
+  readonly pronouncer: Pronouncer;
+  /** Every language of this version of the folder, shared by all of its sets. */
+  readonly languages: PromptLanguages;
+}
+
+/** The languages of one version of the prompts folder: the folder's own, and one per language folder. */
+export interface PromptLanguages {
+  /** Every language, the default first; empty when the prompts have no languages (no languages.yaml, no language folder). */
+  readonly tags: readonly string[];
+  readonly routing: LanguageRouting;
+  /** The prompts of a language, by its tag or its base language (`de` finds `de-AT`); undefined when there is none. */
+  of(tag: string): PromptSet | undefined;
 }
 
 const FALLBACK_TEMPLATES = new Map(
@@ -48,6 +69,10 @@ class LoadedPromptSet implements PromptSet {
     private readonly clips: Readonly<Partial<Record<AudioName, AudioClip>>>,
     readonly settings: PromptSettings,
     private readonly logger: Logger,
+    readonly language: string | undefined,
+    readonly vocabulary: readonly string[],
+    readonly pronouncer: Pronouncer,
+    readonly languages: PromptLanguages,
   ) {
     const placeholders = {} as Record<PromptName, string[]>;
     for (const spec of PROMPT_FILES) placeholders[spec.name] = lines[spec.name].placeholders;
@@ -83,11 +108,39 @@ class LoadedPromptSet implements PromptSet {
 
 /** Missing or broken optional files are replaced by their built-in default, front matter and all. */
 export function buildPromptSet(load: FolderLoad, logger: Logger): PromptSet {
-  const system = load.files.find((f) => f.spec.name === 'system');
+  const sets = new Map<string, PromptSet>();
+  const hasLanguages = load.languages.length > 0 || load.routing !== NO_ROUTING;
+  const defaultTag = hasLanguages ? load.routing.default : undefined;
+  const tags = hasLanguages ? [...new Set([load.routing.default, ...load.languages.map((l) => l.tag)])] : [];
+  const languages: PromptLanguages = Object.freeze({
+    tags: Object.freeze(tags),
+    routing: load.routing,
+    of: (tag: string) => sets.get(tag) ?? sets.get(baseLanguage(tag)) ?? [...sets.entries()].find(([t]) => baseLanguage(t) === baseLanguage(tag))?.[1],
+  });
+  const main = buildOne(load.files, load.clips, logger, defaultTag, load.vocabulary, load.pronouncer, languages);
+  if (defaultTag !== undefined) sets.set(defaultTag, main);
+  for (const language of load.languages) {
+    // The folder's own language folder (prompts/en/ beside default: en) overrides the folder itself.
+    const vocabulary = joinVocabularies(language.vocabulary, load.vocabulary);
+    sets.set(language.tag, buildOne(language.files, language.clips, logger, language.tag, vocabulary, layerPronunciations(load.pronouncer, language.pronouncer), languages));
+  }
+  return defaultTag !== undefined ? sets.get(defaultTag)! : main;
+}
+
+function buildOne(
+  files: FolderLoad['files'],
+  clips: FolderLoad['clips'],
+  logger: Logger,
+  language: string | undefined,
+  vocabulary: readonly string[],
+  pronouncer: Pronouncer,
+  languages: PromptLanguages,
+): PromptSet {
+  const system = files.find((f) => f.spec.name === 'system');
   const settings = system?.template !== undefined && system.settings !== undefined ? system.settings : DEFAULT_SETTINGS;
   const lines = {} as Record<PromptName, PromptLine>;
   for (const spec of PROMPT_FILES) {
-    const loaded = load.files.find((f) => f.spec === spec);
+    const loaded = files.find((f) => f.spec === spec);
     const fromDisk = loaded?.template !== undefined;
     const template = loaded?.template ?? FALLBACK_TEMPLATES.get(spec.name);
     // Unreachable: a required file without a template is an error, and errors in required files stop the load before this.
@@ -99,5 +152,5 @@ export function buildPromptSet(load: FolderLoad, logger: Logger): PromptSet {
       style: layerStyles(settings.style, spec.style ?? NO_STYLE, own),
     });
   }
-  return new LoadedPromptSet(Object.freeze(lines), Object.freeze({ ...load.clips }), settings, logger);
+  return new LoadedPromptSet(Object.freeze(lines), Object.freeze({ ...clips }), settings, logger, language, vocabulary, pronouncer, languages);
 }

@@ -45,7 +45,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isAlias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { describe, errorCode, type PromptProblem } from './folder-load.js';
+import { describe, errorCode, type PromptProblem } from './prompt-problem.js';
 
 export const PRONUNCIATIONS_FILE = 'pronunciations.yaml';
 

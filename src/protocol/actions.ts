@@ -98,13 +98,17 @@ export const BargeInActionSchema = z.strictObject({
   session_id: sessionId,
 });
 
-/** Production service: how the caller's speech is recognised from here on. */
+/**
+ * Production service: how the caller's speech is recognised from here on. Each field given replaces
+ * the call's setting whole; its documentation's limits: 1–4 BCP-47 languages, at most 100
+ * vocabulary terms of at most 200 characters.
+ */
 export const ConfigureTranscriptionActionSchema = z.strictObject({
   type: z.literal('configure_transcription'),
   session_id: sessionId,
-  provider: nonEmpty.optional(),
+  provider: z.enum(['AZURE', 'DEEPGRAM', 'ELEVEN_LABS']).optional(),
   languages: z.array(nonEmpty).min(1).max(4).optional(),
-  custom_vocabulary: z.array(nonEmpty).max(1000).optional(),
+  custom_vocabulary: z.array(nonEmpty.max(200)).min(1).max(100).optional(),
   vad: VadSchema.optional(),
 });
 

@@ -41,6 +41,8 @@ export const UserSpeakSchema = z
     text: text.optional(),
     transcript: text.optional(),
     barged_in: z.boolean().nullish(),
+    /** The language the recogniser heard (BCP-47), where the service says; a wrong type is dropped, not refused. */
+    language: z.string().trim().min(2).max(35).optional().catch(undefined),
   })
   .transform((e) => ({ ...e, text: e.text ?? e.transcript ?? '', barged_in: e.barged_in ?? false }));
 

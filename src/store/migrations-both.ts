@@ -92,4 +92,6 @@ export const STEPS_FOR_BOTH: readonly StepForBoth[] = [
   );
   `,
   },
+  // The language a call was in (issue 39): prompts may now have a folder per language.
+  both('ALTER TABLE calls ADD COLUMN language TEXT;'),
 ];

@@ -37,6 +37,10 @@ export const CALL_DIRECTION = 'hotline.call.direction';
 export const CALL_ADOPTED = 'hotline.call.adopted';
 export const CALL_END_REASON = 'hotline.call.end_reason';
 export const CALL_TURNS = 'hotline.call.turns';
+/** The language the call is in (its prompts' language folder), set at its start and on each switch. */
+export const CALL_LANGUAGE = 'hotline.call.language';
+/** An event on the call's span when the caller switched language: the new one and how it was told. */
+export const LANGUAGE_EVENT = 'hotline.language';
 /** Personal data: only with OTEL_INCLUDE_CONTENT=true. */
 export const CALL_FROM = 'hotline.call.from';
 export const CALL_TO = 'hotline.call.to';

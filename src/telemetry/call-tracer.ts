@@ -138,6 +138,12 @@ class OtelCallTrace implements CallTrace {
     return new OtelSpeakTrace(this, start, this.context);
   }
 
+  language(language: string, chosenBy: string): void {
+    if (this.done) return;
+    this.span.setAttribute(A.CALL_LANGUAGE, language);
+    this.span.addEvent(A.LANGUAGE_EVENT, { [A.CALL_LANGUAGE]: language, 'hotline.language.chosen_by': chosenBy });
+  }
+
   end(end: { readonly reason: string; readonly callId: string; readonly turns: number }): void {
     if (this.done) return;
     this.done = true;

@@ -27,6 +27,13 @@ type Answer = Action | Action[] | undefined;
  */
 class WebhookOutbox implements ActionSink {
   private readonly queue: Action[] = [];
+  /**
+   * Without arrays an answer carries one action, and a configure_transcription taking the place of
+   * a speak would hold the speak back until the service's next event: it waits here instead, for an
+   * answer that would carry nothing. The latest replaces an earlier one (the service replaces its
+   * settings whole).
+   */
+  private spare: Action | undefined;
   private waiter: ((answer: Answer) => void) | undefined;
   private drainWaiters: (() => void)[] = [];
   private batching = false;
@@ -34,6 +41,10 @@ class WebhookOutbox implements ActionSink {
   constructor(private readonly arrays: boolean) {}
 
   send(action: Action): void {
+    if (!this.arrays && action.type === 'configure_transcription') {
+      this.spare = action;
+      return;
+    }
     this.queue.push(action);
     if (!this.waiter) return;
     if (!this.arrays) return this.answerWaiter();
@@ -55,6 +66,13 @@ class WebhookOutbox implements ActionSink {
     const answer = this.arrays && this.queue.length > 1 ? this.queue.splice(0) : this.queue.shift();
     if (this.queue.length === 0) this.notifyDrained();
     return answer;
+  }
+
+  /** An answer that would carry nothing: what waited for one (see `spare`), if anything did. */
+  takeSpare(): Answer {
+    const spare = this.spare;
+    this.spare = undefined;
+    return spare;
   }
 
   /** True when only a barge_in is ready: it waits for the speak it makes room for. */
@@ -104,7 +122,7 @@ class WebhookOutbox implements ActionSink {
   private answerWaiter(): void {
     const waiter = this.waiter;
     this.waiter = undefined;
-    waiter?.(this.take());
+    waiter?.(this.take() ?? this.takeSpare());
   }
 
   /** The call is over: nothing more will be taken. */
@@ -246,7 +264,7 @@ export class WebhookCalls {
         // The greeting may wait for the caller's record (at most its time limit).
         return answer(call.busy ? this.answerOrWait(event, call, box) : box.take());
       case 'assistant_speak':
-        return answer(box.take());
+        return answer(box.take() ?? box.takeSpare());
       case 'user_speech_started':
       case 'sms_failed':
         // Answers to these are ignored by the service; whatever is ready waits for the next event.
@@ -269,7 +287,7 @@ export class WebhookCalls {
       if (ready || !call.busy) {
         // An older request still waiting gets its 204 now: this one carries the answer.
         if (callerTurn) box.release();
-        return ready;
+        return ready ?? box.takeSpare();
       }
     }
     const waited = box.wait();

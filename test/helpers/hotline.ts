@@ -37,6 +37,9 @@ export async function startTestHotline(
     REPORT_FIELDS: 'false',
     // The requests a test scripts answers for carry the caller's words alone; the knowledge tests turn it on.
     KNOWLEDGE: 'false',
+    // Calls stay in the shipped prompts' own language and send nothing but the spec's actions; the language tests turn both on.
+    LANGUAGES: 'false',
+    CONFIGURE_TRANSCRIPTION: 'false',
     ...env,
   };
   const config = loadConfig(vars);

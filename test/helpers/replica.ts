@@ -45,6 +45,9 @@ export function scriptedReplicaEnv(place: { env: Record<string, string> }, llmUr
     WEBHOOK_REPLY: 'whole',
     // The scripts answer the caller's words as said; replicas sharing one index are tested in knowledge.test.ts.
     KNOWLEDGE: 'false',
+    // Calls stay in the shipped prompts' own language and send nothing but the spec's actions; the language tests turn both on.
+    LANGUAGES: 'false',
+    CONFIGURE_TRANSCRIPTION: 'false',
   };
 }
 
@@ -73,5 +76,8 @@ export function campaignReplicaEnv(
     VOICEMAIL_DETECTION: 'false',
     REPORT_FIELDS: 'false',
     KNOWLEDGE: 'false',
+    // Calls stay in the shipped prompts' own language and send nothing but the spec's actions; the language tests turn both on.
+    LANGUAGES: 'false',
+    CONFIGURE_TRANSCRIPTION: 'false',
   };
 }

@@ -150,6 +150,11 @@ export const CallRecordSchema = z.object({
    * was (its owner killed, or stopping). Absent from records written before it was kept.
    */
   conversation: z.array(HeardLineSchema).optional(),
+  /**
+   * The language the call was in at its end (a prompts language folder's tag: `de`, `tr`), when the
+   * prompts have languages; how it was chosen and each switch are in the transcript.
+   */
+  language: z.string().optional(),
 });
 
 /** The fields a call has only once it has ended. */

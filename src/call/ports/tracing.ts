@@ -65,6 +65,8 @@ export interface CallTrace extends SpeechParent {
   readonly logFields: TraceLogFields | undefined;
   /** A turn begins with the caller's words (personal data). */
   turn(id: number, callerText: string): TurnTrace;
+  /** The call is in `language` from now on: chosen at its start (`request`, `line`, `default`) or switched to. */
+  language(language: string, chosenBy: string): void;
   /** The call is over (or handed to another replica); spans of it still open end with it. */
   end(end: { readonly reason: string; readonly callId: string; readonly turns: number }): void;
 }
@@ -153,6 +155,7 @@ export const NO_CALL_TRACE: CallTrace = Object.freeze({
   logFields: undefined,
   speak: () => NO_SPEAK_TRACE,
   turn: () => NO_TURN_TRACE,
+  language: () => {},
   end: () => {},
 });
 

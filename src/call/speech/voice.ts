@@ -1,10 +1,14 @@
 import type { AudioClip, SpeakStyle } from '../../prompts/prompt-store.js';
+import { NO_PRONUNCIATIONS, type Pronouncer } from '../../prompts/pronunciations.js';
 import type { Action } from '../../protocol/actions.js';
 import { NO_SPEAK_TRACE, type SpeakTrace, type SpeakTraceStart } from '../ports/tracing.js';
 import { Playback } from './playback.js';
 import type { Reply, SpokenChunk } from './reply.js';
 import type { SilenceWatch } from '../input/silence.js';
 import { speakAction } from './speak-action.js';
+
+const PLAIN = Object.freeze({ pronouncer: NO_PRONUNCIATIONS, ssml: false });
+const NOTHING_TO_SAY_DIFFERENTLY = (): typeof PLAIN => PLAIN;
 
 /** A sentence waiting to go out, with how it is to be spoken. */
 interface HeldChunk {
@@ -32,6 +36,8 @@ export class Voice {
     private readonly heldBack: () => boolean,
     /** Undefined when calls are not traced: a speak then starts no trace at all. */
     private readonly traceSpeak?: TraceSpeak,
+    /** How the call's language says the business's names, and whether its voice reads SSML. */
+    private readonly saying: () => { readonly pronouncer: Pronouncer; readonly ssml: boolean } = NOTHING_TO_SAY_DIFFERENTLY,
   ) {}
 
   get holding(): boolean {
@@ -70,7 +76,8 @@ export class Voice {
     for (const chunk of chunks) chunk.delivered = true;
     const timeout = awaitCaller ? this.silence.ask() : undefined;
     if (!awaitCaller) this.silence.spoke();
-    const action = speakAction(this.sessionId, chunks, style, timeout);
+    const { pronouncer, ssml } = this.saying();
+    const action = speakAction(this.sessionId, chunks, style, timeout, pronouncer, ssml);
     this.send(action);
     const text = action.text ?? chunks.map((c) => c.text).join(' ');
     this.playback.delivered(chunks, text, {
