@@ -46,7 +46,8 @@ class WebhookOutbox implements ActionSink {
       return;
     }
     this.queue.push(action);
-    if (!this.waiter) return;
+    // What only prepares the line (the recogniser's settings) answers no request on its own: it goes with what follows.
+    if (!this.waiter || action.type === 'configure_transcription') return;
     if (!this.arrays) return this.answerWaiter();
     // Actions sent together (a barge_in and the speak after it) go out in one answer.
     if (this.batching) return;
@@ -75,9 +76,12 @@ class WebhookOutbox implements ActionSink {
     return spare;
   }
 
-  /** True when only a barge_in is ready: it waits for the speak it makes room for. */
+  /**
+   * True when only a barge_in (or the recogniser's settings) is ready: it waits for the speak it
+   * makes room for.
+   */
   get onlyStopsPlayback(): boolean {
-    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in');
+    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in' || a.type === 'configure_transcription');
   }
 
   /** Resolves once every queued action was taken by a request, or after `timeoutMs`. */

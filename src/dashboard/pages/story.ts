@@ -1,4 +1,5 @@
 import type { CallSummary, TurnSummary } from '../../call/ports/call-summary.js';
+import { languageName } from '../../language/language-tag.js';
 import { addUsage, type TokenUsage } from '../../llm/usage.js';
 import { callCostUsd, onDemoModel, sumCost } from '../../llm/prices.js';
 import type { StoredReport } from '../../store/report-repository.js';
@@ -52,6 +53,7 @@ ${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}<
   <dt>Started</dt><dd>${formatTime(call.startedAt)}</dd>
   <dt>Duration</dt><dd>${formatDuration(call.durationMs)}</dd>
   <dt>Ended</dt><dd><span class="reason reason-${call.endReason}">${call.endReason.replaceAll('_', ' ')}</span>${call.serviceReason ? html` (${call.serviceReason})` : ''}</dd>
+  ${call.language ? html`<dt>Language</dt><dd class="language">${languageName(call.language)} <span class="muted">(${call.language})</span></dd>` : ''}
   <dt>Turns</dt><dd>${call.turns.length}</dd>
   <dt>Barge-ins</dt><dd>${call.bargeIns}</dd>
   ${callTokens(call.turns)}
