@@ -65,7 +65,7 @@ export async function checkPrompts(dir: string, env: Readonly<Record<string, str
   const files: CheckedFile[] = [
     ...folder.files.map((f): CheckedFile => ({
       file: f.file,
-      summary: f.placeholders.length > 0 ? f.placeholders.map((p) => `{{${p}}}`).join(' ') : '(no placeholders)',
+      summary: f.summary ?? (f.placeholders.length > 0 ? f.placeholders.map((p) => `{{${p}}}`).join(' ') : '(no placeholders)'),
       problems: f.problems.map(({ severity, message }) => ({ severity, message })),
       kind: 'prompt',
     })),

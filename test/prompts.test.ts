@@ -129,7 +129,7 @@ describe('shipped prompts', () => {
       'tool-hold.md',
       'tool-hold-again.md',
     ]);
-    if (dir === SHIPPED) expect(report.files.map((f) => f.file)).toEqual(expect.arrayContaining(['vocabulary.txt', 'pronunciations.yaml', 'de/system.md']));
+    if (dir === SHIPPED) expect(report.files.map((f) => f.file)).toEqual(expect.arrayContaining(['vocabulary.txt', 'pronunciations.yaml', 'de/', 'languages.yaml']));
   });
 
   test.each([SHIPPED, GERMAN])('%s: outbound calls get their reason; no prompt leaves a gap', async (dir) => {

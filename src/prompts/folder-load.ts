@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadClips, type AudioClip } from './audio-clips.js';
 import { describe, errorCode, type PromptProblem } from './prompt-problem.js';
-import { isLanguageFolderName, normaliseTag } from '../language/language-tag.js';
+import { isLanguageFolderName, languageName, normaliseTag } from '../language/language-tag.js';
 import { isBuiltinName } from './builtins.js';
 import { LANGUAGES_FILE, NO_ROUTING, parseLanguages, type LanguageRouting } from './language-settings.js';
 import { parseVocabulary, VOCABULARY_FILE } from './vocabulary.js';
@@ -38,6 +38,8 @@ export interface FileReport {
   file: string;
   placeholders: string[];
   problems: PromptProblem[];
+  /** What the file holds, where placeholders do not say it (a vocabulary's terms, a language folder). */
+  summary?: string;
 }
 
 export interface FolderLoad {
@@ -112,12 +114,16 @@ export async function loadFolder(dir: string): Promise<FolderLoad> {
     const langFile = `${entry.name}/${PRONUNCIATIONS_FILE}`;
     const langPronunciations = await readPronunciations(langDir, langFile);
     languages.push({ tag, dir: langDir, files: load.files, clips: load.clips, vocabulary: langVocabulary.terms, pronouncer: langPronunciations.pronouncer });
-    reports.push(...load.reports, ...langVocabulary.reports, ...pronunciationReport(langFile, langPronunciations));
+    reports.push(languageReport(entry.name, tag, load, [...langVocabulary.reports, ...pronunciationReport(langFile, langPronunciations)]));
     texts.push(`${tag}:`, ...load.files.map((f) => f.text), langVocabulary.text, langPronunciations.text);
     for (const [name, hash] of Object.entries(load.clipHashes)) clipHashes[`${tag}/${name}`] = hash;
     folders.push(langDir, ...load.clipFolders);
   }
-  if (routing.problems.length > 0) reports.push({ file: LANGUAGES_FILE, placeholders: [], problems: routing.problems });
+  if (routingText !== undefined) {
+    const { default: main, detect, lines } = routing.routing;
+    const summary = `default ${main}, ${detect ? 'switches with the caller' : 'no switching'}, ${lines.size} ${lines.size === 1 ? 'line' : 'lines'}`;
+    reports.push({ file: LANGUAGES_FILE, placeholders: [], problems: routing.problems, summary });
+  }
   const problems = reports.flatMap((r) => r.problems);
   return {
     files: own.files,
@@ -177,12 +183,31 @@ async function loadVocabulary(dir: string, prefix: string): Promise<{ terms: rea
   if (text === undefined) return { terms: [], text, reports: [] };
   const file = `${prefix}${VOCABULARY_FILE}`;
   const { terms, problems } = parseVocabulary(text, file);
-  return { terms, text, reports: [{ file, placeholders: [], problems }] };
+  return { terms, text, reports: [{ file, placeholders: [], problems, summary: `${terms.length} ${terms.length === 1 ? 'term' : 'terms'}` }] };
+}
+
+/**
+ * A language folder in one line: how many prompt files are its own, its voice, and every problem of
+ * its files, each naming the file (a check lists the folder, not its twenty files).
+ */
+function languageReport(name: string, tag: string, load: FilesLoad, extra: readonly FileReport[]): FileReport {
+  const own = load.reports.filter((r) => PROMPT_FILE_NAMES.some((f) => r.file === `${name}/${f}`)).length;
+  const system = load.files.find((f) => f.spec.name === 'system');
+  const tts = system?.settings?.style.tts;
+  const voice = tts?.voice === undefined ? 'the default voice' : `voice ${typeof tts.voice === 'string' ? tts.voice : tts.voice.name}`;
+  const problems = [...load.reports, ...extra].flatMap((r) =>
+    r.problems.map((p) => ({ ...p, message: `${r.file.slice(name.length + 1)}: ${p.message}` })),
+  );
+  const more = extra.map((r) => `${r.file.slice(name.length + 1)}${r.summary ? ` ${r.summary}` : ''}`);
+  const summary = [`${languageName(tag)}: ${own} of ${PROMPT_FILE_NAMES.length} prompt files its own`, voice, ...more].join(', ');
+  return { file: `${name}/`, placeholders: [], problems, summary };
 }
 
 /** A pronunciations file's problems as the folder's report lists them; none for a file that is not there. */
-function pronunciationReport(file: string, read: { text: string | undefined; problems: PromptProblem[] }): FileReport[] {
-  return read.text === undefined && read.problems.length === 0 ? [] : [{ file, placeholders: [], problems: read.problems }];
+function pronunciationReport(file: string, read: { text: string | undefined; problems: PromptProblem[]; pronouncer: Pronouncer }): FileReport[] {
+  if (read.text === undefined && read.problems.length === 0) return [];
+  const { size } = read.pronouncer;
+  return [{ file, placeholders: [], problems: read.problems, summary: `${size} ${size === 1 ? 'entry' : 'entries'}` }];
 }
 
 /** A file Hotline reads when it is there; undefined when it is not. */

@@ -231,7 +231,7 @@ export class PromptStore {
 }
 
 export interface FolderCheck {
-  files: { file: string; placeholders: string[]; problems: PromptProblem[] }[];
+  files: { file: string; placeholders: string[]; problems: PromptProblem[]; summary?: string }[];
   /** The clips system.md names that can be played; the others are among system.md's problems. */
   clips: { name: AudioName; file: string; durationMs: number }[];
   ok: boolean;
