@@ -49,7 +49,7 @@ const LAYERS = [
   {
     name: 'model',
     why: 'what a turn is made of: the LLM client and its stream, the prompt files, the connections',
-    paths: ['^src/llm/', '^src/prompts/', '^src/net/'],
+    paths: ['^src/llm/', '^src/prompts/', '^src/net/', '^src/language/'],
   },
   {
     name: 'base',
