@@ -4,13 +4,18 @@
  * clearly is that language.
  *
  * The statistics are eld's (Efficient Language Detector, npm `eld`). Compared on phone-length
- * utterances (3-12 words) with tinyld, franc(-min), cld3-asm and lande, it was the one that got
- * every test sentence right among the candidates while being the fastest (~0.02 ms a sentence):
- * franc and lande mistook short German, Polish and Arabic, tinyld's light build English and
- * Turkish, cld3 is known weak below a sentence. It is plain JavaScript with no dependencies or
- * network, an ES module with its own types, Apache-2.0, and maintained (2.1.0). Like every
- * accurate one it brings its data as a module that takes a while to import: eld-detector.ts loads
- * it so that the event loop is never held for long.
+ * utterances (2-12 words) with tinyld, franc(-min), cld3-asm and lande, it was the one that got
+ * every test sentence right among the candidates and the fastest: franc took short German and
+ * Polish for Turkish and Russian for Ukrainian, lande Arabic for Turkish, tinyld's light build
+ * English for Turkish; tinyld's normal build was right but 5 times slower, and sure of "Okay"
+ * being Turkish; cld3 is weak on short text by eld's benchmarks (69 % of word pairs right) and
+ * holds the thread ~140 ms compiling its WebAssembly. eld is plain
+ * JavaScript with no dependencies and no network, an ES module, Apache-2.0, and maintained.
+ *
+ * Like every accurate one, it ships its data as a module that holds the thread importing it for
+ * ~0.8 s and then keeps ~50 MB of objects. So its data is read on a thread of its own and kept as
+ * a few flat arrays (~2.3 MB), scored by eld's own algorithm (eld-loader.ts, eld-scorer.ts):
+ * ~0.01 ms for a sentence; loading holds the event loop ~10-25 ms once, to start the thread.
  */
 import { baseLanguage } from './language-tag.js';
 import { loadEld } from './eld-loader.js';
@@ -26,8 +31,9 @@ export interface DetectedLanguage {
 
 /**
  * The confidence above which a text is clearly a language: each clear utterance in
- * test/language.test.ts scored 0.62 or more (a nine-word English sentence whose runner-up, German,
- * was closest), no ambiguous one (names, "Yes please", single words) more than 0.34.
+ * test/language.test.ts scores 0.62 or more (the lowest a nine-word English sentence with German
+ * close behind), no ambiguous one (names, "Yes please", single words) more than 0.33 (a Turkish
+ * name, two words that are Turkish indeed).
  */
 export const DEFAULT_MIN_CONFIDENCE = 0.5;
 
@@ -43,7 +49,10 @@ const MIN_LETTERS = 8;
 const FULL_WORDS = 4;
 const FULL_LETTERS = 16;
 
-/** Codes eld knows a language by where the folders may use another. */
+/**
+ * Codes eld knows a language by where the folders may use another. A language eld does not know
+ * (it knows 60) scores nothing: it is found by its script or not at all.
+ */
 const ELD_CODES: Readonly<Record<string, string>> = { nb: 'no', nn: 'no' };
 
 let scorer: NgramScorer | undefined;
@@ -51,11 +60,11 @@ let loading: Promise<NgramScorer> | undefined;
 let started = false;
 
 /**
- * Loads the detector's data, a few milliseconds per turn of the event loop. Detection works
- * without it only for a text in a script just one candidate uses; the first detection that needs
- * the data starts this, and finds nothing until it is done. Await it where a call's languages are
- * known, so the caller's first words can count. A failed load rejects here (and is tried again on
- * the next call to this).
+ * Loads the detector's data on a thread of its own (~1.5 s). Detection works without it only for
+ * a text in a script just one candidate uses; the first detection that needs the data starts the
+ * load, and finds nothing until it is done. Await this where a process knows it has more than one
+ * language, so the callers' first words count. A failed load rejects here, and is tried again on
+ * the next call to this.
  */
 export function prepareLanguageDetection(): Promise<void> {
   started = true;
