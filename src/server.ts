@@ -3,6 +3,7 @@
  * kept on one stack, closed in reverse by a shutdown and by a start that fails halfway alike.
  * Used by main.ts, the tests and the tools. Each feature's wiring is in src/features/.
  */
+import { startLanguageDetection } from './features/languages.js';
 import type { CallRegistry } from './call/call-registry.js';
 import type { ToolBox } from './call/ports/business-tools.js';
 import type { CallObserver } from './call/ports/call-summary.js';
@@ -106,6 +107,8 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
   // Each wait of the start, named as a person starting Hotline would look for it.
   const { step } = options.progress ?? startProgress(logger);
   const files = await step(`reading the prompts in ${config.promptsDir}`, () => openCallFiles(config, logger, watch, opened));
+  // Loads on a thread of its own while the rest starts; awaited before the port opens.
+  const detection = startLanguageDetection(config, logger, files.prompts);
   const model = await step(
     config.llm.mode === 'demo' ? 'starting the demo model' : `setting up the LLM at ${redactUrlCredentials(config.llm.baseURL ?? 'OpenAI')}`,
     () => openModel(config, logger, opened),
@@ -159,6 +162,7 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
   const internalRouters =
     owners && clusterSecret ? [...(webhook.internal ? [webhook.internal] : []), internalApiRouter({ secret: clusterSecret, gate, control: calls.registry })] : [];
   const { metrics } = telemetry;
+  await step("loading the language detector (the callers' first words choose their language)", () => detection);
   const listening = await step(`opening port ${config.port} on ${config.host}`, () =>
     openListeners(
       config,

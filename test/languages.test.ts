@@ -17,6 +17,7 @@ import { startFakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService, type ReceivedAction } from '../src/testing/voice-service-client.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
 import { lastUserText } from './helpers/scripts.js';
+import { dashboardCallPage } from './helpers/tool-calls.js';
 
 const GERMAN_VOICE = { provider: 'azure', language: 'de-DE', voice: 'de-DE-KatjaNeural' } as const;
 const TURKISH_VOICE = { provider: 'azure', language: 'tr-TR', voice: 'tr-TR-EmelNeural' } as const;
@@ -107,8 +108,8 @@ const configures = (actions: readonly { type: string }[]) =>
   actions.filter((a): a is Extract<Action, { type: 'configure_transcription' }> => a.type === 'configure_transcription');
 
 describe('a language per call over the WebSocket', () => {
-  test('a German caller on an English default: German prompts, voice and transcription from their first reply; the record, transcript and report say de', async () => {
-    const { hotline } = await start();
+  test('a German caller on an English default: German prompts, voice and transcription from their first reply; the record, transcript, report and story say de', async () => {
+    const { hotline } = await start({ ADMIN_TOKEN: 'admin-secret-languages' });
     const client = await FakeVoiceService.connect(hotline.wsUrl);
     cleanups.push(() => client.close());
     client.start();
@@ -132,7 +133,7 @@ describe('a language per call over the WebSocket', () => {
     await client.whenQuiet();
     valid(client.actions);
     client.end();
-    await client.closed;
+    await client.close();
 
     await hotline.registry.whenRecorded();
     await hotline.records.settled();
@@ -149,7 +150,10 @@ describe('a language per call over the WebSocket', () => {
     await hotline.reports.whenIdle();
     const report = CallReportSchema.parse(JSON.parse((await hotline.reports.getCall(client.sessionId))!.report!.body));
     expect(report.language).toBe('de');
-  });
+    const story = await dashboardCallPage(env!, stored!.record.callId, 'admin-secret-languages');
+    expect(story).toContain('<dt>Language</dt><dd class="language">German <span class="muted">(de)</span></dd>');
+    // The dashboard's start and the report's wait make this the longest test of the file.
+  }, 30_000);
 
   test('a caller switching mid-call is answered in the new language on the next turn, and back again', async () => {
     const { hotline } = await start();
