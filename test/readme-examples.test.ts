@@ -35,6 +35,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { NOTHING_MARK } from '../src/call/knowledge-note.js';
 import { parseEval } from '../src/evals/load-evals.js';
+import { ActionSchema } from '../src/protocol/actions.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { BUILT_DIR, CHILD_TEST_TIMEOUT_MS, childEnv, PROJECT_TO_START, repoRoot, tsxArgs } from './helpers/child-process.js';
@@ -502,6 +503,38 @@ const EXAMPLES: Example[] = [
         frontMatterOnly ? `${block.lines.join('\n')}\n${shipped.replace(/^---\n[\s\S]*?\n---\n/, '')}` : `${block.lines.join('\n')}\n`,
       );
     },
+  },
+  {
+    name: 'a language folder, drawn',
+    first: 'prompts/',
+    notRun: 'a picture of the folder; languages.test.ts runs calls on such a folder over both transports',
+  },
+  {
+    name: "prompts:check's lines of a language folder and languages.yaml",
+    first: /^de\/: German: /,
+    run: async (block) => {
+      const ran = await runCommand('npm run prompts:check', { cwd: await workFolder(), prelude: await npmPrelude(undefined) });
+      const lines = ran.stdout.split('\n');
+      for (const line of block.lines) expect(lines, `${block.file}:${block.line}: prompts:check of the shipped folder does not print it`).toContain(line);
+    },
+  },
+  {
+    name: 'a configure_transcription action',
+    first: '{"type":"configure_transcription"',
+    run: async (block) => {
+      const action: unknown = JSON.parse(block.lines.join('\n'));
+      expect(ActionSchema.safeParse(action).error, `${block.file}:${block.line}`).toBeUndefined();
+    },
+  },
+  {
+    name: 'pronunciations.yaml',
+    first: /^descaler: dee scaler/,
+    run: async (block) => checkFileExample(block, 'pronunciations.yaml'),
+  },
+  {
+    name: 'languages.yaml',
+    first: /^default: en +#/,
+    run: async (block) => checkFileExample(block, 'languages.yaml'),
   },
   {
     name: 'an HTTP tool file',
