@@ -119,6 +119,7 @@ const RECORD_SHAPE = Object.fromEntries(REPORTED.map(reportedSchema)) as RecordS
  *                                                                                          // | invalid | unavailable | aborted
  *   "variables": { "name": "Ada" },               // an outbound request's variables, or null
  *   "tags": { "campaign": "c1" },                 // an outbound request's tags, or null
+ *   "language": "de",                             // the language the call ended in, or null (prompts without languages)
  *                                                 // (here any field the call's record gained since: see REPORTED)
  *   "summary": "Ada asked where order 4711 is …", // null unless fields_status is "ok"
  *   "fields": { "callback_wanted": false, "sentiment": "neutral" },   // report.md's fields, or null
