@@ -36,6 +36,8 @@ class WebhookOutbox implements ActionSink {
   send(action: Action): void {
     this.queue.push(action);
     if (!this.waiter) return;
+    // A text message alone answers no waiting request: the caller waits for words, and it goes with them or after.
+    if (action.type === 'send_sms') return;
     if (!this.arrays) return this.answerWaiter();
     // Actions sent together (a barge_in and the speak after it) go out in one answer.
     if (this.batching) return;
@@ -50,16 +52,24 @@ class WebhookOutbox implements ActionSink {
     this.release();
   }
 
-  /** What the next answer carries: the oldest action, or with arrays everything ready. */
+  /**
+   * What the next answer carries: the oldest action, or with arrays everything ready. Without arrays a
+   * text message never takes the place of words: a speak (or clip) ready behind it goes first.
+   */
   take(): Answer {
-    const answer = this.arrays && this.queue.length > 1 ? this.queue.splice(0) : this.queue.shift();
+    const words = this.arrays || this.queue[0]?.type !== 'send_sms' ? -1 : this.queue.findIndex((a) => a.type === 'speak' || a.type === 'audio');
+    const answer = this.arrays && this.queue.length > 1 ? this.queue.splice(0) : words > 0 ? this.queue.splice(words, 1)[0] : this.queue.shift();
     if (this.queue.length === 0) this.notifyDrained();
     return answer;
   }
 
-  /** True when only a barge_in is ready: it waits for the speak it makes room for. */
+  /**
+   * True when only a barge_in is ready, or a text message: it waits for the speak it makes room for,
+   * and a text waits for the words the caller is waiting for (a request answered with it alone would
+   * leave the caller in silence, the service sending nothing more until they speak).
+   */
   get onlyStopsPlayback(): boolean {
-    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in');
+    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in' || a.type === 'send_sms');
   }
 
   /** Resolves once every queued action was taken by a request, or after `timeoutMs`. */
