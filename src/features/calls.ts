@@ -108,7 +108,7 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
     transcripts: files.transcripts,
     transfer: config.llm.mode === 'demo' && !config.transfer.defaultTarget ? { ...config.transfer, defaultTarget: 'demo-operator' } : config.transfer,
     toolBox: combineToolBoxes([tools.files, tools.mcp], logger, {
-      builtins: [parts.doNotCall, ...(parts.knowledge ? [parts.knowledge.tool] : [])],
+      builtins: [parts.doNotCall, ...(parts.knowledge ? [parts.knowledge.tool] : []), ...(tools.sms ? [tools.sms] : [])],
       ...(parts.extraTools ? { stubs: parts.extraTools } : {}),
     }),
     knowledge: parts.knowledge?.base,
@@ -142,6 +142,7 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
       timeZone: config.timeZone,
       toolHoldMs: config.tools.holdMs,
       toolHoldRepeatMs: config.tools.holdRepeatMs,
+      smsMaxPerCall: config.tools.smsMaxPerCall,
     },
     tracing: telemetry.tracing.calls,
     maxCalls: config.limits.maxCalls,
