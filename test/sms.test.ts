@@ -16,7 +16,10 @@ import { runSimulate } from '../src/cli/simulate.js';
 import { demoScript } from '../src/demo/demo-script.js';
 import type { ChatRequestBody, ScriptedReply } from '../src/llm/scripted-server.js';
 import { ActionSchema, AnswerSchema } from '../src/protocol/actions.js';
+import { parseSettings } from '../src/simulator/options.js';
+import { startPlatformEmulator } from '../src/simulator/platform-emulator.js';
 import { FakeVoiceService, type ReceivedAction } from '../src/testing/voice-service-client.js';
+import { SmsTemplateStore } from '../src/tools/sms-template-store.js';
 import { readSmsTemplates, SMS_MAX_CHARS } from '../src/tools/sms-templates.js';
 import { SEND_SMS, smsToolBox } from '../src/tools/sms-tool.js';
 import { startTestHotline, type TestHotline } from './helpers/hotline.js';
@@ -363,6 +366,18 @@ describe('the send_sms tool and its templates', () => {
     expect(named.texts[0]).toEqual({ template: 'whoami', message: `Hallo Anna, von ${CALLER}.` });
   });
 
+  test('an edit is used without a restart: a new template, and a language folder that appears', async () => {
+    const dir = await prompts();
+    const store = await SmsTemplateStore.open(dir, pino({ level: 'silent' }), { watch: true, checkIntervalMs: 100 });
+    cleanups.push(async () => store.close());
+    expect([...store.templates.defaults.keys()]).toEqual(['directions', 'order-status']);
+    await writeFile(path.join(dir, 'sms', 'voucher.md'), 'Your voucher: {{code}}\n');
+    await expect.poll(() => [...store.templates.defaults.keys()], { timeout: 5000 }).toEqual(['directions', 'order-status', 'voucher']);
+    await mkdir(path.join(dir, 'fr', 'sms'), { recursive: true });
+    await writeFile(path.join(dir, 'fr', 'sms', 'voucher.md'), 'Votre bon : {{code}}\n');
+    await expect.poll(() => store.templates.languages.get('fr')?.get('voucher')?.file, { timeout: 5000 }).toBe('fr/sms/voucher.md');
+  });
+
   test('a message longer than a text may be is not sent; broken templates are left out with a reason, the rest are offered', async () => {
     const templates = await templatesIn({
       'sms/echo.md': 'You said: {{words}}\n',
@@ -397,13 +412,60 @@ describe('the demo model and the simulator', () => {
     cleanups.push(() => env.close());
     const lines: string[] = [];
     const input = Readable.from(['Can you text me the address?\n', 'bye\n']);
-    const code = await runSimulate(['--url', env.hotline.wsUrl, '--speed', '5', '--sms-fails'], {}, { input, output: (line) => lines.push(line) });
+    // Quick speech, but the simulator's full wait for more after it: the apology follows the speech it comes after.
+    const code = await runSimulate(['--url', env.hotline.wsUrl, '--wpm', '3000', '--sms-fails'], {}, { input, output: (line) => lines.push(line) });
     expect(code).toBe(0);
     const output = lines.join('\n');
     expect(output).toMatch(/^\+\d+ ms +send_sms +→ 4915100000000 · "Find us at 12 Market Street, right next to the station; .*"$/m);
     expect(output).toContain('✗ not sent (--sms-fails): the service answers sms_failed');
     expect(output).toContain("I'm sorry, the text message could not be sent.");
     expect(output.indexOf("I'm sorry, the text message could not be sent.")).toBeGreaterThan(output.indexOf('send_sms'));
+  });
+
+  test('the platform emulator with --sms-fails: the person called gets the text (shown), it fails, and hears why', async () => {
+    const lines: string[] = [];
+    let env: TestHotline | undefined;
+    const emulator = await startPlatformEmulator({
+      port: 0,
+      hotlineUrl: () => env!.hotline.wsUrl,
+      platformToken: 'platform-token-sms',
+      voice: { wpm: 3000, smsFails: true },
+      input: Readable.from(['Can you text me the address?\n']),
+      output: (line) => lines.push(line),
+    });
+    cleanups.push(() => emulator.close());
+    env = await startTestHotline(
+      demoScript,
+      {
+        PROMPTS_DIR: await prompts(),
+        SMS_MAX_PER_CALL: '1',
+        VOICEMAIL_DETECTION: 'false',
+        ADMIN_TOKEN: ADMIN,
+        AIFLOW_API_URL: emulator.url,
+        AIFLOW_ACCESS_TOKEN: 'platform-token-sms',
+        AIFLOW_ID: 'flow-1',
+        AIFLOW_BILLING_DEVICE: 'dev-1',
+      },
+      { ttftMs: 0, tokenDelayMs: 0 },
+    );
+    cleanups.push(() => env!.close());
+    const placed = await fetch(`${env.hotline.url}/api/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ toPhoneNumber: '+49 151 1234567' }),
+    });
+    expect(placed.status).toBe(201);
+    expect(await emulator.done).toBe(0);
+    const output = lines.join('\n');
+    expect(output).toMatch(/^\+\d+ ms +send_sms +→ 491511234567 · "Find us at 12 Market Street/m);
+    expect(output).toContain('✗ not sent (--sms-fails): the service answers sms_failed');
+    expect(output).toContain("I'm sorry, the text message could not be sent.");
+  });
+
+  test('--sms-fails is read with and without --platform', () => {
+    expect(parseSettings(['--sms-fails'], {})).toMatchObject({ mode: 'call', voice: { smsFails: true } });
+    expect(parseSettings(['--platform', '--sms-fails'], {})).toMatchObject({ mode: 'platform', voice: { smsFails: true } });
+    expect(parseSettings([], {})).not.toHaveProperty('voice.smsFails');
   });
 
   test('the demo model texts when asked, and says so when it cannot', () => {
