@@ -248,6 +248,10 @@ describe('send_sms over the WebSocket', () => {
     service.start();
     await service.nextOfType('speak');
     service.finishSpeech();
+    // A failure of a text this call never sent is no news for the model.
+    service.send({ type: 'sms_failed', session: { id: service.sessionId } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(env.llm.requests).toHaveLength(0);
     service.say(textOrder('4711'));
     await service.nextOfType('send_sms');
     await service.next((a) => a.text === 'I have sent it.');

@@ -66,7 +66,7 @@ export class CallerTexts {
 
   /**
    * The service could not send one: written down, and the note the model is to be told — undefined
-   * when it is told already (the same failure again: events may be delivered twice).
+   * when it is told already (the same failure again: events may be delivered twice), or this call sent none.
    */
   failed(event: SmsFailedEvent): string | undefined {
     const reason = reasonOf(event);
@@ -77,8 +77,8 @@ export class CallerTexts {
       ...(this.lastTemplate === undefined ? {} : { template: this.lastTemplate }),
       ...(reason === undefined ? {} : { reason: this.host.redact(reason) }),
     });
-    // One note for each message sent (and one for a call that sent its before a restart).
-    if (this.failures >= Math.max(this.sent, 1)) return undefined;
+    // One note for each message this call sent: a failure of none it sent (a repeat, a stray event) is no news for the model.
+    if (this.failures >= this.sent) return undefined;
     this.failures++;
     return textFailedNote(reason === undefined ? undefined : this.host.redact(reason));
   }
