@@ -123,6 +123,13 @@ export const LlmEnv = z.object({
     doc: `The longest tool result the model sees, in characters (at least 100), for tools that set no max_chars of
       their own.`,
   }),
+  SMS_MAX_PER_CALL: int('SMS_MAX_PER_CALL', 0, 0).register(variableDocs, {
+    section: 'tools',
+    doc: `Text messages one call may send to the person on the line (the caller, or the person called; never another
+      number), made from the templates in prompts/sms/ by the send_sms tool (docs/tools.md, "Text messages"). 0 offers no
+      such tool. The voice service sends them only once its support has enabled send_sms for the account.`,
+    example: '2',
+  }),
   LLM_CHECK_AT_START: boolean('LLM_CHECK_AT_START', true).register(variableDocs, {
     section: 'llm',
     doc: `At startup, ask the LLM for its model list (GET /models, 5 s limit, in the background) and log whether it
@@ -190,6 +197,8 @@ export interface LlmConfig {
     /** Defaults of tool files and MCP servers that set none. */
     timeoutMs: number;
     resultMaxChars: number;
+    /** Text messages one call may send to the person on the line; 0: the send_sms tool is not offered. */
+    smsMaxPerCall: number;
   };
   demo: { ttftMs: number; tokenDelayMs: number };
 }
@@ -237,6 +246,7 @@ export function llmConfigOf(e: z.infer<typeof LlmEnv>, production: boolean): Llm
       holdRepeatMs: e.TOOL_HOLD_REPEAT_MS,
       timeoutMs: e.TOOL_TIMEOUT_MS,
       resultMaxChars: e.TOOL_RESULT_MAX_CHARS,
+      smsMaxPerCall: e.SMS_MAX_PER_CALL,
     },
     demo: { ttftMs: e.DEMO_TTFT_MS, tokenDelayMs: e.DEMO_TOKEN_DELAY_MS },
   };

@@ -117,7 +117,7 @@ describe('the tools of MCP servers', () => {
 
     expect(checked.code).toBe(1);
     expect(problemsOf(checked.lines, 'tools/order_status.yaml')).toEqual([]);
-    const own = "is the name of one of Hotline's own tools (speak, transfer, hangup, do_not_call), in any spelling";
+    const own = "is the name of one of Hotline's own tools (speak, transfer, hangup, do_not_call, send_sms), in any spelling";
     expect(problemsOf(checked.lines, 'tools/mcp.yaml')).toEqual([
       `  error: tool "Transfer" of MCP server first left out: "Transfer" ${own}`,
       `  error: tool "HANGUP" of MCP server first left out: "HANGUP" ${own}`,

@@ -174,7 +174,7 @@ describe('stubbed tools: `tools:` and `expect: tool`', () => {
         ].join('\n'),
       ),
     ).toEqual([
-      'bad.yaml:3: tools.speak: "speak" is the name of one of Hotline\'s own tools (speak, transfer, hangup, do_not_call), in any spelling',
+      'bad.yaml:3: tools.speak: "speak" is the name of one of Hotline\'s own tools (speak, transfer, hangup, do_not_call, send_sms), in any spelling',
       'bad.yaml:4: tools.two words: "two words" is no tool name: use 1 to 64 letters, digits, _ and -',
       'bad.yaml:5: tools.fine.outcome: Invalid option: expected one of "ok"|"error"|"timeout"',
       'bad.yaml:5: tools.fine.parameters.type: the arguments are an object: write type: object',

@@ -375,7 +375,7 @@ describe('a broken tool file names the line and what is wrong', () => {
 
   test('a body on a GET, a reserved name, no description', () => {
     expect(problemsOf('name: transfer\nrequest: { url: "https://x.example/", body: { a: 1 } }\n')).toEqual([
-      'line 1: name: "transfer" is the name of one of Hotline\'s own tools (speak, transfer, hangup, do_not_call), in any spelling',
+      'line 1: name: "transfer" is the name of one of Hotline\'s own tools (speak, transfer, hangup, do_not_call, send_sms), in any spelling',
       'line 1: description: Invalid input: expected string, received undefined',
       'line 2: request.body: a GET request has no body: use POST, PUT, PATCH or DELETE, or send the values as query',
     ]);

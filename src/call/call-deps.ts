@@ -51,6 +51,8 @@ export interface CallSettings {
   toolHoldMs: number;
   /** While it runs on, another hold line this long after the last one has played. */
   toolHoldRepeatMs: number;
+  /** Text messages one call may send to the person on the line (SMS_MAX_PER_CALL); none without. */
+  smsMaxPerCall?: number | undefined;
 }
 
 /** Where a call's actions go: a WebSocket, or webhook answers. */

@@ -15,6 +15,7 @@ import { CallOpening } from './call-opening.js';
 import { CallPrompts } from './call-prompts.js';
 import { CallRecord } from './call-record.js';
 import { CallerWords } from './caller-words.js';
+import { CallerTexts } from './caller-texts.js';
 import { CallEnding } from './ending/call-ending.js';
 import { EventGate } from './event-gate.js';
 import { History } from './history.js';
@@ -72,6 +73,8 @@ export abstract class CallParts {
   protected readonly warmup: ConnectionWarmup;
   /** Which language the call is in, and the switch when the caller speaks another. */
   protected readonly language: CallLanguage;
+  /** Text messages to the person on the line, and the service's word that one failed. */
+  protected readonly texts: CallerTexts;
 
   /** The turn generating now. */
   protected turn: Turn | undefined;
@@ -175,7 +178,9 @@ export abstract class CallParts {
       endAfter: (ending, toolCall) => this.ending.after(ending, toolCall),
     });
     const timing = { holdMs: deps.settings.toolHoldMs, repeatMs: deps.settings.toolHoldRepeatMs };
-    const tools = (this.tools = new CallTools({ log, toolBox: deps.toolBox, prompts, voice, transcript, record, metrics, activity, timing }));
+    const max = deps.settings.smsMaxPerCall ?? 0;
+    const texts = (this.texts = new CallerTexts({ sessionId: id, max, log, transcript, redact, party: () => this.opening.parties.party, ended: () => this.ended, send }));
+    const tools = (this.tools = new CallTools({ log, toolBox: deps.toolBox, prompts, voice, transcript, record, metrics, activity, timing, texts }));
     this.warmup = new ConnectionWarmup(this, deps.llm, deps.businessConnections, () => tools.offered());
     this.turns = new CallTurns({
       log,

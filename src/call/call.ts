@@ -92,11 +92,32 @@ export class Call extends CallParts {
         return this.input.silent('service');
       case 'user_barge_in':
         return this.input.bargeIn(event);
-      case 'sms_failed':
-        this.log.warn({ event }, 'the service could not send a text message');
-        this.deps.transcript.append({ role: 'event', text: 'sms_failed' });
+      case 'sms_failed': {
+        const note = this.texts.failed(event);
+        if (note !== undefined) this.tell(note);
         return;
+      }
     }
+  }
+
+  /** Hotline has something to tell the model (a text message failed): a turn for it now if the call is quiet, else with the next. */
+  private tell(note: string): void {
+    this.history.addNote(note);
+    this.turnForNotes();
+  }
+
+  /**
+   * Notes waiting get a turn of their own once nothing is generated, said, held back or ending — the
+   * caller's next words take them along if they come first. They are not the caller's words: neither
+   * the transcript nor the record shows them as said.
+   */
+  private turnForNotes(): boolean {
+    if (!this.history.notesWaiting || this.ended || this.busy || this.speechHeld) return false;
+    if (this.voice.holding || this.voice.playback.pending || this.ending.waiting || this.ending.closing) return false;
+    this.replies.settle();
+    this.history.addNotes();
+    this.startTurn(performance.now(), '');
+    return true;
   }
 
   /**
@@ -365,6 +386,7 @@ export class Call extends CallParts {
       this.input.silence.played();
     }
     this.speech.settleIfPlayed();
+    this.turnForNotes();
   }
 
   /**
@@ -435,6 +457,7 @@ export class Call extends CallParts {
       }
     }
     this.speech.awaitPlayed();
+    if (this.turnForNotes()) return;
     // Speech held back (the model judging a mailbox, the caller starting to talk) is still to come.
     if (!(this.speechHeld && this.voice.holding)) this.sink.idle?.();
   }

@@ -7,8 +7,11 @@ import { keepWords, type Redact } from './ports/redaction.js';
 /** What is left of the budget after a cut: the next turns fit without another one. */
 const KEPT_AFTER_CUT = 0.75;
 
-/** A caller's words: `text` as the model hears them, `kept` as the record keeps them (CallerLine), when known. */
-type HistoryEntry = { role: 'user'; text: string; kept?: string; seq?: number } | { role: 'assistant'; reply: Reply };
+/**
+ * A caller's words: `text` as the model hears them, `kept` as the record keeps them (CallerLine), when known;
+ * `note`, Hotline's note after them (never the caller's words: the record does not keep it).
+ */
+type HistoryEntry = { role: 'user'; text: string; kept?: string; seq?: number; note?: string } | { role: 'assistant'; reply: Reply };
 
 /**
  * The conversation as the LLM sees it. Replies are kept by reference, so a
@@ -18,6 +21,8 @@ export class History {
   private readonly entries: HistoryEntry[] = [];
   /** Entries after the greeting left out of every request from now on: a cut once made stays (see messages). */
   private dropped = 0;
+  /** Hotline's notes for the model (a text message that failed), waiting for the next caller message. */
+  private notes: string[] = [];
 
   constructor(
     /** Budget of the history sent to the LLM, in characters; the oldest turns go first. */
@@ -28,7 +33,31 @@ export class History {
   ) {}
 
   addUser(text: string, kept?: { readonly seq: number; readonly text: string }): void {
-    this.entries.push({ role: 'user', text, ...(kept && { kept: kept.text, seq: kept.seq }) });
+    this.entries.push({ role: 'user', text, ...(kept && { kept: kept.text, seq: kept.seq }), ...this.takeNotes() });
+  }
+
+  /**
+   * Something the model must know that the caller did not say: it joins the caller's next words,
+   * after them, or stands alone with addNotes(). Never part of what the caller heard or said.
+   */
+  addNote(note: string): void {
+    this.notes.push(note);
+  }
+
+  get notesWaiting(): boolean {
+    return this.notes.length > 0;
+  }
+
+  /** The notes waiting, as a message of their own (a turn starts for them); their text. */
+  addNotes(): string {
+    const { note = '' } = this.takeNotes();
+    this.entries.push({ role: 'user', text: '', note });
+    return note;
+  }
+
+  private takeNotes(): { note?: string } {
+    if (this.notes.length === 0) return {};
+    return { note: this.notes.splice(0).join('\n') };
   }
 
   /** A later utterance completed a number this one began: it is kept as `text` now, and heard so too by the model with `forModel`. */
@@ -70,7 +99,7 @@ export class History {
    */
   messages(systemPrompt: string): ChatCompletionMessageParam[] {
     const groups = this.entries.map((entry): ChatCompletionMessageParam[] =>
-      entry.role === 'user' ? [{ role: 'user', content: entry.text }] : entry.reply.toMessages(),
+      entry.role === 'user' ? [{ role: 'user', content: withNote(entry.text, entry.note) }] : entry.reply.toMessages(),
     );
     const sizeOf = (group: ChatCompletionMessageParam[]) => JSON.stringify(group).length;
     const [greeting = [], ...rest] = groups;
@@ -84,4 +113,10 @@ export class History {
     }
     return [{ role: 'system', content: systemPrompt }, ...greeting, ...rest.slice(this.dropped).flat()];
   }
+}
+
+/** The caller's words and Hotline's note after them, as the model reads them. */
+function withNote(text: string, note: string | undefined): string {
+  if (note === undefined) return text;
+  return text === '' ? note : `${text}\n\n${note}`;
 }

@@ -1,6 +1,7 @@
 import { splitKnowledgeNote } from '../call/knowledge-note.js';
 import { knowledgeReply } from './demo-knowledge.js';
 import { demoReportReply } from './demo-report.js';
+import { smsReply } from './demo-sms.js';
 import { callbackReply, orderReply, toolResultReply } from './demo-tools.js';
 import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
 
@@ -16,6 +17,8 @@ import type { ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
 export function demoScript(request: ChatRequestBody): ScriptedReply {
   const report = demoReportReply(request);
   if (report) return report;
+  const sms = smsReply(request);
+  if (sms) return sms;
   // A tool it called has answered: the caller's words were already dealt with.
   const fromTool = toolResultReply(request);
   if (fromTool) return fromTool;

@@ -109,7 +109,7 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
     transcripts: files.transcripts,
     transfer: config.llm.mode === 'demo' && !config.transfer.defaultTarget ? { ...config.transfer, defaultTarget: 'demo-operator' } : config.transfer,
     toolBox: combineToolBoxes([tools.files, tools.mcp], logger, {
-      builtins: [parts.doNotCall, ...(parts.knowledge ? [parts.knowledge.tool] : [])],
+      builtins: [parts.doNotCall, ...(parts.knowledge ? [parts.knowledge.tool] : []), ...(tools.sms ? [tools.sms] : [])],
       ...(parts.extraTools ? { stubs: parts.extraTools } : {}),
     }),
     knowledge: parts.knowledge?.base,
@@ -147,6 +147,7 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
       configureTranscription: config.languages.configureTranscription,
       toolHoldMs: config.tools.holdMs,
       toolHoldRepeatMs: config.tools.holdRepeatMs,
+      smsMaxPerCall: config.tools.smsMaxPerCall,
     },
     tracing: telemetry.tracing.calls,
     maxCalls: config.limits.maxCalls,

@@ -4,7 +4,7 @@
  * FakeVoiceService.next() cannot time out or be withdrawn, so the log keeps
  * its own cursor over the service's `actions`.
  */
-import { describeAudio, describeSpeakOptions, describeTransfer } from '../simulator/action-summary.js';
+import { describeAudio, describeSms, describeSpeakOptions, describeTransfer } from '../simulator/action-summary.js';
 import type { FakeVoiceService, ReceivedAction } from '../testing/voice-service-client.js';
 import { WakeUp } from './wake-up.js';
 
@@ -69,6 +69,7 @@ export function describeAction(action: ReceivedAction): string {
   }
   if (action.type === 'transfer') return `transfer ${describeTransfer(action)}`;
   if (action.type === 'audio') return `audio ${describeAudio(action)}`;
+  if (action.type === 'send_sms') return `send_sms ${describeSms(action)}`;
   return action.type;
 }
 

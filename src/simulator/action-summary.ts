@@ -86,3 +86,10 @@ export function describeTransfer(action: ActionFields): string {
   }
   return parts.join(SEPARATOR);
 }
+
+/** `→ 4915112345678 · "Find us at 12 Market Street…"`: whom a text message goes to, and what it says. */
+export function describeSms(action: ActionFields): string {
+  const to = typeof action.phone_number === 'string' ? action.phone_number : JSON.stringify(action.phone_number ?? '(no number)');
+  const message = typeof action.message === 'string' ? JSON.stringify(action.message) : '(no message)';
+  return `→ ${to}${SEPARATOR}${message}`;
+}

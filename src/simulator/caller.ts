@@ -4,7 +4,7 @@ import { describeIssues } from '../protocol/parse-event.js';
 import type { ReceivedAction } from '../testing/voice-service-client.js';
 import { clipDurationMs, spokenText } from './action-summary.js';
 import type { CallRecord } from './call-record.js';
-import { formatAction, formatSentEvent, formatWarning } from './output.js';
+import { formatAction, formatSentEvent, formatSmsFailed, formatWarning } from './output.js';
 import { SpeechPlayback } from './speech-playback.js';
 import { ConnectionRefusedError, type ServiceEvent, type Transport } from './transports.js';
 
@@ -20,6 +20,8 @@ export interface CallerOptions {
   heard?: ((text: string) => void) | undefined;
   /** Told when the caller cuts a speech off: its words, and how many of them had been heard. */
   cut?: ((text: string, wordsHeard: number) => void) | undefined;
+  /** Every send_sms fails: the service answers it with sms_failed (--sms-fails). */
+  smsFails?: boolean | undefined;
 }
 
 /** How the call ended; `reason` is what session_end said, `lost` when there was nobody left to tell. */
@@ -317,6 +319,12 @@ export class Caller {
         return;
       case 'transfer':
         void this.finish({ reason: 'transferred' }, true);
+        return;
+      case 'send_sms':
+        // Shown as it came; a service told to fail text messages says so, as the production service does.
+        if (!this.options.smsFails) return;
+        this.options.output(formatSmsFailed());
+        this.send({ type: 'sms_failed', phone_number: action.phone_number, error: 'the emulated service fails every text message (--sms-fails)' });
         return;
     }
   }

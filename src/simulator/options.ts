@@ -40,6 +40,7 @@ Playback:
   --answer-timeout-ms <n> with piped input, stop waiting for an answer after this long (default 15000)
   --no-wait               with piped input, send each line as soon as it is read (lines can barge in)
   --verbose               also print every event sent
+  --sms-fails             the service fails every text message (send_sms): it answers with sms_failed
 
 Outbound emulator (--platform):
   --port <port>                 port to listen on (default 4000)
@@ -74,6 +75,8 @@ export interface VoiceSettings {
   /** Piped input: send lines at once instead of waiting for each answer. */
   noWait: boolean;
   verbose: boolean;
+  /** Every send_sms fails: the service answers it with sms_failed. */
+  smsFails?: boolean;
 }
 
 export interface CallSettings {
@@ -144,6 +147,7 @@ const SIMULATE = command({
     'answer-timeout-ms': { type: 'string' },
     'no-wait': { type: 'boolean' },
     verbose: { type: 'boolean' },
+    'sms-fails': { type: 'boolean' },
     platform: { type: 'boolean' },
     port: { type: 'string' },
     host: { type: 'string' },
@@ -178,6 +182,7 @@ export function parseSettings(argv: string[], env: Record<string, string | undef
     answerTimeoutMs: numberOption('--answer-timeout-ms', values['answer-timeout-ms'], 15_000, ABOVE_ZERO),
     noWait: values['no-wait'] ?? false,
     verbose: values.verbose ?? false,
+    ...(values['sms-fails'] ? { smsFails: true } : {}),
   };
   if (platform) {
     const port = values.port === undefined ? DEFAULT_PLATFORM_PORT : Number(values.port);

@@ -2,7 +2,7 @@
  * What the terminal shows. Plain text only: a transcript piped to a file or
  * pasted into a bug report must read the same as on screen.
  */
-import { describeAudio, describeSpeakOptions, describeTransfer } from './action-summary.js';
+import { describeAudio, describeSms, describeSpeakOptions, describeTransfer } from './action-summary.js';
 
 export interface ShownAction {
   type: string;
@@ -45,6 +45,8 @@ function describeAction(action: ShownAction): string {
       return 'playback stopped';
     case 'transfer':
       return describeTransfer(action);
+    case 'send_sms':
+      return describeSms(action);
     case 'hangup':
       return '';
     default: {
@@ -62,6 +64,11 @@ export function formatCallerLine(text: string, note?: string): string {
 
 export function formatWarning(message: string): string {
   return `! ${message}`;
+}
+
+/** --sms-fails: the text message just shown is not sent, and Hotline is told. */
+export function formatSmsFailed(): string {
+  return `${' '.repeat(TIME_WIDTH + TYPE_WIDTH)}✗ not sent (--sms-fails): the service answers sms_failed`;
 }
 
 /** --verbose: an event as it leaves the emulated service. */

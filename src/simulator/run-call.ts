@@ -92,8 +92,8 @@ export async function startCall(plan: CallStart, output: (line: string) => void,
   }
   const sessionId = plan.sessionId ?? randomUUID();
   const record = new CallRecord(sessionId, transport.kind);
-  const { wpm, speed, verbose } = plan.voice;
-  const caller = new Caller(transport, { sessionId, wpm, speed, output, record, verbose, heard: plan.heard, cut: plan.cut });
+  const { wpm, speed, verbose, smsFails } = plan.voice;
+  const caller = new Caller(transport, { sessionId, wpm, speed, output, record, verbose, heard: plan.heard, cut: plan.cut, smsFails });
 
   output(`calling Hotline at ${transport.target} (${transport.kind}): ${plan.direction} call ${plan.from} → ${plan.to}, session ${sessionId}`);
   announced?.();

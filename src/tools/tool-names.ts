@@ -1,16 +1,17 @@
 import { HANGUP, SPEAK, TRANSFER } from '../call/turn/tools.js';
 import { DO_NOT_CALL } from '../campaigns/do-not-call-tool.js';
+import { SEND_SMS } from './sms-tool.js';
 
 /** What the model may call a function: OpenAI's rule. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * The tools Hotline offers itself: the call's own and the campaigns' stop
- * list. No business tool may take one of these names in any spelling: a
+ * The tools Hotline offers itself: the call's own, the campaigns' stop
+ * list and the text messages. No business tool may take one of these names in any spelling: a
  * `do_not_call` file would replace the stop list, and a model offered both
  * `transfer` and `Transfer` may call either.
  */
-export const RESERVED_TOOL_NAMES: readonly string[] = [SPEAK, TRANSFER, HANGUP, DO_NOT_CALL];
+export const RESERVED_TOOL_NAMES: readonly string[] = [SPEAK, TRANSFER, HANGUP, DO_NOT_CALL, SEND_SMS];
 
 /**
  * Names are one tool's if they are equal ignoring case: a model that mixes

@@ -16,6 +16,9 @@ export const ANSWER_LIMIT_MS = 4000;
 /** The most hold lines a caller hears over the webhook while one turn is slow; more would be noise. */
 export const MAX_HOLD_LINES = 3;
 
+/** Actions that never answer a waiting request alone: the caller is waiting for words, not for these. */
+const BESIDE_WORDS: ReadonlySet<Action['type']> = new Set(['configure_transcription', 'send_sms']);
+
 /** One webhook answer: an action, several (production service, opt-in), or none (204). */
 type Answer = Action | Action[] | undefined;
 
@@ -46,8 +49,9 @@ class WebhookOutbox implements ActionSink {
       return;
     }
     this.queue.push(action);
-    // What only prepares the line (the recogniser's settings) answers no request on its own: it goes with what follows.
-    if (!this.waiter || action.type === 'configure_transcription') return;
+    // What goes beside words (the recogniser's settings, a text message) answers no waiting request
+    // on its own: the caller waits for words, and it goes with them or after.
+    if (!this.waiter || BESIDE_WORDS.has(action.type)) return;
     if (!this.arrays) return this.answerWaiter();
     // Actions sent together (a barge_in and the speak after it) go out in one answer.
     if (this.batching) return;
@@ -62,9 +66,13 @@ class WebhookOutbox implements ActionSink {
     this.release();
   }
 
-  /** What the next answer carries: the oldest action, or with arrays everything ready. */
+  /**
+   * What the next answer carries: the oldest action, or with arrays everything ready. Without arrays a
+   * text message never takes the place of words: a speak (or clip) ready behind it goes first.
+   */
   take(): Answer {
-    const answer = this.arrays && this.queue.length > 1 ? this.queue.splice(0) : this.queue.shift();
+    const words = this.arrays || this.queue[0]?.type !== 'send_sms' ? -1 : this.queue.findIndex((a) => a.type === 'speak' || a.type === 'audio');
+    const answer = this.arrays && this.queue.length > 1 ? this.queue.splice(0) : words > 0 ? this.queue.splice(words, 1)[0] : this.queue.shift();
     if (this.queue.length === 0) this.notifyDrained();
     return answer;
   }
@@ -77,11 +85,13 @@ class WebhookOutbox implements ActionSink {
   }
 
   /**
-   * True when only a barge_in (or the recogniser's settings) is ready: it waits for the speak it
-   * makes room for.
+   * True when only a barge_in is ready, or what goes beside words (the recogniser's settings, a text
+   * message): it waits for the speak it makes room for, or goes with the words the caller waits for
+   * (a request answered with it alone would leave the caller in silence, the service sending nothing
+   * more until they speak).
    */
   get onlyStopsPlayback(): boolean {
-    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in' || a.type === 'configure_transcription');
+    return this.queue.length > 0 && this.queue.every((a) => a.type === 'barge_in' || BESIDE_WORDS.has(a.type));
   }
 
   /** Resolves once every queued action was taken by a request, or after `timeoutMs`. */

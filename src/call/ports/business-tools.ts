@@ -21,6 +21,19 @@ export interface ToolResult {
   outcome: ToolOutcome;
 }
 
+/** A text message a tool asks the call to send to the person on the line. */
+export interface CallerText {
+  /** The template it was made from, for the record. */
+  readonly template: string;
+  /** The message, plain text, as it is to be sent. */
+  readonly message: string;
+}
+
+/** What became of a text message: sent (and how many more the call may send), or why not. */
+export type TextSent =
+  | { readonly sent: true; readonly left: number }
+  | { readonly sent: false; readonly reason: 'no_number' | 'limit' | 'ended' | 'empty'; readonly max: number };
+
 export interface ToolRunContext {
   /** The call's template variables (caller_number, an outbound call's own, the caller context's fields). */
   readonly variables: Readonly<Record<string, string | undefined>>;
@@ -32,6 +45,13 @@ export interface ToolRunContext {
    * system to carry the call's trace on; undefined when calls are not traced.
    */
   readonly propagation?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Sends a text message to the person on the line — the caller, or the person called — and to no
+   * other number: the call knows whom it is with, so no tool and no model ever names the number. At
+   * most the call's maximum (SMS_MAX_PER_CALL); each one sent is on the transcript. Undefined where
+   * the call sends none.
+   */
+  readonly textCaller?: ((text: CallerText) => TextSent) | undefined;
 }
 
 export interface BusinessTool {
@@ -44,6 +64,8 @@ export interface BusinessTool {
   readonly holdLines: readonly string[];
   /** Offered only on calls of these directions (a campaign's do_not_call: outbound); default all. */
   readonly directions?: readonly ('inbound' | 'outbound')[];
+  /** Sends text messages through the run's `textCaller`: offered only while the call can send one more. */
+  readonly textsCaller?: boolean;
   /** Where it comes from, for what is said about it: `tools/order_status.yaml`, `MCP server crm`. */
   readonly source?: string;
   /** The business system it sends its request to, when the tool file names it outright (no placeholder in it). */

@@ -1,7 +1,7 @@
 import type { Logger } from '../../logger.js';
 import type { CallMetrics } from '../ports/call-metrics.js';
 import type { TranscriptLog } from '../ports/transcript.js';
-import type { BusinessTool, ToolBox } from '../ports/business-tools.js';
+import type { BusinessTool, CallerText, TextSent, ToolBox } from '../ports/business-tools.js';
 import type { CallActivityTracker } from '../ports/call-activity.js';
 import type { CallPrompts } from '../call-prompts.js';
 import type { CallRecord } from '../call-record.js';
@@ -19,6 +19,8 @@ export interface CallToolsDeps {
   metrics: CallMetrics;
   activity: CallActivityTracker;
   timing: { holdMs: number; repeatMs: number };
+  /** The call's text messages to the person on the line (see CallerTexts). */
+  texts?: { readonly available: boolean; send(text: CallerText): TextSent } | undefined;
 }
 
 /**
@@ -36,7 +38,9 @@ export class CallTools {
   offered(): readonly BusinessTool[] {
     const tools = this.deps.toolBox?.tools() ?? [];
     const direction = this.deps.prompts.variables.direction === 'outbound' ? 'outbound' : 'inbound';
-    return tools.some((t) => t.directions) ? tools.filter((t) => !t.directions || t.directions.includes(direction)) : tools;
+    const offered = tools.some((t) => t.directions) ? tools.filter((t) => !t.directions || t.directions.includes(direction)) : tools;
+    // A tool that texts the person on the line only while the call can send one more.
+    return offered.some((t) => t.textsCaller) && !this.deps.texts?.available ? offered.filter((t) => !t.textsCaller) : offered;
   }
 
   /** Runs a round of the model's tool calls, traced under the turn's `trace`; `say` speaks a hold line, and the hold clip follows each one. */
@@ -57,6 +61,7 @@ export class CallTools {
         variables: () => deps.prompts.variables,
         generalLines: () => ({ first: deps.prompts.render('toolHold'), again: deps.prompts.render('toolHoldAgain') }),
         playbackRemainingMs: () => deps.voice.playback.remainingMs(),
+        ...(deps.texts && { textCaller: (text: CallerText) => deps.texts!.send(text) }),
         ran: (run) => {
           deps.transcript.append(transcriptEntryOf(run));
           deps.record.toolRan(run);

@@ -1,6 +1,6 @@
 import type { Logger } from '../../logger.js';
 import type { TranscriptEntry } from '../ports/transcript.js';
-import type { BusinessTool, ToolOutcome, ToolResult } from '../ports/business-tools.js';
+import type { BusinessTool, CallerText, TextSent, ToolOutcome, ToolResult } from '../ports/business-tools.js';
 import type { TurnTrace } from '../ports/tracing.js';
 import { stableStringify } from '../redelivery.js';
 import type { ToolCallRecord } from '../speech/reply.js';
@@ -34,6 +34,8 @@ export interface ToolLoopHost {
   generalLines(): { first: string; again: string };
   playbackRemainingMs(): number;
   ran(run: ToolRunRecord): void;
+  /** Sends a text message to the person on the line (ToolRunContext.textCaller); none without. */
+  textCaller?: ((text: CallerText) => TextSent) | undefined;
 }
 
 /** Never aborted: a change, once sent, runs to its end (its own timeout bounds it). One for all calls. */
@@ -119,6 +121,8 @@ export class ToolLoop {
         signal: tool.sideEffect ? UNSTOPPABLE : signal,
         log: this.host.log,
         propagation: span.propagation,
+        // Only to a tool that says it texts: no other tool is given the means.
+        textCaller: tool.textsCaller ? this.host.textCaller : undefined,
       })
       // A tool must not reject; if one does anyway, the model hears of a failure and the call goes on.
       .catch((error: unknown): ToolResult => {
