@@ -20,7 +20,8 @@ export function formatAction(action: ShownAction, msSinceCallerSpoke: number): s
   const time = formatTime(msSinceCallerSpoke);
   // Never run together, even past the widest time the column is made for.
   const column = time.length < TIME_WIDTH ? time.padEnd(TIME_WIDTH) : `${time} `;
-  return `${column}${action.type.padEnd(TYPE_WIDTH)}${describeAction(action)}`.trimEnd();
+  const type = action.type.length < TYPE_WIDTH ? action.type.padEnd(TYPE_WIDTH) : `${action.type}  `;
+  return `${column}${type}${describeAction(action)}`.trimEnd();
 }
 
 /** `+412 ms` below 10 s, `+14.2 s` below 100 s, whole seconds after: a time keeps to its column. */
@@ -47,6 +48,8 @@ function describeAction(action: ShownAction): string {
       return describeTransfer(action);
     case 'send_sms':
       return describeSms(action);
+    case 'configure_transcription':
+      return describeTranscription(action);
     case 'hangup':
       return '';
     default: {
@@ -55,6 +58,20 @@ function describeAction(action: ShownAction): string {
       return Object.keys(rest).length > 0 ? JSON.stringify(rest) : '';
     }
   }
+}
+
+/** e.g. `languages en-US, de-DE; vocabulary Hotline, descaler`: what the recogniser is told to expect. */
+function describeTranscription(action: ShownAction): string {
+  const list = (value: unknown): string | undefined => (Array.isArray(value) && value.length > 0 ? value.map(String).join(', ') : undefined);
+  const languages = list(action.languages);
+  const vocabulary = list(action.custom_vocabulary);
+  const parts = [
+    ...(typeof action.provider === 'string' ? [`provider ${action.provider}`] : []),
+    ...(languages ? [`languages ${languages}`] : []),
+    ...(vocabulary ? [`vocabulary ${vocabulary}`] : []),
+    ...(action.vad !== undefined ? [`vad ${JSON.stringify(action.vad)}`] : []),
+  ];
+  return parts.join('; ');
 }
 
 /** The echo of a line the caller sent, for piped input where the terminal echoes nothing; `note` says what it did to the playback. */
