@@ -225,6 +225,15 @@ describe('a traced call', () => {
   });
 });
 
+describe('a traced call in a language', () => {
+  test("the call's span says the language the call is in, and an event says how it was chosen", async () => {
+    const { spans } = await tracedCall({ LANGUAGES: 'true' });
+    const call = only(spans, 'call');
+    expect(call.attributes['hotline.call.language']).toBe('en');
+    expect(call.events.find((e) => e.name === 'hotline.language')?.attributes).toEqual({ 'hotline.call.language': 'en', 'hotline.language.chosen_by': 'default' });
+  });
+});
+
 describe('a traced call with the knowledge base', () => {
   test("the turn's span names the passages it was given, how long finding them took, and which the reply used", async () => {
     const folder = await mkdtemp(path.join(tmpdir(), 'hotline-knowledge-'));
