@@ -9,7 +9,10 @@ import { summarize, wilsonInterval } from '../src/evals/eval-summary.js';
 import { HeardTranscript, type TranscriptLine } from '../src/evals/heard-transcript.js';
 import { promptUse } from '../src/evals/prompt-lines.js';
 import type { RunResult } from '../src/evals/run-eval.js';
+import { runChecks } from '../src/evals/hard-checks.js';
+import { parseEval } from '../src/evals/load-evals.js';
 import { callerMessages } from '../src/evals/simulated-caller.js';
+import type { CallSummary } from '../src/call/ports/call-summary.js';
 import { readVerdict } from '../src/evals/verdict-text.js';
 import { PromptStore } from '../src/prompts/prompt-store.js';
 import { repoRoot } from './helpers/child-process.js';
@@ -131,6 +134,54 @@ describe('the transcript as heard', () => {
       ['assistant', 'My order. (presses 4711#)'],
       ['user', '(The agent says nothing.) (The agent is still talking. You cut in now: say what you interrupt with.)'],
     ]);
+  });
+});
+
+describe("an eval's language", () => {
+  const EVAL = 'name: in-language\ncaller: { persona: someone }\ncriteria: [the agent is polite]\n';
+
+  it('is a language as its prompts folder is named, however it is written; anything else is named as no language', () => {
+    expect(parseEval(`${EVAL}language: DE\n`, 'e.yaml').language).toBe('de');
+    expect(parseEval(`${EVAL}language: pt_br\n`, 'e.yaml').language).toBe('pt-BR');
+    expect(parseEval(EVAL, 'e.yaml').language).toBeUndefined();
+    expect(() => parseEval(`${EVAL}language: German\n`, 'e.yaml')).toThrow(
+      /e\.yaml:4: language: "German" is no language: write it as its prompts folder is named, e\.g\. de, tr, ar or pt-BR/,
+    );
+  });
+
+  it('needs a language per call: an env that turns it off is an error at its line', () => {
+    expect(() => parseEval(`${EVAL}language: de\nenv: { LANGUAGES: false, CONFIGURE_TRANSCRIPTION: "no" }\n`, 'e.yaml')).toThrow(
+      /env\.LANGUAGES: LANGUAGES is on for a call with a language \(language: is given\): remove this setting, or the language\n.*env\.CONFIGURE_TRANSCRIPTION: CONFIGURE_TRANSCRIPTION is on/,
+    );
+    expect(parseEval(`${EVAL}env: { LANGUAGES: false }\n`, 'e.yaml').env).toEqual({ LANGUAGES: 'false' });
+    // A language is a check of its own: an eval with nothing else to check is whole.
+    expect(parseEval('name: only-language\ncaller: { persona: someone }\nlanguage: ar\n', 'e.yaml').language).toBe('ar');
+  });
+
+  it('is checked against the language on the record: the same, or the same language in a region', () => {
+    const record = (language: string | undefined) =>
+      ({ toolRuns: [], endReason: 'caller_hung_up', ...(language ? { language } : {}) }) as unknown as CallSummary;
+    const check = (recorded: string | undefined, expected: string) => runChecks({}, { record: record(recorded), turns: 1, firstSpeakMs: [] }, expected);
+    expect(check('de', 'de')).toEqual([{ name: 'the call in de (German)', pass: true, detail: "the call's record says de (German)" }]);
+    expect(check('de-AT', 'de')[0]?.pass).toBe(true);
+    expect(check('de', 'de-AT')).toEqual([
+      { name: 'the call in de-AT (Austrian German)', pass: false, detail: "expected the call in de-AT (Austrian German), but the call's record says de (German)" },
+    ]);
+    expect(check('en', 'ar')[0]?.detail).toBe("expected the call in ar (Arabic), but the call's record says en (English)");
+    expect(check(undefined, 'tr')[0]).toEqual({
+      name: 'the call in tr (Turkish)',
+      pass: false,
+      detail:
+        "expected the call in tr (Turkish), but the call's record has no language: the prompts folder has no language folders (prompts/de/ …), or LANGUAGES is off",
+    });
+    expect(runChecks({}, { record: record('de'), turns: 1, firstSpeakMs: [] })).toEqual([]);
+  });
+
+  it('is the language a caller model speaks', () => {
+    const [system] = callerMessages('You are Anna.', [], false, 'de');
+    expect(system?.content).toContain('You are Anna.');
+    expect(system?.content).toContain('You speak German (Deutsch): every word you say is in German');
+    expect(callerMessages('You are Anna.', [], false)[0]?.content).not.toContain('You speak');
   });
 });
 

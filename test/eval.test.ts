@@ -111,12 +111,14 @@ scripted:
 describe('npm run eval on the scripted model', () => {
   it('passes the shipped example evals, writing a JUnit file and an HTML report', async () => {
     const ran = await evalCli(['--runs', '3', '--prompts', SHIPPED]);
-    expect(ran.output).toContain('6 passed, 0 failed');
+    expect(ran.output).toContain('8 passed, 0 failed');
     expect(ran.code).toBe(0);
     // The knowledge-* ones pass once Hotline adds the note of prompts/knowledge/ to the caller's words: the demo model answers from it.
-    for (const name of ['order-status', 'order-by-keypad', 'ask-for-a-person', 'knowledge-delivery', 'knowledge-returns-de', 'knowledge-unknown']) {
+    // The *-de and *-ar ones once the call switches to the caller's language, and the demo model speaks the language of its prompts.
+    for (const name of ['order-status', 'order-by-keypad', 'ask-for-a-person', 'knowledge-delivery', 'knowledge-returns-de', 'knowledge-unknown', 'opening-hours-de', 'opening-hours-ar']) {
       expect(ran.output).toContain(`✓ ${name} — passed`);
     }
+    expect(ran.output).toMatch(/✓ 3\/3 +100% \[\d+%–100%\] +the call in ar \(Arabic\)/);
     // The interruption was played: the cut reply is marked where the caller cut in. The caller starts cutting in
     // after 3 words and is heard a moment later, so one or two more words may have played (more on a loaded machine).
     const report = await readFile(path.join(ran.outDir, 'report.html'), 'utf8');
@@ -193,6 +195,31 @@ describe('npm run eval on the scripted model', () => {
     expect(report).toMatch(/<tr class="row-failed"><th>not checked<\/th><td><code>system\.md<\/code>/);
     expect(report).toContain('prompt files this call used: greeting.md, tools/order_status.yaml');
   }, 60_000);
+
+  it("fails an eval whose call is not in its language, saying which language the call's record has", async () => {
+    // Both callers speak German: the call switches to prompts/de/. One eval expects that, the other Turkish.
+    const german = (name: string, language: string): string => `
+name: ${name}
+language: ${language}
+caller:
+  persona: Sie sprechen Deutsch und fragen nach den Öffnungszeiten.
+  opening: Guten Tag, wann haben Sie am Samstag geöffnet?
+  max_turns: 2
+scripted:
+  caller:
+    - reply: { content: "Danke, auf Wiederhören!" }
+`;
+    const prompts = await promptFolder('languages', { 'in-german': german('in-german', 'de'), 'in-turkish': german('in-turkish', 'tr') });
+    const ran = await evalCli(['--runs', '1', '--prompts', prompts]);
+    expect(ran.code).toBe(1);
+    expect(ran.output).toContain('✓ in-german — passed');
+    expect(ran.output).toMatch(/✓ 1\/1 +100% \[\d+%–100%\] +the call in de \(German\)/);
+    expect(ran.output).toContain('✗ in-turkish — failed');
+    expect(ran.output).toMatch(/✗ 0\/1 +0% \[0%–\d+%\] +the call in tr \(Turkish\)/);
+    expect(ran.output).toContain("run 1: expected the call in tr (Turkish), but the call's record says de (German)");
+    const junit = await readFile(path.join(ran.outDir, 'junit.xml'), 'utf8');
+    expect(junit).toContain('name="check: the call in tr (Turkish)"');
+  }, 120_000);
 
   it('names every problem of a broken eval file, with its line, and runs nothing', async () => {
     const prompts = await promptFolder('broken', {

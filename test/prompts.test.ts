@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ConfigError } from '../src/errors.js';
+import { languageName } from '../src/language/language-tag.js';
 import { BUILTIN_NAMES, builtinVariables } from '../src/prompts/builtins.js';
 import { parseFrontMatter } from '../src/prompts/front-matter.js';
 import { checkPromptsFolder, PromptStore, type PromptName, type PromptProblem } from '../src/prompts/prompt-store.js';
@@ -16,7 +17,13 @@ import { childEnv, isolatedCwd, tsxArgs } from './helpers/child-process.js';
 const run = promisify(execFile);
 const logger = pino({ level: 'silent' });
 const SHIPPED = path.resolve('prompts');
-const GERMAN = path.resolve('prompts/de');
+/** The shipped language folders, each a full set in its own voice. */
+const LANGUAGE_SETS = [
+  { name: 'German', dir: path.resolve('prompts/de'), tts: { provider: 'azure', language: 'de-DE', voice: 'de-DE-KatjaNeural' } },
+  { name: 'Turkish', dir: path.resolve('prompts/tr'), tts: { provider: 'azure', language: 'tr-TR', voice: 'tr-TR-EmelNeural' } },
+  { name: 'Arabic', dir: path.resolve('prompts/ar'), tts: { provider: 'azure', language: 'ar-SA', voice: 'ar-SA-ZariyahNeural' } },
+] as const;
+const ALL_SETS = [SHIPPED, ...LANGUAGE_SETS.map((set) => set.dir)];
 
 const PROMPT_NAMES: readonly PromptName[] = [
   'system',
@@ -99,14 +106,11 @@ function messages(problems: readonly PromptProblem[]): string[] {
 }
 
 describe('shipped prompts', () => {
-  test.each([
-    ['English', SHIPPED],
-    ['German', GERMAN],
-  ])('the %s set loads with no problems', async (_language, dir) => {
+  test.each([['English', SHIPPED], ...LANGUAGE_SETS.map((set) => [set.name, set.dir])])('the %s set loads with no problems', async (_language, dir) => {
     const report = await checkPromptsFolder(dir);
     expect(report.files.flatMap((f) => messages(f.problems))).toEqual([]);
     expect(report.ok).toBe(true);
-    // The shipped folder's vocabulary, pronunciations and German folder follow its own files.
+    // The shipped folder's vocabulary, pronunciations and language folders follow its own files.
     expect(report.files.map((f) => f.file).slice(0, 20)).toEqual([
       'system.md',
       'greeting.md',
@@ -129,10 +133,17 @@ describe('shipped prompts', () => {
       'tool-hold.md',
       'tool-hold-again.md',
     ]);
-    if (dir === SHIPPED) expect(report.files.map((f) => f.file)).toEqual(expect.arrayContaining(['vocabulary.txt', 'pronunciations.yaml', 'de/', 'languages.yaml']));
+    if (dir === SHIPPED) {
+      expect(report.files.map((f) => f.file)).toEqual(
+        expect.arrayContaining(['vocabulary.txt', 'pronunciations.yaml', 'de/', 'tr/', 'ar/', 'languages.yaml']),
+      );
+    } else {
+      // A full set: every prompt file of its own, none left to the English folder.
+      expect(report.files.map((f) => f.file)).toHaveLength(20);
+    }
   });
 
-  test.each([SHIPPED, GERMAN])('%s: outbound calls get their reason; no prompt leaves a gap', async (dir) => {
+  test.each(ALL_SETS)('%s: outbound calls get their reason; no prompt leaves a gap', async (dir) => {
     const prompts = (await openStore(dir)).current;
     const builtins = builtinVariables({ from: '4930123', to: '49151999', direction: 'outbound' }, new Date(), 'UTC');
     const outbound = { ...builtins, name: 'Anna', topic: 'your order 42' };
@@ -146,14 +157,14 @@ describe('shipped prompts', () => {
     expect(prompts.placeholders.outboundGenericGreeting).toEqual([]);
     expect(prompts.settings).toEqual({
       ...DEFAULTS,
-      // The German set speaks in a German voice; the English one in the service's own.
-      ...(dir === GERMAN ? { style: { tts: { provider: 'azure', language: 'de-DE', voice: 'de-DE-KatjaNeural' } } } : {}),
+      // Each language set speaks in its own language's voice; the English one in the service's own.
+      ...Object.fromEntries(LANGUAGE_SETS.filter((set) => set.dir === dir).map((set) => ['style', { tts: set.tts }])),
       silence: { timeoutSeconds: 8, reprompts: 2 },
       keypad: { endKey: '#', pauseMs: 3000, maxDigits: 20 },
     });
   });
 
-  test.each([SHIPPED, GERMAN])('%s: every commented-out example in system.md is valid once uncommented', async (dir) => {
+  test.each(ALL_SETS)('%s: every commented-out example in system.md is valid once uncommented', async (dir) => {
     const text = await readFile(path.join(dir, 'system.md'), 'utf8');
     // Example lines are YAML ("# key: …" or indented); the explanations between them start with a capital.
     const uncommented = text.replace(/^# ((?:[a-z_]+:|\s+\S).*)$/gm, '$1');
@@ -166,6 +177,15 @@ describe('shipped prompts', () => {
     const copy = await tempFolder({ ...GOOD, 'system.md': uncommented });
     await cp(path.join(dir, 'audio'), path.join(copy, 'audio'), { recursive: true });
     expect((await openStore(copy)).current.audio('transfer')).toMatchObject({ file: 'audio/transfer-chime.wav', durationMs: 400 });
+  });
+
+  test.each(LANGUAGE_SETS)('the $name set tells the model to speak its language, by its own name for it', async ({ dir }) => {
+    const prompts = (await openStore(dir)).current;
+    const tag = path.basename(dir);
+    const system = prompts.render('system', builtinVariables({ direction: 'inbound' }, new Date(), 'UTC'));
+    expect(system).toContain(languageName(tag, tag));
+    // The knowledge guidance is there, in that language: one paragraph for passages found, one for none.
+    expect(system.split('\n\n')).toHaveLength(5);
   });
 
   test('the English lines other parts of Hotline rely on', async () => {

@@ -283,3 +283,69 @@ describe('stubbed tools: `tools:` and `expect: tool`', () => {
     expect(result, result.message).toMatchObject({ status: 'passed' });
   });
 });
+
+describe("a scenario's language: the call's record must end in it", () => {
+  test('is a language as a prompts folder is named; it needs a language per call, and an outbound request asks for no other', () => {
+    expect(parseScenario('name: x\nlanguage: TR\nsteps:\n  - end: true\n', 'x.yaml').language).toBe('tr');
+    expect(
+      problemsOf(
+        [
+          'name: languages',
+          'language: Deutsch',
+          'steps:',
+          '  - end: true',
+        ].join('\n'),
+      ),
+    ).toEqual(['bad.yaml:2: language: "Deutsch" is no language: write it as its prompts folder is named, e.g. de, tr, ar or pt-BR']);
+    expect(
+      problemsOf(
+        [
+          'name: languages',
+          'language: de',
+          'env: { LANGUAGES: "false" }',
+          'call: { direction: outbound, variables: { name: Anna, language: tr } }',
+          'steps:',
+          '  - end: true',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'bad.yaml:3: env.LANGUAGES: LANGUAGES is on for a call with a language (language: is given): remove this setting, or the language',
+      'bad.yaml:4: call.variables.language: the request asks for tr, and language: expects de: language: alone asks the request for it',
+    ]);
+    // The same language, however written, is no contradiction.
+    expect(parseScenario('name: x\nlanguage: de\ncall: { direction: outbound, variables: { language: DE } }\nsteps:\n  - end: true\n', 'x.yaml').language).toBe('de');
+  });
+
+  test('an outbound call asks for its language: German prompts and voice from the greeting on, and the record says de', async () => {
+    const scenario = parseScenario(
+      [
+        'name: outbound-german',
+        'language: de',
+        'call: { direction: outbound, variables: { name: Anna, topic: Ihre Bestellung 42 } }',
+        'steps:',
+        '  - expect: { speak: { contains: "Hallo Anna", tts: { voice: de-DE-KatjaNeural } } }',
+        '  - end: true',
+      ].join('\n'),
+      'outbound-german.yaml',
+    );
+    const result = await runScenario(scenario, FAST);
+    expect(result, result.message).toMatchObject({ status: 'passed' });
+  });
+
+  test('a caller switching the call to German: passes as de, fails as tr with what the record says', async () => {
+    const steps = [
+      'steps:',
+      '  - expect: { speak: { contains: "Hello, thanks for calling" } }',
+      '  - say: Guten Tag, wann haben Sie am Samstag geöffnet?',
+      // The demo model answers from the German system prompt the call switched to.
+      '  - expect: { speak: { contains: "Samstags sind wir von 10 bis 14 Uhr", tts: { language: de-DE } } }',
+    ];
+    const german = await runScenario(parseScenario(['name: german-caller', 'language: de', ...steps].join('\n'), 'german.yaml'), FAST);
+    expect(german, german.message).toMatchObject({ status: 'passed' });
+    const turkish = await runScenario(parseScenario(['name: turkish-expected', 'language: tr', ...steps].join('\n'), 'turkish.yaml'), FAST);
+    // Every step held: the language is checked once the call has ended.
+    expect(turkish.status).toBe('failed');
+    expect(turkish.failedStep).toBeUndefined();
+    expect(turkish.message).toBe("language: expected the call in tr (Turkish), but the call's record says de (German)");
+  });
+});

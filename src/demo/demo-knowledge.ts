@@ -33,13 +33,18 @@ export function looksLikeQuestion(said: string): boolean {
  * The reply the note calls for: the first two sentences of passage (1), or,
  * when nothing matched and the caller asked something, that the demo does
  * not know. Undefined without a note, for a statement nothing matched, and
- * for a note whose passage (1) cannot be read.
+ * for a note whose passage (1) cannot be read. `language`: how the caller
+ * asks, and how the demo says it does not know (demo-languages.ts); English
+ * without it.
  */
-export function knowledgeReply({ said, note }: CallerMessage): ScriptedReply | undefined {
+export function knowledgeReply(
+  { said, note }: CallerMessage,
+  language: { asks(said: string): boolean; unknown: string } = { asks: looksLikeQuestion, unknown: UNKNOWN_ANSWER },
+): ScriptedReply | undefined {
   if (note === undefined) return undefined;
-  if (note.startsWith(NOTHING_MARK)) return looksLikeQuestion(said) ? { content: UNKNOWN_ANSWER } : undefined;
+  if (note.startsWith(NOTHING_MARK)) return language.asks(said) ? { content: language.unknown } : undefined;
   // Read out only to a question: a passage found by a stray word of "yes, now is a good time" answers nothing.
-  if (!looksLikeQuestion(said)) return undefined;
+  if (!language.asks(said)) return undefined;
   const passage = firstPassage(note);
   if (passage === undefined) return undefined;
   const answer = firstSentences(passage, 2);

@@ -1,26 +1,25 @@
 import type { ChatMessage, ChatRequestBody, ScriptedReply } from '../llm/scripted-server.js';
 import { withoutKnowledgeNote } from '../call/knowledge-note.js';
+import { demoPhrases, type DemoPhrases } from './demo-languages.js';
 
 /**
  * The demo model's use of the shipped example tools (prompts/tools/
  * order_status.yaml, book_callback.yaml): it calls one when the caller asks
  * for it, and speaks an answer made from the result. A tool is only called
  * when the request offers it — a tool file whose SHOP_API_URL is unset is not
- * offered, and the model must not call what it was not given.
+ * offered, and the model must not call what it was not given. Its words, and
+ * the caller's it listens for, are in the language of the request's system
+ * prompt (demo-languages.ts).
  */
 
 export const ORDER_TOOL = 'order_status';
 export const CALLBACK_TOOL = 'book_callback';
 
-const ORDER_WORDS = /\b(order|orders|parcel|package|delivery|shipment|bestellung|paket|lieferung)\b/;
-const CALLBACK_WORDS = /\b(call me back|call back|callback|ring me back|rückruf|zurückrufen)\b/;
-/** Part of the question for the number, and how the next turn knows a bare number is one. */
-const ASK_FOR_NUMBER = "What's your order number?";
-
 /** Books a callback when the caller asks for one; undefined if they do not. */
 export function callbackReply(said: string, request: ChatRequestBody): ScriptedReply | undefined {
-  if (!CALLBACK_WORDS.test(said)) return undefined;
-  if (!offers(request, CALLBACK_TOOL)) return { content: "I'm sorry, I can't book callbacks right now. Would you like me to connect you with a colleague instead?" };
+  const phrases = demoPhrases(request);
+  if (!phrases.callbackWords.test(said)) return undefined;
+  if (!offers(request, CALLBACK_TOOL)) return { content: phrases.noCallbacks };
   return { toolCalls: [{ name: CALLBACK_TOOL, arguments: JSON.stringify({ topic: topicOf(said) }) }] };
 }
 
@@ -31,15 +30,14 @@ export function callbackReply(said: string, request: ChatRequestBody): ScriptedR
  * Undefined if the caller's words are not about an order.
  */
 export function orderReply(said: string, request: ChatRequestBody): ScriptedReply | undefined {
+  const phrases = demoPhrases(request);
   const number = numberIn(said);
   const followsQuestion = (): boolean =>
-    lastAssistantText(request).includes(ASK_FOR_NUMBER) || ORDER_WORDS.test(previousUserText(request).toLowerCase());
-  const aboutOrder = ORDER_WORDS.test(said) || (number !== undefined && followsQuestion());
+    lastAssistantText(request).includes(phrases.askForNumber) || phrases.orderWords.test(previousUserText(request).toLowerCase());
+  const aboutOrder = phrases.orderWords.test(said) || (number !== undefined && followsQuestion());
   if (!aboutOrder) return undefined;
-  if (number === undefined) {
-    return { content: `Sure, I can check that for you. ${ASK_FOR_NUMBER} You can also type it on the keypad, then the hash key.` };
-  }
-  if (!offers(request, ORDER_TOOL)) return { content: `I'm sorry, I can't look up order ${number} right now: no order system is connected.` };
+  if (number === undefined) return { content: phrases.askOrderNumber };
+  if (!offers(request, ORDER_TOOL)) return { content: phrases.noOrderSystem(number) };
   return { toolCalls: [{ name: ORDER_TOOL, arguments: JSON.stringify({ order_number: number }) }] };
 }
 
@@ -51,15 +49,16 @@ export function orderReply(said: string, request: ChatRequestBody): ScriptedRepl
 export function toolResultReply(request: ChatRequestBody): ScriptedReply | undefined {
   const results = trailingToolResults(request.messages);
   if (results.length === 0) return undefined;
+  const phrases = demoPhrases(request);
   const sentences = results.map(({ name, args, content }) => {
-    if (name === ORDER_TOOL) return orderAnswer(stringField(args, 'order_number') ?? 'you gave', content);
-    if (name === CALLBACK_TOOL) return callbackAnswer(content);
-    return `The ${name || 'tool'} answered.`;
+    if (name === ORDER_TOOL) return orderAnswer(stringField(args, 'order_number') ?? phrases.numberYouGave, content, phrases);
+    if (name === CALLBACK_TOOL) return callbackAnswer(content, phrases);
+    return phrases.toolAnswered(name);
   });
   return { content: sentences.join(' ') };
 }
 
-function orderAnswer(number: string, content: string): string {
+function orderAnswer(number: string, content: string, phrases: DemoPhrases): string {
   const order = jsonObject(content);
   if (order !== undefined) {
     const n = stringField(order, 'number') ?? number;
@@ -67,30 +66,24 @@ function orderAnswer(number: string, content: string): string {
     const arrives = stringField(order, 'expected_delivery');
     switch (order.status) {
       case 'shipped':
-        return `Your order ${n} has shipped${carrier ? ` with ${carrier}` : ''} and should arrive ${arrives ?? 'soon'}.`;
+        return phrases.shipped({ number: n, carrier, when: arrives });
       case 'packing':
-        return `Your order ${n} is being packed right now and should arrive ${arrives ?? 'soon'}.`;
+        return phrases.packing({ number: n, carrier, when: arrives });
       case 'delivered':
-        return `Your order ${n} was delivered ${stringField(order, 'delivered') ?? 'already'}.`;
+        return phrases.delivered({ number: n, carrier, when: stringField(order, 'delivered') });
       default:
-        return typeof order.status === 'string' ? `The status of your order ${n} is: ${order.status}.` : `I found your order ${n}.`;
+        return typeof order.status === 'string' ? phrases.orderStatus(n, order.status) : phrases.orderFound(n);
     }
   }
-  if (/\bno order\b|\bnot found\b|\bHTTP 404\b/i.test(content)) {
-    return `I'm sorry, I couldn't find an order with the number ${number}. Could you check the number and tell me again?`;
-  }
-  return "I'm sorry, I can't reach our order system right now. Would you like me to connect you with a colleague?";
+  if (/\bno order\b|\bnot found\b|\bHTTP 404\b/i.test(content)) return phrases.orderNotFound(number);
+  return phrases.orderSystemDown;
 }
 
-function callbackAnswer(content: string): string {
+function callbackAnswer(content: string, phrases: DemoPhrases): string {
   const callback = jsonObject(content);
-  if (callback !== undefined) {
-    const when = stringField(callback, 'when') ?? 'soon';
-    const id = stringField(callback, 'id');
-    return `Done: a colleague will call you back ${when}.${id ? ` Your reference is ${id}.` : ''}`;
-  }
-  if (/caller_number: missing/.test(content)) return "I'm sorry, I can't book a callback: your number is withheld.";
-  return "I'm sorry, I couldn't book the callback. Would you like me to connect you with a colleague instead?";
+  if (callback !== undefined) return phrases.callbackBooked(stringField(callback, 'when'), stringField(callback, 'id'));
+  if (/caller_number: missing/.test(content)) return phrases.numberWithheld;
+  return phrases.callbackFailed;
 }
 
 interface CalledTool {

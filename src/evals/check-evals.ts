@@ -33,9 +33,11 @@ export async function checkEvalsFolder(dir: string): Promise<CheckedEval[]> {
 }
 
 function describe(evaluation: Eval): string {
-  const checks = Object.values(evaluation.checks).filter((value) => value !== undefined).length;
+  // The call's language is checked too.
+  const checks = Object.values(evaluation.checks).filter((value) => value !== undefined).length + (evaluation.language === undefined ? 0 : 1);
   const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
-  return `eval ${evaluation.name}, ${plural(evaluation.criteria.length, 'criterion').replace('criterions', 'criteria')}, ${plural(checks, 'check')}, ${evaluation.caller.max_turns} turns at most`;
+  const language = evaluation.language === undefined ? '' : ` in ${evaluation.language}`;
+  return `eval ${evaluation.name}${language}, ${plural(evaluation.criteria.length, 'criterion').replace('criterions', 'criteria')}, ${plural(checks, 'check')}, ${evaluation.caller.max_turns} turns at most`;
 }
 
 /** The evals as `npm run prompts:check` lists them, beside the files Hotline reads. */

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { HotlineEnvSchema } from '../scenarios/hotline-env.js';
+import { languageSettingProblems, LanguageTagSchema } from '../scenarios/language-check.js';
 import { ModelReplySchema, phoneNumber, positiveMs, ToolStubsSchema, whenPattern, whenPatterns } from '../scenarios/schema.js';
 import { parseDtmfKeys } from '../simulator/dtmf.js';
 
@@ -112,6 +113,12 @@ export const EvalSchema = z
       /** The caller gives up (hangs up) after this many turns. */
       max_turns: z.number().int().positive().max(50).default(10),
     }),
+    /**
+     * The caller's language (`de`, `ar`): the call runs with a language per call (LANGUAGES and
+     * CONFIGURE_TRANSCRIPTION on), a check fails the eval unless Hotline's record of the call says
+     * this language at its end, and a caller model is told to speak it.
+     */
+    language: LanguageTagSchema.optional(),
     /** Fixed moves by turn number, over the caller model's: keypad input, silence, set words. */
     turns: z.record(turnNumber, CallerMoveSchema).default({}),
     interruptions: z.array(InterruptionSchema).default([]),
@@ -133,7 +140,7 @@ export const EvalSchema = z
   })
   .superRefine((evaluation, ctx) => {
     const { criteria, checks } = evaluation;
-    const hasChecks = Object.values(checks).some((value) => value !== undefined);
+    const hasChecks = Object.values(checks).some((value) => value !== undefined) || evaluation.language !== undefined;
     if (criteria.length === 0 && !hasChecks) {
       ctx.addIssue({ code: 'custom', path: ['criteria'], message: 'an eval needs criteria or checks: what must the agent do?' });
     }
@@ -142,6 +149,9 @@ export const EvalSchema = z
       if (seen.has(criterion)) ctx.addIssue({ code: 'custom', path: ['criteria', index], message: 'this criterion is written twice' });
       seen.add(criterion);
     });
+    if (evaluation.language !== undefined) {
+      for (const { name, message } of languageSettingProblems(evaluation.env)) ctx.addIssue({ code: 'custom', path: ['env', name], message });
+    }
     for (const [turn, move] of Object.entries(evaluation.turns)) {
       if (Number(turn) > evaluation.caller.max_turns) {
         ctx.addIssue({ code: 'custom', path: ['turns', turn], message: `turn ${turn} comes after caller.max_turns (${evaluation.caller.max_turns})` });

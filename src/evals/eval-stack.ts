@@ -12,6 +12,7 @@ import type { CallSummary, ToolRunSummary } from '../call/ports/call-summary.js'
 import { loadConfig } from '../config.js';
 import { startScriptedLlmServer, type Script } from '../llm/scripted-server.js';
 import type { Logger } from '../logger.js';
+import { LANGUAGE_SETTINGS, languageDetectionReady } from '../scenarios/language-check.js';
 import { inProcessHotlineEnv } from '../scenarios/stack.js';
 import { ToolStubs } from '../scenarios/tool-stubs.js';
 import { startHotline } from '../server.js';
@@ -74,6 +75,8 @@ export async function startEvalStack(options: EvalStackOptions): Promise<EvalSta
     const config = loadConfig({
       ...inProcessHotlineEnv(transcriptsDir),
       ...evaluation.env,
+      // A caller in a language: the call is in the language it detects, and tells the recogniser.
+      ...(evaluation.language === undefined ? {} : Object.fromEntries(LANGUAGE_SETTINGS.map((name) => [name, 'true']))),
       ...agentEnv,
       PROMPTS_DIR: options.promptsDir,
     });
@@ -93,6 +96,8 @@ export async function startEvalStack(options: EvalStackOptions): Promise<EvalSta
       ],
     });
     cleanups.push(() => hotline.close());
+    // The caller's first words must be able to switch the call, on every run alike: detection's data is loaded first.
+    if (config.languages.perCall) await languageDetectionReady();
 
     return {
       wsUrl: hotline.wsUrl,

@@ -4,6 +4,7 @@
  * first-speak latency). Each is named as the reports show it.
  */
 import type { CallSummary } from '../call/ports/call-summary.js';
+import { describeLanguage, languageProblem, recordedLanguage } from '../scenarios/language-check.js';
 import { argumentsMatch } from '../scenarios/tool-expectation.js';
 import type { Checks, ToolCheck } from './eval-schema.js';
 
@@ -20,7 +21,8 @@ export interface CheckedCall {
   readonly firstSpeakMs: readonly number[];
 }
 
-export function runChecks(checks: Checks, call: CheckedCall): CheckResult[] {
+/** `language`: the eval's, the language the call must be in at its end. */
+export function runChecks(checks: Checks, call: CheckedCall, language?: string): CheckResult[] {
   const { record } = call;
   const results: CheckResult[] = [];
   const ran = record.toolRuns.map((run) => `${run.name}(${run.arguments})`);
@@ -57,6 +59,10 @@ export function runChecks(checks: Checks, call: CheckedCall): CheckResult[] {
       pass: slowest !== undefined && slowest <= checks.first_speak_ms,
       detail: slowest === undefined ? 'the agent never spoke' : `slowest ${Math.round(slowest)} ms of ${call.firstSpeakMs.length} answers`,
     });
+  }
+  if (language !== undefined) {
+    const problem = languageProblem(record.language, language);
+    results.push({ name: `the call in ${describeLanguage(language)}`, pass: problem === undefined, detail: problem ?? recordedLanguage(record.language) });
   }
   return results;
 }

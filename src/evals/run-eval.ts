@@ -85,7 +85,7 @@ async function runOnce(evaluation: Eval, run: number, context: RunContext): Prom
   let played;
   let record;
   try {
-    played = await playEvalCall(evaluation, new SimulatedCaller(evaluation.caller.persona, callerClient), { ...context.play, wsUrl: stack.wsUrl }, context.signal);
+    played = await playEvalCall(evaluation, new SimulatedCaller(evaluation.caller.persona, callerClient, evaluation.language), { ...context.play, wsUrl: stack.wsUrl }, context.signal);
     record = await withTimeout(stack.callRecord(played.sessionId), RECORD_TIMEOUT_MS);
   } catch (error) {
     await stack.close();
@@ -132,7 +132,7 @@ async function grade(
     if (!(error instanceof EvalModelError)) throw error;
     return { ...common, verdicts: [], checks: [], error: error.message, evalCostUsd: evalCost(), durationMs: performance.now() - startedAt };
   }
-  const checks = runChecks(evaluation.checks, { record, turns: played.turns, firstSpeakMs: played.firstSpeakMs });
+  const checks = runChecks(evaluation.checks, { record, turns: played.turns, firstSpeakMs: played.firstSpeakMs }, evaluation.language);
   return { ...common, verdicts, checks, evalCostUsd: evalCost(), durationMs: performance.now() - startedAt };
 }
 

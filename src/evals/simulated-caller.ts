@@ -4,6 +4,7 @@
  * silent or hangs up — each a tool, so no reply has to be parsed for intent.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { languageName } from '../language/language-tag.js';
 import { parseDtmfKeys } from '../simulator/dtmf.js';
 import type { CallerMove } from './eval-schema.js';
 import { EvalModelError, type RoleClient } from './eval-models.js';
@@ -20,8 +21,9 @@ export const CALLER_TOOLS: ChatCompletionTool[] = [
   tool('stay_silent', 'Say nothing this turn.', {}),
 ];
 
-export function callerInstructions(persona: string): string {
-  return [
+/** `language`: the eval's, the language the caller speaks (a tag: `de`). */
+export function callerInstructions(persona: string, language?: string): string {
+  const lines = [
     "You are playing a caller on a telephone call with a business's phone agent, to test that agent. Stay in your role:",
     '',
     persona,
@@ -30,15 +32,29 @@ export function callerInstructions(persona: string): string {
     'phone speech, one or two sentences, no stage directions, no narration. Do not help the agent more than the person',
     'you play would. When your goal is reached or the agent says goodbye, say goodbye and call hang_up. Call press_keys',
     'to type digits on the keypad when you are asked to, and stay_silent to say nothing.',
-  ].join('\n');
+  ];
+  if (language !== undefined) {
+    const name = languageName(language);
+    lines.push(
+      '',
+      `You speak ${name} (${languageName(language, language)}): every word you say is in ${name}, written as a speech recogniser`,
+      `would write ${name}, whatever language the agent speaks. Only if you are clearly not understood, say so in ${name}.`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** Said in place of the agent's words when a message must come from the agent and it said nothing. */
 const AGENT_SAID_NOTHING = '(The agent says nothing.)';
 const INTERRUPT_NOW = '(The agent is still talking. You cut in now: say what you interrupt with.)';
 
-export function callerMessages(persona: string, lines: readonly TranscriptLine[], interrupting: boolean): ChatCompletionMessageParam[] {
-  const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: callerInstructions(persona) }];
+export function callerMessages(
+  persona: string,
+  lines: readonly TranscriptLine[],
+  interrupting: boolean,
+  language?: string,
+): ChatCompletionMessageParam[] {
+  const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: callerInstructions(persona, language) }];
   const push = (role: 'user' | 'assistant', text: string): void => {
     const last = messages.at(-1);
     if (last && last.role === role && typeof last.content === 'string') last.content = `${last.content} ${text}`;
@@ -59,11 +75,13 @@ export class SimulatedCaller {
   constructor(
     private readonly persona: string,
     private readonly client: RoleClient,
+    /** The eval's language: the caller speaks it. */
+    private readonly language?: string,
   ) {}
 
   async next(lines: readonly TranscriptLine[], interrupting: boolean, signal: AbortSignal): Promise<CallerTurn> {
     const answer = await this.client.ask(
-      { messages: callerMessages(this.persona, lines, interrupting), tools: CALLER_TOOLS, ...(interrupting ? { tool_choice: 'none' } : {}) },
+      { messages: callerMessages(this.persona, lines, interrupting, this.language), tools: CALLER_TOOLS, ...(interrupting ? { tool_choice: 'none' } : {}) },
       signal,
     );
     const message = answer.choices[0]?.message;

@@ -18,14 +18,15 @@ export interface RungCall {
   session: Record<string, string>;
 }
 
-export async function ring(target: CallTarget, call: CallSpec, sessionName: string): Promise<RungCall> {
+/** `language`: the scenario's; an outbound call's request asks for it. */
+export async function ring(target: CallTarget, call: CallSpec, sessionName: string, language?: string): Promise<RungCall> {
   const session: Record<string, string> =
     call.direction === 'outbound'
       ? {
           direction: 'outbound',
           phone_number: call.from ?? BUSINESS,
           from_phone_number: call.from ?? BUSINESS,
-          to_phone_number: await requestOutboundCall(target, call),
+          to_phone_number: await requestOutboundCall(target, call, language),
         }
       : {
           direction: 'inbound',
@@ -42,11 +43,13 @@ export async function ring(target: CallTarget, call: CallSpec, sessionName: stri
 }
 
 /** Returns the number as Hotline normalised it: the service rings with that one. */
-async function requestOutboundCall(target: CallTarget, call: CallSpec): Promise<string> {
+async function requestOutboundCall(target: CallTarget, call: CallSpec, language: string | undefined): Promise<string> {
+  // The request's `language` variable is the language the call starts in (as a campaign's column is).
+  const variables = { ...call.variables, ...(language === undefined ? {} : { language }) };
   const response = await fetch(`${target.url}/api/calls`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${target.adminToken}` },
-    body: JSON.stringify({ toPhoneNumber: call.to ?? OUTBOUND_DEFAULT_TO, variables: call.variables ?? {} }),
+    body: JSON.stringify({ toPhoneNumber: call.to ?? OUTBOUND_DEFAULT_TO, variables }),
   });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`POST /api/calls answered ${response.status}: ${text}`);

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakeVoiceService, ReceivedAction } from '../testing/voice-service-client.js';
 import { ActionLog, describeActions } from './action-log.js';
 import { checkExpectation, type ExpectContext } from './expectations.js';
+import { languageProblem } from './language-check.js';
 import type { ModelLog } from './model.js';
 import type { ToolCallLog } from './tool-stubs.js';
 import { ring, type RungCall } from './ring.js';
@@ -34,6 +35,8 @@ export interface ScenarioResult {
   failedStep?: number;
   /** Everything Hotline sent, for a closer look at a failure. */
   actions: ReceivedAction[];
+  /** The call's session, once it was placed. */
+  sessionId?: string;
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioResult> {
@@ -47,7 +50,15 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     return failed(scenario, 0, `could not start Hotline: ${messageOf(error)}`);
   }
   try {
-    return await playScenario(scenario, stack.target, stack.model, { ...options, tools: stack.tools });
+    const result = await playScenario(scenario, stack.target, stack.model, { ...options, tools: stack.tools });
+    if (result.status !== 'passed' || scenario.language === undefined || result.sessionId === undefined) return result;
+    // The call has ended (its connection is closed): its record says the language it ended in.
+    const timeoutMs = scenario.timeout_ms ?? options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
+    const record = await stack.callRecord(result.sessionId, timeoutMs);
+    const problem = record
+      ? languageProblem(record.language, scenario.language)
+      : `Hotline kept no record of the call within ${timeoutMs} ms after its steps, so its language could not be checked`;
+    return problem === undefined ? result : { ...result, status: 'failed', message: `language: ${problem}` };
   } finally {
     await stack.close();
   }
@@ -69,7 +80,7 @@ export async function playScenario(
   const startedAt = performance.now();
   let call: RungCall;
   try {
-    call = await ring(target, scenario.call, scenario.name);
+    call = await ring(target, scenario.call, scenario.name, scenario.language);
   } catch (error) {
     return failed(scenario, performance.now() - startedAt, `could not place the call: ${messageOf(error)}`);
   }
@@ -84,10 +95,15 @@ export async function playScenario(
         problem = messageOf(error);
       }
       if (problem !== undefined) {
-        return { ...failed(scenario, performance.now() - startedAt, `step ${index + 1}: ${problem}`), failedStep: index + 1, actions: [...service.actions] };
+        return {
+          ...failed(scenario, performance.now() - startedAt, `step ${index + 1}: ${problem}`),
+          failedStep: index + 1,
+          actions: [...service.actions],
+          sessionId: service.sessionId,
+        };
       }
     }
-    return { name: scenario.name, status: 'passed', durationMs: performance.now() - startedAt, actions: [...service.actions] };
+    return { name: scenario.name, status: 'passed', durationMs: performance.now() - startedAt, actions: [...service.actions], sessionId: service.sessionId };
   } finally {
     await service.close();
   }

@@ -10,6 +10,7 @@
  *   tools?:  { <name>: { returns?, delay_ms?, outcome?: ok | error | timeout, description?, parameters?,
  *              hold?: [lines], side_effect? } } — stubs of business tools, offered before the tool files'
  *   call?:   { direction: inbound | outbound, from?, to?, variables? (outbound), playback: auto | manual | none, ms_per_char? }
+ *   language?: de | tr | … — the language the call's record must end in; an outbound call's request asks for it
  *   steps:   say (barge_in?, wait_for: speak | request?, after_ms?) | dtmf: "4711#" | silence: true
  *            | barge_in: true | "words" (wait_for: speak | request?, after_ms?) | expect | send | end | start
  *            | finish_speech | wait_ms
@@ -24,11 +25,13 @@
  * a stubbed business tool.
  */
 import { z } from 'zod';
+import { normaliseTag } from '../language/language-tag.js';
 import { ActionSchema, BargeInSchema, VadSchema } from '../protocol/actions.js';
 import { parseDtmfKeys } from '../simulator/dtmf.js';
 import { toolNameProblem } from '../tools/tool-file.js';
 import { flattenIssues } from '../yaml-file.js';
 import { HotlineEnvSchema } from './hotline-env.js';
+import { languageSettingProblems, LanguageTagSchema } from './language-check.js';
 import { expressionOf, patternProblem, textMatcher } from './pattern.js';
 
 export const ms = z.number().int().min(0);
@@ -361,12 +364,29 @@ export const ScenarioSchema = z
     model: z.array(ModelRuleSchema).min(1).optional(),
     tools: ToolStubsSchema.optional(),
     call: CallSchema,
+    /**
+     * The language the call must be in when it ends, as Hotline's record says (a prompts language
+     * folder's tag: `de`): checked once the steps have passed. Calls run with LANGUAGES and
+     * CONFIGURE_TRANSCRIPTION on; an outbound call's request asks for it (its `language` variable).
+     */
+    language: LanguageTagSchema.optional(),
     steps: z.array(StepSchema).min(1),
   })
   .superRefine((scenario, ctx) => {
-    const { call, steps, model } = scenario;
+    const { call, steps, model, language } = scenario;
     if (call.variables && call.direction !== 'outbound') {
       ctx.addIssue({ code: 'custom', path: ['call', 'variables'], message: 'variables are for outbound calls (direction: outbound)' });
+    }
+    if (language !== undefined) {
+      for (const { name, message } of languageSettingProblems(scenario.env ?? {})) ctx.addIssue({ code: 'custom', path: ['env', name], message });
+      const asked = call.variables?.language;
+      if (asked !== undefined && (normaliseTag(asked) ?? asked) !== language) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['call', 'variables', 'language'],
+          message: `the request asks for ${asked}, and language: expects ${language}: language: alone asks the request for it`,
+        });
+      }
     }
     if (call.ms_per_char !== undefined && call.playback !== 'auto') {
       ctx.addIssue({ code: 'custom', path: ['call', 'ms_per_char'], message: 'ms_per_char is for playback: auto' });

@@ -13,7 +13,9 @@ import { loadConfig } from '../config.js';
 import { startScriptedLlmServer, type ScriptedLlmServer } from '../llm/scripted-server.js';
 import type { Logger } from '../logger.js';
 import { startHotline } from '../server.js';
+import type { CallSummary } from '../call/ports/call-summary.js';
 import { startFakeAiFlowApi } from '../testing/fake-aiflow-api.js';
+import { LANGUAGE_SETTINGS, languageDetectionReady } from './language-check.js';
 import { scenarioModel, type ModelLog } from './model.js';
 import type { Scenario } from './schema.js';
 import { ToolStubs, type ToolCallLog } from './tool-stubs.js';
@@ -54,6 +56,8 @@ export interface ScenarioStack {
   model: ModelLog | undefined;
   /** The calls of the scenario's stubbed tools (`tools:`), live runs too. */
   tools: ToolCallLog;
+  /** Hotline's record of the call, once it has ended; undefined when none came within `timeoutMs`. */
+  callRecord(sessionId: string, timeoutMs: number): Promise<CallSummary | undefined>;
   close(): Promise<void>;
 }
 
@@ -111,6 +115,8 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
       AIFLOW_BILLING_DEVICE: 'scenario-device',
       // The schema keeps the scenario off the runner's own settings (hotline-env.ts); TRANSFER_TARGET it may change.
       ...scenario.env,
+      // A call in a language: the call chooses and switches its language, and tells the recogniser.
+      ...(scenario.language === undefined ? {} : Object.fromEntries(LANGUAGE_SETTINGS.map((name) => [name, 'true']))),
       ...llmEnv,
     });
     if (options.live && config.llm.mode !== 'remote') {
@@ -118,16 +124,42 @@ export async function startScenarioStack(scenario: Scenario, options: StackOptio
     }
     const tools = new ToolStubs(scenario.tools ?? {});
     cleanups.push(async () => tools.close());
+    const ended = new Map<string, CallSummary>();
+    const waiting = new Map<string, (summary: CallSummary) => void>();
     const hotline = await startHotline(config, options.logger ?? pino({ level: 'silent' }), {
       watchPrompts: false,
       // Tool files' ${NAME} see the scenario's settings only: a run must not depend on the shell it starts from.
       env: { ...scenario.env },
       extraTools: tools,
+      callObservers: [
+        {
+          callEnded: (summary) => {
+            ended.set(summary.sessionId, summary);
+            waiting.get(summary.sessionId)?.(summary);
+          },
+        },
+      ],
     });
     // Cleanups run in reverse: Hotline closes before the LLM server, so no call waits on a vanished LLM.
     cleanups.push(() => hotline.close());
+    // A caller's first words must be able to switch the call: the language detector's data is loaded first.
+    if (scenario.language !== undefined) await languageDetectionReady();
 
-    return { target: { url: hotline.url, wsUrl: hotline.wsUrl, adminToken }, model, tools, close };
+    const callRecord = async (sessionId: string, timeoutMs: number): Promise<CallSummary | undefined> => {
+      const known = ended.get(sessionId);
+      if (known) return known;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        return await new Promise<CallSummary | undefined>((resolve) => {
+          waiting.set(sessionId, resolve);
+          timer = setTimeout(() => resolve(undefined), timeoutMs);
+        });
+      } finally {
+        clearTimeout(timer);
+        waiting.delete(sessionId);
+      }
+    };
+    return { target: { url: hotline.url, wsUrl: hotline.wsUrl, adminToken }, model, tools, callRecord, close };
   } catch (error) {
     await close();
     throw error;
