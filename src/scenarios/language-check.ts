@@ -3,9 +3,8 @@
  * of the call says at its end (a prompts language folder's tag). Shared by both: the tag as it is
  * written, the settings it needs, and the check of the record.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { detectLanguage } from '../language/detect.js';
+import { prepareLanguageDetection } from '../language/detect.js';
 import { baseLanguage, languageName, normaliseTag } from '../language/language-tag.js';
 
 /** A language as a prompts folder is named (`de`, `tr`, `pt-BR`); `DE` or `pt_br` are taken and spelled so. */
@@ -58,19 +57,14 @@ export function languageProblem(recorded: string | undefined, expected: string):
   return `expected the call in ${describeLanguage(expected)}, but ${recordedLanguage(recorded)}`;
 }
 
-const SAMPLE = 'This sentence is written in plain English words.';
-
 /**
- * Waits (at most `timeoutMs`) until a caller's words can be told apart by their language. The
- * detector loads its data in the background on first use and finds nothing in a Latin-script text
- * until then: a German caller's first words would not switch a call that starts before it is
- * ready. Resolves false when it was not ready in time; the call is then played all the same.
+ * Resolves once a caller's words can be told apart by their language: a call that starts before
+ * the detector's data is loaded would not be switched by a German caller's first words. False when
+ * it cannot be loaded; the call is then played all the same.
  */
-export async function languageDetectionReady(timeoutMs = 30_000): Promise<boolean> {
-  const until = performance.now() + timeoutMs;
-  while (detectLanguage(SAMPLE, ['en', 'de']) === undefined) {
-    if (performance.now() >= until) return false;
-    await sleep(20);
-  }
-  return true;
+export async function languageDetectionReady(): Promise<boolean> {
+  return prepareLanguageDetection().then(
+    () => true,
+    () => false,
+  );
 }
