@@ -46,7 +46,10 @@ export async function runTalkingCalls(fixture: BenchFixture, options: TalkOption
     options.calls,
     options.openPerSecond,
     options.idPrefix,
-    { msPerChar: options.msPerChar, onSpeak: (_caller, text, at) => fixture.noteSpeak(text, at) },
+    {
+      msPerChar: options.msPerChar,
+      onSpeak: (caller, text, at, tts) => fixture.noteSpeak(text, at, fixture.onSpeak ? { caller: caller.id, tts } : undefined),
+    },
     (text) => tagOf(text) === undefined,
   );
   await target.startProbe();
@@ -132,6 +135,8 @@ export interface ReplyAnalysis {
     nextSentenceMs: Summary;
     /** The token completing Hotline's first sentence: what zero overhead would give. */
     llmFirstSentenceMs: Summary;
+    /** The LLM server began to receive the turn's request: the caller's words → the request, Hotline's part of the turn's start. */
+    llmRequestMs: Summary;
     llmFirstTokenMs: Summary;
     /** Hotline's last speak arriving: the whole reply has reached the service. */
     hotlineLastSpeakMs: Summary;
@@ -148,6 +153,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
   const whole: number[] = [];
   const next: number[] = [];
   const llmFirstSentence: number[] = [];
+  const llmRequest: number[] = [];
   const llmFirstToken: number[] = [];
   const lastSpeak: number[] = [];
   const gaps: number[] = [];
@@ -186,6 +192,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
     whole.push((wholeReplyRelease(tokens)?.at ?? Number.NaN) - sentAt);
     next.push((nextSentenceReleases(tokens)[0]?.at ?? Number.NaN) - sentAt);
     llmFirstSentence.push((tokens[completing[0] ?? -1]?.at ?? Number.NaN) - sentAt);
+    llmRequest.push((reply.requestedAt ?? Number.NaN) - sentAt);
     llmFirstToken.push((tokens[0]?.at ?? Number.NaN) - sentAt);
   }
   return {
@@ -203,6 +210,7 @@ export function analyzeReplies(replies: readonly ReplyInfo[]): ReplyAnalysis {
       wholeReplyMs: summarize(whole),
       nextSentenceMs: summarize(next),
       llmFirstSentenceMs: summarize(llmFirstSentence),
+      llmRequestMs: summarize(llmRequest),
       llmFirstTokenMs: summarize(llmFirstToken),
       hotlineLastSpeakMs: summarize(lastSpeak),
     },

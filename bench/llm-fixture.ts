@@ -19,6 +19,15 @@ import { startingNice, yieldCpuToHotline } from './priority.js';
 import { DASHBOARD_TOKEN, seedCalls } from './dashboard-load.js';
 import { spawnWorker } from './spawn-worker.js';
 
+/** A speak as its caller heard it. */
+export interface HeardSpeak {
+  readonly text: string;
+  /** The caller's call id. */
+  readonly caller: string;
+  /** The speak's voice, as the prompts in use set it (a language folder's system.md); undefined: the service's default. */
+  readonly tts: { readonly language?: unknown } | undefined;
+}
+
 /** A reply the bench asked for, and what happened to it. */
 export interface ReplyInfo {
   readonly tag: string;
@@ -28,6 +37,8 @@ export interface ReplyInfo {
   sentAt: number;
   /** The LLM request arrived for it. */
   requested: boolean;
+  /** When the LLM server began to receive that request (its headers read). */
+  requestedAt: number | undefined;
   /** Token texts and write times: filled as they are written (own thread), or when the stream ended (LLM thread). */
   tokens: readonly RecordedToken[];
   firstTokenAt: number | undefined;
@@ -81,6 +92,8 @@ export class BenchFixture {
   readonly replies = new Map<string, ReplyInfo>();
   /** Called when the first token of a traced reply has been written. */
   onFirstToken: ((reply: ReplyInfo) => void) | undefined;
+  /** Called with each speak of a traced reply as it arrives at its caller (after it is noted on the reply). */
+  onSpeak: ((reply: ReplyInfo, speak: HeardSpeak) => void) | undefined;
   private nextId = 0;
   private llm: LlmSide | undefined;
   private hotlineRef: HotlineUnderTest | undefined;
@@ -151,6 +164,7 @@ export class BenchFixture {
       expected: EXPECTED_SPEAKS[template] ?? 0,
       sentAt: 0,
       requested: false,
+      requestedAt: undefined,
       tokens: [],
       firstTokenAt: undefined,
       closedAt: undefined,
@@ -164,12 +178,13 @@ export class BenchFixture {
     return reply;
   }
 
-  /** Records a speak's arrival against its reply; undefined for untraced speech (the greeting). */
-  noteSpeak(text: string, at: number): ReplyInfo | undefined {
+  /** Records a speak's arrival against its reply; undefined for untraced speech (the greeting). `heard`: who heard it, for onSpeak. */
+  noteSpeak(text: string, at: number, heard?: Omit<HeardSpeak, 'text'>): ReplyInfo | undefined {
     const tag = tagOf(text);
     const reply = tag === undefined ? undefined : this.replies.get(tag);
     if (!reply) return undefined;
     reply.arrivals.push(at);
+    if (heard) this.onSpeak?.(reply, { text, ...heard });
     if (reply.arrivals.length === reply.expected) reply.complete?.();
     return reply;
   }
@@ -213,6 +228,7 @@ export class BenchFixture {
         // The server publishes the record and calls the script in the same tick, so it is the newest one.
         const record = server.requests.at(-1);
         if (record?.index === index) {
+          reply.requestedAt = record.receivedAt;
           reply.tokens = record.tokens;
           byRecord.set(record, reply);
           void record.ended.then((outcome) => (reply.outcome = outcome));
@@ -268,6 +284,7 @@ export class BenchFixture {
       switch (message.kind) {
         case 'request':
           reply.requested = true;
+          reply.requestedAt = message.at + shift;
           return;
         case 'first':
           reply.firstTokenAt = message.at + shift;

@@ -4,7 +4,7 @@
  * for the event loop. Reports what the bench needs over the worker port,
  * with times on this thread's clock and the offset to hrtime to align them:
  *   → { kind: 'ready', baseURL, clockOffset }
- *   → { kind: 'request', tag }  { kind: 'first', tag, at }  { kind: 'closed', tag, at }
+ *   → { kind: 'request', tag, at }  { kind: 'first', tag, at }  { kind: 'closed', tag, at }
  *   → { kind: 'ended', tag, outcome, texts, ats }
  *   ← { kind: 'fast', on }  { kind: 'reset' }
  */
@@ -27,7 +27,7 @@ export interface LlmWorkerData {
 
 export type LlmWorkerMessage =
   | { kind: 'ready'; baseURL: string; clockOffset: number; nice: number | undefined }
-  | { kind: 'request'; tag: string }
+  | { kind: 'request'; tag: string; at: number }
   | { kind: 'first'; tag: string; at: number }
   | { kind: 'closed'; tag: string; at: number }
   | { kind: 'ended'; tag: string; outcome: string; texts: string[]; ats: Float64Array };
@@ -49,6 +49,7 @@ async function main(port: NonNullable<typeof parentPort>, data: LlmWorkerData): 
       if (tag === undefined) return { content: UNTRACED_REPLY };
       // The server publishes the record and calls the script in the same tick, so it is the newest one.
       const record = llm.requests.at(-1);
+      const requestedAt = record?.index === index ? record.receivedAt : now();
       if (record?.index === index) {
         tags.set(record, tag);
         void record.ended.then((outcome) => {
@@ -57,7 +58,7 @@ async function main(port: NonNullable<typeof parentPort>, data: LlmWorkerData): 
         });
       }
       signal.addEventListener('abort', () => post({ kind: 'closed', tag, at: now() }), { once: true });
-      post({ kind: 'request', tag });
+      post({ kind: 'request', tag, at: requestedAt });
       const content = replyText(tag);
       return fast ? { content, ttftMs: 1, tokenDelayMs: 1 } : { content };
     },

@@ -11,7 +11,9 @@
  * so against a model and a business system over TLS across a link with a set
  * round trip (bench/network.ts). The knowledge phase indexes and searches a
  * synthetic folder of the business's documents on both stores, and measures
- * first-speak overhead with the knowledge base off and on (bench/knowledge.ts).
+ * first-speak overhead with the knowledge base off and on (bench/knowledge.ts). The languages phase
+ * measures first-speak overhead with a language per call and pronunciations off and on, and times
+ * language detection and a pronouncer alone (bench/languages.ts).
  * Prints a table and, with --out, writes the same figures as JSON. Not part of
  * `npm test`.
  *
@@ -41,13 +43,14 @@ import { runWebhook, type WebhookResult } from './webhook.js';
 import { measureWorkers, type WorkersResult } from './workers.js';
 import { measureNetwork, type NetworkResult } from './network.js';
 import { KnowledgeFolders, measureFirstSpeakWithKnowledge, measureKnowledgeRetrieval, STALL_AIM_PASSAGES, type KnowledgeBenchResult } from './knowledge.js';
+import { LanguagePrompts, measureFirstSpeakWithLanguages, measureLanguageCosts, pronunciationsFigures, LANGUAGES_NOTE, type LanguagesBenchResult } from './languages.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { LinkKind } from './network-link.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../src/command-line.js';
 
-const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge'] as const;
+const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge', 'languages'] as const;
 /** Phases that start Hotline themselves, apart from the bench's main Hotline on a thread. */
-const OWN_HOTLINE: readonly Phase[] = ['store', 'workers', 'network', 'knowledge'];
+const OWN_HOTLINE: readonly Phase[] = ['store', 'workers', 'network', 'knowledge', 'languages'];
 const LINKS = ['auto', 'netns', 'proxy'] as const;
 type Phase = (typeof PHASES)[number];
 
@@ -58,14 +61,15 @@ callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0
 table of first-speak overhead, barge-in latency, capacity, webhook throughput, the store's
 figures on SQLite and PostgreSQL, the talking calls held with WORKERS=1 and WORKERS=2 (Hotline
 built and started as a process, node dist/main.js), what a caller pays when the model and a
-business system are across a network, over TLS (network), and the business's documents indexed and
-searched on both stores, with first-speak overhead with the knowledge base off and on (knowledge).
+business system are across a network, over TLS (network), the business's documents indexed and
+searched on both stores, with first-speak overhead with the knowledge base off and on (knowledge), and
+first-speak overhead with a language per call, its detection and pronunciations off and on (languages).
 A full run takes about 15 minutes on 2 cores, --quick about 5; the run gives up after 30 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
   --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers, network,
-                            knowledge (default: all)
+                            knowledge, languages (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
                             phase always gives it one, ahead of Hotline's priority: see bench/workers.ts)
@@ -340,6 +344,7 @@ let workers: WorkersResult | undefined;
 let network: NetworkResult | undefined;
 let otlpSink: OtlpSink | undefined;
 let knowledge: KnowledgeBenchResult | undefined;
+let languages: LanguagesBenchResult | undefined;
 
 // First, while no Hotline thread runs and this thread has not given way to one: the writer's figures,
 // and the knowledge base's indexing and searches (this thread stands for Hotline's own there).
@@ -350,6 +355,10 @@ if (knowledgeFolders) {
     { postgresAdminUrl, sizes: knowledgePassages, questions: knowledgeQuestions, warmUpQuestions: quick ? 20 : 50, seed, progress },
     knowledgeFolders,
   );
+}
+if (phases.has('languages')) {
+  progress('languages: timing detectLanguage and a pronouncer alone');
+  languages = { note: LANGUAGES_NOTE, pronunciations: pronunciationsFigures(), micro: await measureLanguageCosts(quick ? 100 : 300) };
 }
 
 if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls > 0) {
@@ -382,6 +391,27 @@ if (knowledge && knowledgeFolders) {
     );
   } finally {
     await knowledgeFolders.remove();
+  }
+}
+if (languages) {
+  const prompts = await LanguagePrompts.write();
+  try {
+    // Each side twice the turns of the knowledge phase's, in rounds taken in turn with the other side's.
+    const rounds = quick ? 2 : 4;
+    languages.firstSpeak = await measureFirstSpeakWithLanguages(
+      {
+        levels: [1, 100],
+        turnsFor: (calls) => Math.max(1, Math.round((turnsFor(calls) * 2) / rounds)),
+        rounds,
+        warmUp: storeOptions.warmUp,
+        talk,
+        fixture: storeOptions.fixture,
+        progress,
+      },
+      prompts,
+    );
+  } finally {
+    await prompts.remove();
   }
 }
 // These two build dist/ and start Hotline as processes of their own, apart from every phase above.
@@ -524,7 +554,7 @@ const partial: Omit<BenchResults, 'targets'> = {
     only: [...phases].join(','),
     llmThread,
     // The callers' (and LLM server's) CPU priority as a nice value: 19 when they gave way to Hotline.
-    callersNice: fixture?.callersNice ?? store?.callersNice ?? workers?.callersNice ?? knowledge?.firstSpeak?.callersNice ?? 'same',
+    callersNice: fixture?.callersNice ?? store?.callersNice ?? workers?.callersNice ?? knowledge?.firstSpeak?.callersNice ?? languages?.firstSpeak?.callersNice ?? 'same',
     ttftMs,
     tokensPerSecond,
     tokenDelayMs: Number(tokenDelayMs.toFixed(2)),
@@ -567,6 +597,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(workers ? { workers } : {}),
   ...(network ? { network } : {}),
   ...(knowledge ? { knowledge } : {}),
+  ...(languages ? { languages } : {}),
 };
 const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
 // The file first: a reader that stops early (`| head`) ends the run as soon as the table is printed.

@@ -4,6 +4,7 @@ import type { BargeInResult } from './barge-in.js';
 import type { CapacityResult } from './capacity.js';
 import type { FirstSpeakLevel } from './first-speak.js';
 import { STALL_AIM_PASSAGES, STALL_LIMIT_MS, type KnowledgeBenchResult, type KnowledgeStoreFigures, type RetrievalRun } from './knowledge.js';
+import type { LanguagesBenchResult, LanguagesSide, RoundFigures, TurnFigures } from './languages.js';
 import { formatMs, type Summary } from './stats.js';
 import type { DashboardResult } from './dashboard-load.js';
 import type { BusinessGroup, Spread, TurnGroup } from './network-figures.js';
@@ -75,6 +76,8 @@ export interface BenchResults {
   network?: NetworkResult;
   /** The knowledge phase: indexing and searching the business's documents on each store, and first-speak overhead with them off and on. */
   knowledge?: KnowledgeBenchResult;
+  /** The languages phase: first-speak overhead with a language per call and pronunciations off and on, and their work timed alone. */
+  languages?: LanguagesBenchResult;
   targets: Target[];
 }
 
@@ -454,6 +457,123 @@ function renderKnowledge(k: KnowledgeBenchResult): string[] {
   return out;
 }
 
+function renderLanguages(l: LanguagesBenchResult, cores: number): string[] {
+  const out: string[] = ['', '11. Languages and pronunciations: first-speak overhead with a language per call and pronunciations off and on'];
+  const p = l.pronunciations;
+  out.push(`   ${l.note}`);
+  out.push(`   pronunciations.yaml: ${p.entries} entries, ${p.regexes} of them regular expressions; in the model's replies: ${p.inReplies.join(', ')}.`);
+  const m = l.micro;
+  if (m) {
+    const us = (value: number): string => (value >= 10 ? value.toFixed(1) : value.toFixed(2));
+    out.push(
+      `   alone, on the bench's thread (median of ${m.batches} batches' means, p90 in brackets): detectLanguage among en, de, tr ` +
+        `${us(m.detect.medianUs)} µs (${us(m.detect.p90Us)}) an utterance (${m.detect.utterances} of the callers', ${m.detect.meanChars.toFixed(0)} characters on average); ` +
+        `the ${m.pronounce.entries}-entry pronouncer's text() ${us(m.pronounce.withNames.medianUs)} µs (${us(m.pronounce.withNames.p90Us)}) on a ` +
+        `${m.pronounce.withNames.chars}-character sentence with three of its names, ${us(m.pronounce.withoutNames.medianUs)} µs ` +
+        `(${us(m.pronounce.withoutNames.p90Us)}) on one of ${m.pronounce.withoutNames.chars} without.`,
+    );
+  }
+  const fs = l.firstSpeak;
+  if (!fs) return out;
+  out.push(`   Hotline's start took ${fs.startSeconds.off.toFixed(1)} s off, ${fs.startSeconds.on.toFixed(1)} s on. ms:`);
+  const cells = (side: LanguagesSide): string[] => [
+    String(side.speaks),
+    formatMs(side.overheadMs.p50),
+    formatMs(side.overheadMs.p90),
+    formatMs(side.overheadMs.p99),
+    formatMs(side.overheadMs.max),
+    formatMs(side.timeToFirstSpeak.llmRequestMs.p50),
+    formatMs(side.timeToFirstSpeak.llmRequestMs.p99),
+    formatMs(side.timeToFirstSpeak.llmFirstTokenMs.p50),
+    formatMs(side.timeToFirstSpeak.llmFirstTokenMs.p99),
+    `${side.speech.rewritten} (${percentOf(side.speech.rewritten / Math.max(1, side.speech.speaks))})`,
+    `${side.speech.germanWords} / ${side.speech.answeredIn.de ?? 0}`,
+    String(side.timedOut),
+    formatMs(side.eventLoop.p99Ms),
+    `${(side.eventLoop.utilization * 100).toFixed(0)} %`,
+    side.durationS.toFixed(1),
+  ];
+  const difference = (on: Summary, off: Summary): string[] => [signedMs(on.p50 - off.p50), signedMs(on.p99 - off.p99)];
+  out.push(
+    ...table(
+      ['calls', 'rounds × turns', 'languages', 'speaks', 'p50', 'p90', 'p99', 'max', 'words → request p50', 'p99', 'words → 1st token p50', 'p99', 'rewritten', 'German asked / answered', 'timed out', 'loop p99', 'busy', 'run s'],
+      fs.levels.flatMap((level) => [
+        [level.calls, `${level.off.rounds.length} × ${level.turnsPerRound}`, 'off', ...cells(level.off)],
+        [level.calls, `${level.on.rounds.length} × ${level.turnsPerRound}`, 'on', ...cells(level.on)],
+        [
+          '',
+          '',
+          'on − off',
+          '',
+          signedMs(level.on.overheadMs.p50 - level.off.overheadMs.p50),
+          '',
+          signedMs(level.on.overheadMs.p99 - level.off.overheadMs.p99),
+          '',
+          ...difference(level.on.timeToFirstSpeak.llmRequestMs, level.off.timeToFirstSpeak.llmRequestMs),
+          ...difference(level.on.timeToFirstSpeak.llmFirstTokenMs, level.off.timeToFirstSpeak.llmFirstTokenMs),
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+        ],
+      ]),
+    ),
+  );
+  const byRound = (side: LanguagesSide, figure: (round: RoundFigures) => number): string => side.rounds.map((round) => formatMs(figure(round))).join(', ');
+  out.push('   round by round (in the order run: off, on, on, off, …), p50s, ms:');
+  for (const level of fs.levels) {
+    const loads = [...level.off.rounds, ...level.on.rounds].map((round) => round.loadAverage);
+    out.push(
+      `   ${level.calls} calls: overhead off ${byRound(level.off, (r) => r.overheadP50Ms)} / on ${byRound(level.on, (r) => r.overheadP50Ms)}; ` +
+        `words → request off ${byRound(level.off, (r) => r.requestP50Ms)} / on ${byRound(level.on, (r) => r.requestP50Ms)}; ` +
+        `load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${cores} cores`,
+    );
+  }
+  out.push(
+    "   rounds × turns = each side's rounds, taken in turn with the other's, of that many turns per call; loop p99 = the worst",
+    "   round's. rewritten = speaks not as the model wrote them (the chunker's sentence): changed by the pronunciations.",
+    '   German asked / answered = turns whose caller spoke German / turns answered with the German prompts (their voice, de-DE).',
+    "   The turns apart: those answered in the language of the call's previous answer, and those where the caller's words",
+    '   switched the call first (on only: detection ran on every turn of it), ms:',
+  );
+  const turnRow = (calls: number, which: string, t: TurnFigures): (string | number)[] => [
+    calls,
+    which,
+    t.replies,
+    formatMs(t.requestMs.p50),
+    formatMs(t.requestMs.p99),
+    formatMs(t.firstTokenMs.p50),
+    formatMs(t.overheadMs.p50),
+    formatMs(t.overheadMs.p99),
+  ];
+  out.push(
+    ...table(
+      ['calls', 'turns', 'replies', 'words → request p50', 'p99', 'words → 1st token p50', 'overhead p50', 'p99'],
+      fs.levels.flatMap((level) => [
+        turnRow(level.calls, 'off', level.off.stayed),
+        turnRow(level.calls, 'on, stayed', level.on.stayed),
+        turnRow(level.calls, 'on, switched', level.on.switched),
+      ]),
+    ),
+  );
+  for (const level of fs.levels) {
+    for (const [name, side] of [['off', level.off], ['on', level.on]] as const) {
+      const s = side.speech;
+      const as = name === 'off' ? 'unchanged' : "as the bench's pronouncer says them";
+      out.push(`   ${level.calls} calls, ${name}: ${s.asExpected} of ${s.speaks} speaks ${as}${s.asExpected === s.speaks ? '' : ' (!)'}`);
+      for (const u of s.unexpected) out.push(`     ! expected ${JSON.stringify(u.expected)}, heard ${JSON.stringify(u.said)}`);
+    }
+  }
+  const samples = fs.levels.at(-1)?.on.speech.samples ?? [];
+  if (samples.length > 0) {
+    out.push('   rewritten speaks as the callers heard them (written → said):');
+    for (const sample of samples) out.push(`     ${JSON.stringify(sample.wrote)} → ${JSON.stringify(sample.said)}`);
+  }
+  return out;
+}
+
 function renderStalls(store: KnowledgeStoreFigures, run: RetrievalRun): string[] {
   const { longest } = run.indexing;
   if (longest.length === 0) return [`   ${STORE_LABELS[store.store]}, ${count(run.passages)} passages: no stall of 20 ms or more while indexing.`];
@@ -683,6 +803,7 @@ export function render(results: BenchResults): string {
   if (results.workers) out.push(...renderWorkers(results.workers, Number(results.options.tokenDelayMs)));
   if (results.network) out.push(...renderNetwork(results.network));
   if (results.knowledge) out.push(...renderKnowledge(results.knowledge));
+  if (results.languages) out.push(...renderLanguages(results.languages, results.machine.cores));
 
   if (results.targets.length > 0) {
     out.push('', 'Targets');

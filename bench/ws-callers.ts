@@ -5,7 +5,8 @@
  */
 import { WebSocket } from 'ws';
 
-export type SpeakListener = (caller: Caller, text: string, at: number) => void;
+/** `tts`: the speak's voice, when it names one (a language folder's system.md sets it). */
+export type SpeakListener = (caller: Caller, text: string, at: number, tts: { language?: unknown } | undefined) => void;
 
 export interface CallerOptions {
   /** Speaking time of a sentence per character, as the service's TTS would report it. */
@@ -102,14 +103,14 @@ export class Caller {
 
   private onMessage(data: Buffer): void {
     const at = now();
-    const action = JSON.parse(data.toString('utf8')) as { type?: unknown; text?: unknown };
+    const action = JSON.parse(data.toString('utf8')) as { type?: unknown; text?: unknown; tts?: { language?: unknown } };
     if (action.type !== 'speak' || typeof action.text !== 'string') return;
     const text = action.text;
     if (this.greetedResolve && this.isGreeting(text)) {
       this.greetedResolve();
       this.greetedResolve = undefined;
     }
-    this.options.onSpeak(this, text, at);
+    this.options.onSpeak(this, text, at, action.tts);
     this.queue.push(text);
     if (!this.playing) this.playNext();
   }
