@@ -36,6 +36,7 @@ import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vit
 import { NOTHING_MARK } from '../src/call/knowledge-note.js';
 import { parseEval } from '../src/evals/load-evals.js';
 import { ActionSchema } from '../src/protocol/actions.js';
+import { readSmsTemplates } from '../src/tools/sms-templates.js';
 import { startFakeAiFlowApi, type FakeAiFlowApi } from '../src/testing/fake-aiflow-api.js';
 import { FakeVoiceService } from '../src/testing/voice-service-client.js';
 import { BUILT_DIR, CHILD_TEST_TIMEOUT_MS, childEnv, PROJECT_TO_START, repoRoot, tsxArgs } from './helpers/child-process.js';
@@ -496,6 +497,16 @@ const EXAMPLES: Example[] = [
     first: /^---$/,
     // A file to write: written into a copy of the shipped folder, it must pass prompts:check.
     run: async (block) => {
+      // A text message's template (prompts/sms/): loaded as Hotline loads that folder, with no problem and its description.
+      if (block.lines.some((l) => /^description:/.test(l))) {
+        const folder = await tempFolder('hotline-readme-sms-');
+        await mkdir(path.join(folder, 'sms'));
+        await writeFile(path.join(folder, 'sms', 'order-status.md'), `${block.lines.join('\n')}\n`);
+        const templates = await readSmsTemplates(folder);
+        expect(templates.problems, `${block.file}:${block.line}`).toEqual([]);
+        expect(templates.defaults.get('order-status')?.description, `${block.file}:${block.line}`).toMatch(/^An order's number/);
+        return;
+      }
       const report = block.lines.some((l) => /^fields:/.test(l));
       const closing = block.lines.indexOf('---', 1);
       const frontMatterOnly = closing === block.lines.length - 1;
@@ -727,7 +738,7 @@ const EXAMPLES: Example[] = [
   { name: 'npm run bench', first: 'npm run bench', notRun: 'takes minutes and measures the machine; bench-stats.test.ts covers its arithmetic' },
   { name: 'development commands', first: 'npm run typecheck', notRun: 'the commands of development (typecheck, test, bench, scenarios, soak, dev, start): each is run by its own tests or is the test run itself' },
   { name: 'the source tree', first: 'bench/, soak/', notRun: 'a map of the folders, not a command' },
-  { name: 'the order of the features', first: 'call files → model → telemetry', notRun: 'a diagram of docs/architecture.md; failed-start.test.ts and the shutdown tests check the order' },
+  { name: 'the order of the features', first: 'call files (and the language detector, loading) → model', notRun: 'a diagram of docs/architecture.md; failed-start.test.ts and the shutdown tests check the order' },
   { name: 'a second Hotline on one SQLite file', first: 'DATABASE_FILE /srv/hotline/data/hotline.db is in use', notRun: 'an error as a reader sees it, with elided parts (…); startup.test.ts starts a second Hotline on one file and checks the message' },
   { name: 'Docker', first: 'docker build -t hotline .', notRun: 'needs Docker, which the test machines do not have' },
 ];
