@@ -65,12 +65,15 @@ describe("the languages phase's material", () => {
     expect(roundOrder(2)).toEqual(['off', 'on', 'on', 'off']);
   });
 
-  it('times the detector and the pronouncer on 120-character sentences', async () => {
+  it('times the detector, a call hearing its caller, and the pronouncer on 120-character sentences', async () => {
     expect([SENTENCE_WITH_NAMES.length, SENTENCE_WITHOUT_NAMES.length]).toEqual([120, 120]);
     expect(benchPronouncer().text(SENTENCE_WITH_NAMES)).not.toBe(SENTENCE_WITH_NAMES);
     expect(benchPronouncer().text(SENTENCE_WITHOUT_NAMES)).toBe(SENTENCE_WITHOUT_NAMES);
-    const micro = await measureLanguageCosts(5);
+    // It checks that every timed switching call switched, and no staying one did.
+    const micro = await measureLanguageCosts(5, prompts.on);
     expect(micro.detect.medianUs).toBeGreaterThan(0);
+    expect(micro.heard.staying.medianUs).toBeGreaterThan(0);
+    expect(micro.heard.switching.medianUs).toBeGreaterThan(0);
     expect(micro.pronounce.entries).toBe(40);
     expect(micro.pronounce.withNames.medianUs).toBeGreaterThan(0);
     expect(micro.pronounce.withoutNames.medianUs).toBeGreaterThan(0);
