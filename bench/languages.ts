@@ -577,25 +577,33 @@ export function pronunciationsFigures(): LanguagesBenchResult['pronunciations'] 
   return { entries: pronouncer.size, regexes: keys.filter((key) => key.startsWith('/')).length, inReplies };
 }
 
+/** One call of one turn asking in German, fast; the language its answer came in. */
+async function askInGerman(fixture: BenchFixture, ask: number): Promise<string | undefined> {
+  let answeredIn: string | undefined;
+  fixture.onSpeak = (_reply, speak) => (answeredIn ??= voiceLanguage(speak.tts));
+  fixture.fast = true;
+  try {
+    const talk = { calls: 1, turns: 1, openPerSecond: 1000, thinkMs: 5, msPerChar: 0.05, seed: 1, turnTimeoutMs: 10_000 };
+    await runTalkingCalls(fixture, { ...talk, idPrefix: `languages-ready-${ask}`, words: (tag) => `Frage ${tag}: ${GERMAN[0]}` });
+  } finally {
+    fixture.fast = false;
+    fixture.onSpeak = undefined;
+    fixture.reset();
+  }
+  return answeredIn;
+}
+
 /**
  * Asks the 'on' Hotline in German until it answers in German: its detector loads its data on the
- * first detection and switches no caller before that is done. Returns how many asks it took.
+ * first detection and switches no caller before that is done. The 'off' one is asked as often, so
+ * both go on with the same reply ids, and so the same words turn for turn. Returns how many asks it took.
  */
-async function awaitDetection(fixture: BenchFixture): Promise<number> {
-  const german = (tag: string): string => `Frage ${tag}: ${GERMAN[0]}`;
+async function awaitDetection(on: BenchFixture, off: BenchFixture): Promise<number> {
   for (let asks = 1; asks <= 40; asks++) {
-    let answeredIn: string | undefined;
-    fixture.onSpeak = (_reply, speak) => (answeredIn ??= voiceLanguage(speak.tts));
-    fixture.fast = true;
-    try {
-      const talk = { calls: 1, turns: 1, openPerSecond: 1000, thinkMs: 5, msPerChar: 0.05, seed: 1, turnTimeoutMs: 10_000 };
-      await runTalkingCalls(fixture, { ...talk, idPrefix: `languages-ready-${asks}`, words: german });
-    } finally {
-      fixture.fast = false;
-      fixture.onSpeak = undefined;
-      fixture.reset();
+    if ((await askInGerman(on, asks)) === 'de') {
+      for (let ask = 1; ask <= asks; ask++) await askInGerman(off, ask);
+      return asks;
     }
-    if (answeredIn === 'de') return asks;
     await sleep(250);
   }
   throw new Error('the Hotline with languages on never answered German words in German: is its language detection loading?');
@@ -631,7 +639,7 @@ export async function measureFirstSpeakWithLanguages(options: LanguagesFirstSpea
       options.progress(`languages: Hotline with languages and pronunciations ${name}, warming up`);
       await warmUp(fixture, { ...options.warmUp, seed: options.talk.seed, words: languageWords });
     }
-    const detectionAsks = await awaitDetection(on);
+    const detectionAsks = await awaitDetection(on, off);
     options.progress(`languages: the Hotline with languages on answered German in German after ${detectionAsks} ask${detectionAsks === 1 ? '' : 's'}`);
     const levels: LanguagesLevel[] = [];
     const fixtureOf = { off, on };

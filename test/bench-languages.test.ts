@@ -112,6 +112,8 @@ describe('the languages phase', () => {
     };
     figures(level!.off);
     figures(level!.on);
+    // The same words turn for turn on both.
+    expect(level!.on.speech.germanWords).toBe(level!.off.speech.germanWords);
     expect(level!.off.speech.rewritten).toBe(0);
     expect(level!.off.speech.answeredIn).toEqual({ en: 8 });
     expect(level!.on.speech.rewritten).toBeGreaterThan(0);
