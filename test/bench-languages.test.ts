@@ -87,7 +87,7 @@ describe('the languages phase', () => {
         levels: [2],
         turnsFor: () => 4,
         rounds: 1,
-        warmUp: { calls: 2, turns: 2 },
+        warmUp: { calls: 1, turns: 2 },
         talk: { openPerSecond: 100, thinkMs: 10, msPerChar: 0.1, seed: 1, turnTimeoutMs: 20_000 },
         // The test's thread keeps its priority: other files run on it after this one.
         fixture: { ttftMs: 20, tokenDelayMs: 2, llmThread: false, yieldCpu: false },
