@@ -347,7 +347,8 @@ let knowledge: KnowledgeBenchResult | undefined;
 let languages: LanguagesBenchResult | undefined;
 
 // First, while no Hotline thread runs and this thread has not given way to one: the writer's figures,
-// and the knowledge base's indexing and searches (this thread stands for Hotline's own there).
+// the knowledge base's indexing and searches, and the languages' pieces timed alone (this thread
+// stands for Hotline's own there).
 const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
 const knowledgeFolders = phases.has('knowledge') ? await KnowledgeFolders.write(knowledgePassages, seed, progress) : undefined;
 if (knowledgeFolders) {
