@@ -23,11 +23,19 @@
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { pino } from 'pino';
+import { CallLanguage } from '../src/call/call-language.js';
+import { CallPrompts } from '../src/call/call-prompts.js';
+import { CallRecord } from '../src/call/call-record.js';
+import { NO_CALL_TRACE } from '../src/call/ports/tracing.js';
+import type { TranscriptLog } from '../src/call/ports/transcript.js';
 import { SentenceChunker } from '../src/call/speech/chunker.js';
 import { toSpeech } from '../src/call/speech/speech-text.js';
-import { detectLanguage, prepareLanguageDetection } from '../src/language/detect.js';
+import { DEFAULT_MIN_CONFIDENCE, detectLanguage, prepareLanguageDetection } from '../src/language/detect.js';
 import { isLanguageFolderName } from '../src/language/language-tag.js';
 import { tokenize } from '../src/llm/tokenize.js';
+import { loadFolder } from '../src/prompts/folder-load.js';
+import { buildPromptSet } from '../src/prompts/prompt-set.js';
 import { parsePronunciations, type Pronouncer } from '../src/prompts/pronunciations.js';
 import { now, sleep } from './clock.js';
 import { cleanUpOnExit, removeQuietly } from './exit-cleanup.js';
@@ -203,6 +211,12 @@ export function benchPronouncer(): Pronouncer {
 export interface MicroCosts {
   /** detectLanguage(utterance, en/de/tr), over the callers' utterances in turn: µs a call. */
   detect: { medianUs: number; p90Us: number; utterances: number; meanChars: number };
+  /**
+   * A call's CallLanguage.heard() on the 'on' prompts, as a call runs it before each turn (its record,
+   * transcript and trace doing nothing): the caller staying in English, and switching between English
+   * and German every time (the German system prompt rendered, a configure_transcription made).
+   */
+  heard: { staying: { medianUs: number; p90Us: number }; switching: { medianUs: number; p90Us: number } };
   /** The bench's pronouncer's text() on a 120-character sentence: µs a call. */
   pronounce: {
     entries: number;
@@ -237,15 +251,65 @@ function timePerCall(batches: number, perBatch: number, work: (i: number) => num
   return { medianUs: s.p50, p90Us: s.p90 };
 }
 
+/** A transcript that keeps nothing: the language's events cost only their making. */
+const NO_TRANSCRIPT: TranscriptLog = {
+  file: '',
+  append: () => undefined,
+  holdFrom: () => undefined,
+  amend: () => undefined,
+  close: () => Promise.resolve(),
+  discard: () => undefined,
+};
+
+/** A call's language on the prompts of `dir`, begun in the default language; `sent` counts the actions it sends. */
+async function callLanguageOn(dir: string): Promise<{ language: CallLanguage; prompts: CallPrompts; sent: () => number }> {
+  const log = pino({ level: 'silent' });
+  const prompts = new CallPrompts(buildPromptSet(await loadFolder(dir), log), undefined, log);
+  prompts.begin({ from_phone_number: '4915112345678', to_phone_number: '4930123456', direction: 'inbound' }, undefined);
+  let sent = 0;
+  const language = new CallLanguage({
+    sessionId: 'bench',
+    log,
+    prompts,
+    record: new CallRecord('bench', NO_TRANSCRIPT),
+    transcript: NO_TRANSCRIPT,
+    trace: NO_CALL_TRACE,
+    detector: { minConfidence: DEFAULT_MIN_CONFIDENCE, detect: detectLanguage },
+    perCall: true,
+    configure: true,
+    send: () => void (sent += 1),
+  });
+  language.begin(true, '4930123456', undefined);
+  return { language, prompts, sent: () => sent };
+}
+
 /**
- * The two pieces of work the features add to a turn, timed alone on this thread: run it before any
- * Hotline starts, while the thread has its priority (BenchFixture.start gives it away).
+ * The pieces of work the features add to a turn, timed alone on this thread: run it before any
+ * Hotline starts, while the thread has its priority (BenchFixture.start gives it away). `onPrompts`:
+ * the 'on' Hotline's prompts folder.
  */
-export async function measureLanguageCosts(batches: number): Promise<MicroCosts> {
+export async function measureLanguageCosts(batches: number, onPrompts: string): Promise<MicroCosts> {
   await prepareLanguageDetection();
   const utterances = Array.from({ length: 16 }, (_, i) => languageWords(`Zq${(1000 + i).toString(36)}`));
   const perBatch = 100;
   const detect = timePerCall(batches, perBatch, (i) => detectLanguage(utterances[i % utterances.length]!, CANDIDATES)?.confidence ?? 0);
+  const english = utterances.filter((u) => u.startsWith('Question '));
+  const german = utterances.filter((u) => u.startsWith('Frage '));
+  const staying = await callLanguageOn(onPrompts);
+  const stayingUs = timePerCall(batches, perBatch, (i) => {
+    staying.language.heard(english[i % english.length]!);
+    return staying.prompts.language === 'en' ? 1 : 0;
+  });
+  const switching = await callLanguageOn(onPrompts);
+  const switchingUs = timePerCall(batches, perBatch, (i) => {
+    switching.language.heard(i % 2 === 0 ? german[(i >> 1) % german.length]! : english[(i >> 1) % english.length]!);
+    return switching.prompts.system.text.length;
+  });
+  // Every heard() switched, and said so to the recogniser; none of the staying ones did.
+  const asked = 2 * batches * perBatch;
+  if (switching.sent() !== asked + 1 || staying.sent() !== 1) {
+    throw new Error(`the timed calls switched ${switching.sent() - 1} times of ${asked}, and ${staying.sent() - 1} times staying`);
+  }
   const pronouncer = benchPronouncer();
   const pronounce = (sentence: string): { chars: number; medianUs: number; p90Us: number } => ({
     chars: sentence.length,
@@ -253,6 +317,7 @@ export async function measureLanguageCosts(batches: number): Promise<MicroCosts>
   });
   return {
     detect: { ...detect, utterances: utterances.length, meanChars: utterances.reduce((sum, u) => sum + u.length, 0) / utterances.length },
+    heard: { staying: stayingUs, switching: switchingUs },
     pronounce: { entries: pronouncer.size, withNames: pronounce(SENTENCE_WITH_NAMES), withoutNames: pronounce(SENTENCE_WITHOUT_NAMES) },
     batches,
     perBatch,
@@ -361,12 +426,13 @@ export const LANGUAGES_NOTE =
   "often first as second, so the machine's ups and downs fall on both alike), a side's rounds pooled. off: LANGUAGES=false, " +
   'CONFIGURE_TRANSCRIPTION=false, a copy of the shipped prompts without language folders, languages.yaml or ' +
   'pronunciations.yaml. on: LANGUAGES=true, CONFIGURE_TRANSCRIPTION=true, the same prompts with the shipped de/, a small tr/, ' +
-  'languages.yaml (detect: true) and a pronunciations.yaml of 40 entries (6 regular expressions), 7 of them words of the ' +
-  "model's replies. KNOWLEDGE=false on both. The callers ask in English and every fourth turn in German: on 'on' detection " +
-  'runs on every turn before its request, and a German turn switches the call to German (its prompts, its voice, a ' +
+  "languages.yaml (detect: true) and a pronunciations.yaml of 40 entries, several of them words of the model's replies. " +
+  "KNOWLEDGE=false on both. The callers ask in English and every fourth turn in German: on 'on' detection runs on every " +
+  'turn before its request, and a German turn switches the call to German (its prompts, its voice, a ' +
   'configure_transcription) until an English one switches it back; the scripted model answers in English either way. ' +
   "words → request = the caller's words sent → the LLM server began to receive the turn's request; → 1st token adds the " +
-  "LLM's own 300 ms.";
+  "LLM's own 300 ms. A switched turn's configure_transcription reaches the callers' thread just before its request: " +
+  'without --llm-thread that thread is the LLM server\'s too, and reads it first.';
 
 /** The sentences Hotline speaks of a reply, as the model wrote them: its chunker's, through its speech filter. */
 function writtenSentences(tag: string): string[] {
@@ -511,25 +577,33 @@ export function pronunciationsFigures(): LanguagesBenchResult['pronunciations'] 
   return { entries: pronouncer.size, regexes: keys.filter((key) => key.startsWith('/')).length, inReplies };
 }
 
+/** One call of one turn asking in German, fast; the language its answer came in. */
+async function askInGerman(fixture: BenchFixture, ask: number): Promise<string | undefined> {
+  let answeredIn: string | undefined;
+  fixture.onSpeak = (_reply, speak) => (answeredIn ??= voiceLanguage(speak.tts));
+  fixture.fast = true;
+  try {
+    const talk = { calls: 1, turns: 1, openPerSecond: 1000, thinkMs: 5, msPerChar: 0.05, seed: 1, turnTimeoutMs: 10_000 };
+    await runTalkingCalls(fixture, { ...talk, idPrefix: `languages-ready-${ask}`, words: (tag) => `Frage ${tag}: ${GERMAN[0]}` });
+  } finally {
+    fixture.fast = false;
+    fixture.onSpeak = undefined;
+    fixture.reset();
+  }
+  return answeredIn;
+}
+
 /**
  * Asks the 'on' Hotline in German until it answers in German: its detector loads its data on the
- * first detection and switches no caller before that is done. Returns how many asks it took.
+ * first detection and switches no caller before that is done. The 'off' one is asked as often, so
+ * both go on with the same reply ids, and so the same words turn for turn. Returns how many asks it took.
  */
-async function awaitDetection(fixture: BenchFixture): Promise<number> {
-  const german = (tag: string): string => `Frage ${tag}: ${GERMAN[0]}`;
+async function awaitDetection(on: BenchFixture, off: BenchFixture): Promise<number> {
   for (let asks = 1; asks <= 40; asks++) {
-    let answeredIn: string | undefined;
-    fixture.onSpeak = (_reply, speak) => (answeredIn ??= voiceLanguage(speak.tts));
-    fixture.fast = true;
-    try {
-      const talk = { calls: 1, turns: 1, openPerSecond: 1000, thinkMs: 5, msPerChar: 0.05, seed: 1, turnTimeoutMs: 10_000 };
-      await runTalkingCalls(fixture, { ...talk, idPrefix: `languages-ready-${asks}`, words: german });
-    } finally {
-      fixture.fast = false;
-      fixture.onSpeak = undefined;
-      fixture.reset();
+    if ((await askInGerman(on, asks)) === 'de') {
+      for (let ask = 1; ask <= asks; ask++) await askInGerman(off, ask);
+      return asks;
     }
-    if (answeredIn === 'de') return asks;
     await sleep(250);
   }
   throw new Error('the Hotline with languages on never answered German words in German: is its language detection loading?');
@@ -565,7 +639,7 @@ export async function measureFirstSpeakWithLanguages(options: LanguagesFirstSpea
       options.progress(`languages: Hotline with languages and pronunciations ${name}, warming up`);
       await warmUp(fixture, { ...options.warmUp, seed: options.talk.seed, words: languageWords });
     }
-    const detectionAsks = await awaitDetection(on);
+    const detectionAsks = await awaitDetection(on, off);
     options.progress(`languages: the Hotline with languages on answered German in German after ${detectionAsks} ask${detectionAsks === 1 ? '' : 's'}`);
     const levels: LanguagesLevel[] = [];
     const fixtureOf = { off, on };

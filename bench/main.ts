@@ -64,7 +64,7 @@ built and started as a process, node dist/main.js), what a caller pays when the 
 business system are across a network, over TLS (network), the business's documents indexed and
 searched on both stores, with first-speak overhead with the knowledge base off and on (knowledge), and
 first-speak overhead with a language per call, its detection and pronunciations off and on (languages).
-A full run takes about 15 minutes on 2 cores, --quick about 5; the run gives up after 30 minutes (exit 3).
+A full run takes about 20 minutes on 2 cores, --quick about 6; the run gives up after 30 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
@@ -347,7 +347,8 @@ let knowledge: KnowledgeBenchResult | undefined;
 let languages: LanguagesBenchResult | undefined;
 
 // First, while no Hotline thread runs and this thread has not given way to one: the writer's figures,
-// and the knowledge base's indexing and searches (this thread stands for Hotline's own there).
+// the knowledge base's indexing and searches, and the languages' pieces timed alone (this thread
+// stands for Hotline's own there).
 const writerFigures = phases.has('store') ? await measureWriters(storeOptions) : undefined;
 const knowledgeFolders = phases.has('knowledge') ? await KnowledgeFolders.write(knowledgePassages, seed, progress) : undefined;
 if (knowledgeFolders) {
@@ -356,9 +357,10 @@ if (knowledgeFolders) {
     knowledgeFolders,
   );
 }
-if (phases.has('languages')) {
-  progress('languages: timing detectLanguage and a pronouncer alone');
-  languages = { note: LANGUAGES_NOTE, pronunciations: pronunciationsFigures(), micro: await measureLanguageCosts(quick ? 100 : 300) };
+const languagePrompts = phases.has('languages') ? await LanguagePrompts.write() : undefined;
+if (languagePrompts) {
+  progress('languages: timing detectLanguage, a call hearing its caller and a pronouncer alone');
+  languages = { note: LANGUAGES_NOTE, pronunciations: pronunciationsFigures(), micro: await measureLanguageCosts(quick ? 100 : 300, languagePrompts.on) };
 }
 
 if ([...phases].some((phase) => !OWN_HOTLINE.includes(phase)) || dashboardCalls > 0) {
@@ -393,8 +395,7 @@ if (knowledge && knowledgeFolders) {
     await knowledgeFolders.remove();
   }
 }
-if (languages) {
-  const prompts = await LanguagePrompts.write();
+if (languages && languagePrompts) {
   try {
     // Each side twice the turns of the knowledge phase's, in rounds taken in turn with the other side's.
     const rounds = quick ? 2 : 4;
@@ -408,10 +409,10 @@ if (languages) {
         fixture: storeOptions.fixture,
         progress,
       },
-      prompts,
+      languagePrompts,
     );
   } finally {
-    await prompts.remove();
+    await languagePrompts.remove();
   }
 }
 // These two build dist/ and start Hotline as processes of their own, apart from every phase above.

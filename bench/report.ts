@@ -466,11 +466,13 @@ function renderLanguages(l: LanguagesBenchResult, cores: number): string[] {
   if (m) {
     const us = (value: number): string => (value >= 10 ? value.toFixed(1) : value.toFixed(2));
     out.push(
-      `   alone, on the bench's thread (median of ${m.batches} batches' means, p90 in brackets): detectLanguage among en, de, tr ` +
-        `${us(m.detect.medianUs)} µs (${us(m.detect.p90Us)}) an utterance (${m.detect.utterances} of the callers', ${m.detect.meanChars.toFixed(0)} characters on average); ` +
-        `the ${m.pronounce.entries}-entry pronouncer's text() ${us(m.pronounce.withNames.medianUs)} µs (${us(m.pronounce.withNames.p90Us)}) on a ` +
-        `${m.pronounce.withNames.chars}-character sentence with three of its names, ${us(m.pronounce.withoutNames.medianUs)} µs ` +
-        `(${us(m.pronounce.withoutNames.p90Us)}) on one of ${m.pronounce.withoutNames.chars} without.`,
+      `   alone, on the bench's thread (µs a call: the median of ${m.batches} batches' means, p90 in brackets): detectLanguage among en, de, tr ` +
+        `${us(m.detect.medianUs)} (${us(m.detect.p90Us)}) on the callers' utterances (${m.detect.meanChars.toFixed(0)} characters on average); a call's ` +
+        `language hearing its caller before the turn ${us(m.heard.staying.medianUs)} (${us(m.heard.staying.p90Us)}) staying in English, ` +
+        `${us(m.heard.switching.medianUs)} (${us(m.heard.switching.p90Us)}) switching to German or back (its system prompt rendered, a ` +
+        `configure_transcription made); the ${m.pronounce.entries}-entry pronouncer's text() ${us(m.pronounce.withNames.medianUs)} ` +
+        `(${us(m.pronounce.withNames.p90Us)}) on a ${m.pronounce.withNames.chars}-character sentence with three of its names, ` +
+        `${us(m.pronounce.withoutNames.medianUs)} (${us(m.pronounce.withoutNames.p90Us)}) on one of ${m.pronounce.withoutNames.chars} without.`,
     );
   }
   const fs = l.firstSpeak;

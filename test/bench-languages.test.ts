@@ -65,12 +65,15 @@ describe("the languages phase's material", () => {
     expect(roundOrder(2)).toEqual(['off', 'on', 'on', 'off']);
   });
 
-  it('times the detector and the pronouncer on 120-character sentences', async () => {
+  it('times the detector, a call hearing its caller, and the pronouncer on 120-character sentences', async () => {
     expect([SENTENCE_WITH_NAMES.length, SENTENCE_WITHOUT_NAMES.length]).toEqual([120, 120]);
     expect(benchPronouncer().text(SENTENCE_WITH_NAMES)).not.toBe(SENTENCE_WITH_NAMES);
     expect(benchPronouncer().text(SENTENCE_WITHOUT_NAMES)).toBe(SENTENCE_WITHOUT_NAMES);
-    const micro = await measureLanguageCosts(5);
+    // It checks that every timed switching call switched, and no staying one did.
+    const micro = await measureLanguageCosts(5, prompts.on);
     expect(micro.detect.medianUs).toBeGreaterThan(0);
+    expect(micro.heard.staying.medianUs).toBeGreaterThan(0);
+    expect(micro.heard.switching.medianUs).toBeGreaterThan(0);
     expect(micro.pronounce.entries).toBe(40);
     expect(micro.pronounce.withNames.medianUs).toBeGreaterThan(0);
     expect(micro.pronounce.withoutNames.medianUs).toBeGreaterThan(0);
@@ -84,7 +87,7 @@ describe('the languages phase', () => {
         levels: [2],
         turnsFor: () => 4,
         rounds: 1,
-        warmUp: { calls: 2, turns: 2 },
+        warmUp: { calls: 1, turns: 2 },
         talk: { openPerSecond: 100, thinkMs: 10, msPerChar: 0.1, seed: 1, turnTimeoutMs: 20_000 },
         // The test's thread keeps its priority: other files run on it after this one.
         fixture: { ttftMs: 20, tokenDelayMs: 2, llmThread: false, yieldCpu: false },
@@ -109,6 +112,8 @@ describe('the languages phase', () => {
     };
     figures(level!.off);
     figures(level!.on);
+    // The same words turn for turn on both.
+    expect(level!.on.speech.germanWords).toBe(level!.off.speech.germanWords);
     expect(level!.off.speech.rewritten).toBe(0);
     expect(level!.off.speech.answeredIn).toEqual({ en: 8 });
     expect(level!.on.speech.rewritten).toBeGreaterThan(0);
