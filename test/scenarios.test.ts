@@ -90,8 +90,9 @@ describe('a scenario that does not hold fails with a useful message', () => {
     );
     const result = await runScenario(scenario, FAST);
     expect(result).toMatchObject({ status: 'failed', failedStep: 1 });
+    // The shipped prompts have languages: the recogniser is told them before the greeting.
     expect(withoutOptions(result.message)).toBe(
-      'step 1: expected a speak equal to "Good morning!" within 300 ms, got speak "Hello, thanks for calling! How can I help you today?"',
+      'step 1: expected a speak equal to "Good morning!" within 300 ms, got configure_transcription, speak "Hello, thanks for calling! How can I help you today?"',
     );
   });
 
