@@ -79,7 +79,7 @@ describe('variables a tool needs', () => {
       "  error: ${CRM_TOKEN} is not set: the caller's record is not looked up until it is set",
     ]);
     expect(problemsOf(unset.lines, 'tools/mcp.yaml')).toEqual(['  error: MCP server crm: ${CRM_TOKEN} is not set: the server is not started until it is set']);
-    expect(unset.lines.at(-1)).toBe('21 files, 3 tool files, 6 evals, 3 problems');
+    expect(unset.lines.at(-1)).toBe('27 files, 3 tool files, 8 evals, 3 problems');
     expect(unset.lines.join('\n')).not.toContain(TOKEN);
 
     // The same variables in a .env file where the command runs, as `npm start` would read them.
@@ -87,7 +87,7 @@ describe('variables a tool needs', () => {
     cleanups.push(() => rm(cwd, { recursive: true, force: true }));
     await writeFile(path.join(cwd, '.env'), `OPENAI_API_KEY=sk-test\nSHOP_API_URL=https://shop.example\nSHOP_TOKEN=${TOKEN}\nCRM_TOKEN=crm-token-123\n`);
     const set = await check(dir, {}, cwd);
-    expect(set.lines.at(-1)).toBe('21 files, 3 tool files, 6 evals, 0 problems');
+    expect(set.lines.at(-1)).toBe('27 files, 3 tool files, 8 evals, 0 problems');
     expect(set.code).toBe(0);
   }, CHILD_TEST_TIMEOUT_MS);
 
@@ -129,7 +129,7 @@ describe('the tools of MCP servers', () => {
       '  error: tool "order_status" of MCP server first left out: "order_status" of tools/order_status.yaml has that name (names are compared ignoring case)',
       '  error: tool "Lookup" of MCP server second left out: "lookup" of MCP server first has that name (names are compared ignoring case)',
     ]);
-    expect(checked.lines.at(-1)).toBe('21 files, 2 tool files, 6 evals, 9 problems');
+    expect(checked.lines.at(-1)).toBe('27 files, 2 tool files, 8 evals, 9 problems');
   }, CHILD_TEST_TIMEOUT_MS);
 });
 
@@ -155,7 +155,7 @@ describe('the knowledge folder', () => {
     // After the tools, before the evals.
     expect(checked.lines[at - 1]).toMatch(/^tools\//);
     expect(checked.lines[at + 3]).toMatch(/^evals\//);
-    expect(checked.lines.at(-1)).toBe('21 files, 2 tool files, 6 evals, 2 problems');
+    expect(checked.lines.at(-1)).toBe('27 files, 2 tool files, 8 evals, 2 problems');
 
     // Without a knowledge folder nothing is listed for it.
     await rm(path.join(dir, 'knowledge'), { recursive: true });
