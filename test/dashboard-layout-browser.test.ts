@@ -150,7 +150,7 @@ describe.skipIf(!browserPath).each(BROWSER_STORE_KINDS)('the dashboard laid out 
     expect(rows.pageHeight, '21 calls make a page of').toBeLessThan(1_500);
     // The filter is open on a desktop: its fields show without a click.
     expect(await page.isVisible('#filters input[name=since]')).toBe(true);
-  });
+  }, 60_000);
 
   test('on a 390×844 phone: the filter is folded under a summary that counts what is active, the first screen shows calls', async () => {
     const page = await loggedIn(PHONE);
@@ -175,7 +175,7 @@ describe.skipIf(!browserPath).each(BROWSER_STORE_KINDS)('the dashboard laid out 
     expect(matching.length).toBeGreaterThan(0);
     expect(await page.textContent('#total')).toBe(String(matching.length));
     await page.screenshot({ path: screenshotPath('layout-phone-calls-filtered', kind), fullPage: true });
-  });
+  }, 60_000);
 
   test('a call on the demo model costs "demo", and demo calls are counted apart, not among the calls of unknown cost', async () => {
     const page = await loggedIn(DESKTOP);
