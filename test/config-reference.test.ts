@@ -38,6 +38,8 @@ const COMPUTED_READS: Record<string, readonly string[]> = {
   'src/config.ts: Object.entries(env)': [],
   // set('OPENAI_API_KEY') and set('OPENAI_BASE_URL').
   'src/prompts-check.ts: name': ['OPENAI_API_KEY', 'OPENAI_BASE_URL'],
+  // An eval's or scenario's env: the settings a call with a language needs on.
+  'src/scenarios/language-check.ts: name': ['LANGUAGES', 'CONFIGURE_TRANSCRIPTION'],
   'src/evals/eval-models.ts: `${prefix}_API_KEY`': ['EVAL_CALLER_API_KEY', 'EVAL_JUDGE_API_KEY'],
   'src/evals/eval-models.ts: `${prefix}_BASE_URL`': ['EVAL_CALLER_BASE_URL', 'EVAL_JUDGE_BASE_URL'],
   'src/evals/eval-models.ts: `${prefix}_MODEL`': ['EVAL_CALLER_MODEL', 'EVAL_JUDGE_MODEL'],
