@@ -48,7 +48,7 @@ const LAYERS = [
   },
   {
     name: 'model',
-    why: 'what a turn is made of: the LLM client and its stream, the prompt files, the connections',
+    why: 'what a turn is made of: the LLM client and its stream, the prompt files and their languages, the connections',
     paths: ['^src/llm/', '^src/prompts/', '^src/net/', '^src/language/'],
   },
   {
