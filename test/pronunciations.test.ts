@@ -3,14 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ssmlDocument, stripSsml } from '../src/call/speech/ssml.js';
-import {
-  layerPronunciations,
-  NO_PRONUNCIATIONS,
-  parsePronunciations,
-  readPronunciations,
-  type Pronouncer,
-  type PronunciationProblem,
-} from '../src/prompts/pronunciations.js';
+import { parsePronunciations, readPronunciations } from '../src/prompts/pronunciations-file.js';
+import { layerPronunciations, NO_PRONUNCIATIONS, type Pronouncer, type PronunciationProblem } from '../src/prompts/pronunciations.js';
 
 const FILE = 'pronunciations.yaml';
 

@@ -8,7 +8,8 @@ import { isLanguageFolderName, languageName, normaliseTag } from '../language/la
 import { isBuiltinName } from './builtins.js';
 import { LANGUAGES_FILE, NO_ROUTING, parseLanguages, type LanguageRouting } from './language-settings.js';
 import { parseVocabulary, VOCABULARY_FILE } from './vocabulary.js';
-import { NO_PRONUNCIATIONS, PRONUNCIATIONS_FILE, readPronunciations, type Pronouncer } from './pronunciations.js';
+import { NO_PRONUNCIATIONS, PRONUNCIATIONS_FILE, type Pronouncer } from './pronunciations.js';
+import { readPronunciations } from './pronunciations-file.js';
 import { parseFrontMatter, parseLineFrontMatter, type FrontMatterProblem } from './front-matter.js';
 import { PROMPT_FILE_NAMES, PROMPT_FILES, REPORT_PROMPT_FILE, REQUIRED_FILES, type PromptFileSpec } from './prompt-files.js';
 import type { SpeakStyle } from './speak-style.js';
