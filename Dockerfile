@@ -27,6 +27,9 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY prompts ./prompts
 RUN mkdir -p /data/transcripts && chown -R node:node /data
+# The language detector's table, built once here (node_modules/.cache/hotline) rather than at every
+# start by a process that may not write there.
+RUN node --input-type=module -e "await (await import('./dist/language/eld-loader.js')).loadEld()"
 USER node
 EXPOSE 3000
 VOLUME ["/data"]

@@ -3,6 +3,9 @@
  * languages a caller's utterance is in. The detection cases are a phone caller's: short questions,
  * names, "Ja", numbers, German with English product words.
  */
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
   DEFAULT_MIN_CONFIDENCE,
@@ -251,16 +254,45 @@ describe('language detection', () => {
     expect(detectLanguage('Jeg vil gjerne flytte avtalen min til tirsdag, takk.', ['en', 'nb', 'de'])?.language).toBe('nb');
   });
 
-  test("the scores are eld's own", async () => {
-    const score = await loadEld();
-    const { eld } = await import('eld/small');
-    const texts = [...Object.values(CLEAR).flat(), ...GERMAN_WITH_ENGLISH, ...AMBIGUOUS, '', 'x'.repeat(1500), 'Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenversicherungsanstalt', '😀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢'];
-    for (const text of texts) {
-      const ours = score(text);
-      const squashed = Object.fromEntries(Object.entries(ours).map(([language, mean]) => [language, mean / (mean + 25)]));
-      const theirs = eld.detect(text).getScores();
-      expect(Object.keys(squashed).sort(), text).toEqual(Object.keys(theirs).sort());
-      for (const [language, value] of Object.entries(theirs)) expect(squashed[language], `${text}: ${language}`).toBeCloseTo(value, 12);
+  test("the scores are eld's own, built from eld's module and read back from where the table is kept", async () => {
+    const cacheDir = await mkdtemp(path.join(tmpdir(), 'hotline-eld-'));
+    try {
+      const built = await loadEld({ cacheDir });
+      const kept = await loadEld({ cacheDir });
+      expect([built.from, kept.from]).toEqual(['eld', 'cache']);
+      const { eld } = await import('eld/small');
+      const texts = [...Object.values(CLEAR).flat(), ...GERMAN_WITH_ENGLISH, ...AMBIGUOUS, '', 'x'.repeat(1500), 'Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenversicherungsanstalt', '😀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢'];
+      for (const text of texts) {
+        const theirs = eld.detect(text).getScores();
+        for (const { score, from } of [built, kept]) {
+          const squashed = Object.fromEntries(Object.entries(score(text)).map(([language, mean]) => [language, mean / (mean + 25)]));
+          expect(Object.keys(squashed).sort(), `${from}: ${text}`).toEqual(Object.keys(theirs).sort());
+          for (const [language, value] of Object.entries(theirs)) expect(squashed[language], `${from}: ${text}: ${language}`).toBeCloseTo(value, 12);
+        }
+      }
+    } finally {
+      await rm(cacheDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('a kept table cut short, or of another layout, is built again from eld and written whole', async () => {
+    const cacheDir = await mkdtemp(path.join(tmpdir(), 'hotline-eld-'));
+    try {
+      const first = await loadEld({ cacheDir });
+      const [name] = await readdir(cacheDir);
+      const file = path.join(cacheDir, name!);
+      const whole = await readFile(file);
+      expect(name).toMatch(/^eld-2\.1\.\d+-small\.table$/);
+      for (const damaged of [whole.subarray(0, whole.length - 1000), Buffer.from('hotline-eld-table-0\n{}')]) {
+        await writeFile(file, damaged);
+        const again = await loadEld({ cacheDir });
+        expect(again.from).toBe('eld');
+        expect(again.score('Wo ist meine Bestellung?')).toEqual(first.score('Wo ist meine Bestellung?'));
+        expect((await readFile(file)).equals(whole)).toBe(true);
+      }
+      expect(await readdir(cacheDir)).toEqual([name]);
+    } finally {
+      await rm(cacheDir, { recursive: true, force: true });
     }
   }, 60_000);
 });

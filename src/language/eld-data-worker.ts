@@ -2,12 +2,22 @@
  * The thread that reads eld's n-gram database (eld-loader.ts). eld ships it as a JavaScript module
  * of one object literal (1.6 MB for 'small'), which V8 takes ~0.8 s to compile and run and whose
  * 81,000 objects are slow to copy: here that holds up only this thread, which hands back the
- * database as flat arrays (ngram-table.ts), moved, not copied.
+ * database as flat arrays (ngram-table.ts), moved, not copied, and keeps them in a file
+ * (eld-cache.ts), so that only the first start builds them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { writeCachedTable } from './eld-cache.js';
 import { hashOf, type EldData, type NgramTable } from './ngram-table.js';
 
-const { databaseUrl, dictionaryUrl, patternsUrl } = workerData as { databaseUrl: string; dictionaryUrl: string; patternsUrl: string };
+export interface EldWorkerData {
+  readonly databaseUrl: string;
+  readonly dictionaryUrl: string;
+  readonly patternsUrl: string;
+  /** The file the table is kept in for the next start; null to keep it nowhere. */
+  readonly cacheFile: string | null;
+}
+
+const { databaseUrl, dictionaryUrl, patternsUrl, cacheFile } = workerData as EldWorkerData;
 
 function part<T>(module: unknown, name: string, is: (value: unknown) => value is T, url: string): T {
   const value = (module as Record<string, unknown>)[name];
@@ -19,11 +29,15 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((c) => typeof c === 'string' && c.length === 1);
 const isRegExp = (value: unknown): value is RegExp => value instanceof RegExp;
 
-const [databaseModule, dictionaryModule, patternsModule] = await Promise.all([import(databaseUrl), import(dictionaryUrl), import(patternsUrl)]);
-const database = part(databaseModule, 'ngramsData', isObject, databaseUrl);
-const dictionary = part(dictionaryModule, 'dictionary', isStrings, dictionaryUrl);
-const separators = part(patternsModule, 'separators', isRegExp, patternsUrl);
-if (!isObject(database['languages']) || !isObject(database['ngrams'])) throw new Error(`eld's ${databaseUrl} has no languages and ngrams: has eld changed inside?`);
+async function fromEld(): Promise<EldData> {
+  const [databaseModule, dictionaryModule, patternsModule] = await Promise.all([import(databaseUrl), import(dictionaryUrl), import(patternsUrl)]);
+  const database = part(databaseModule, 'ngramsData', isObject, databaseUrl);
+  const dictionary = part(dictionaryModule, 'dictionary', isStrings, dictionaryUrl);
+  const separators = part(patternsModule, 'separators', isRegExp, patternsUrl);
+  if (!isObject(database['languages']) || !isObject(database['ngrams'])) throw new Error(`eld's ${databaseUrl} has no languages and ngrams: has eld changed inside?`);
+  const table = tableOf(database['languages'], database['ngrams']);
+  return { table, dictionary: dictionary.join(''), separators: { source: separators.source, flags: separators.flags } };
+}
 
 function tableOf(languagesByIndex: Record<string, unknown>, ngrams: Record<string, unknown>): NgramTable {
   const languages: string[] = [];
@@ -65,6 +79,9 @@ function tableOf(languagesByIndex: Record<string, unknown>, ngrams: Record<strin
   return { languages, chars, charStart, pairStart, pairLanguage, pairScore, slots };
 }
 
-const table = tableOf(database['languages'], database['ngrams']);
-const data: EldData = { table, dictionary: dictionary.join(''), separators: { source: separators.source, flags: separators.flags } };
+const data = await fromEld();
+// Written before answering, so that nothing is left to do once the answer is taken: a Hotline that
+// stops at once leaves no thread working behind it.
+if (cacheFile !== null) await writeCachedTable(cacheFile, data);
+const { table } = data;
 parentPort!.postMessage(data, [table.chars.buffer, table.charStart.buffer, table.pairStart.buffer, table.pairLanguage.buffer, table.pairScore.buffer, table.slots.buffer]);
