@@ -243,7 +243,22 @@ describe.each(await storeKinds())('knowledge on %s', (kind) => {
         ['delivery.md', 2],
         ['faq.yaml', 2],
       ]);
-      const edited = Promise.all([first, second].map((one) => new Promise<void>((resolve) => one.hotline.knowledge!.base.onIndexed(resolve))));
+      // A replica may sync on the watcher's first event while the file is still being written, or find the
+      // other replica's write under way: each is waited for until one of its syncs finds the edit.
+      const findsEdit = async (one: TestHotline): Promise<void> => {
+        const base = one.hotline.knowledge!.base;
+        let syncs = 0;
+        let wake = (): void => {};
+        base.onIndexed(() => {
+          syncs += 1;
+          wake();
+        });
+        for (let seen = 0; ; seen = syncs) {
+          if (syncs === seen) await new Promise<void>((resolve) => (wake = resolve));
+          if ((await base.search('Do you deliver to Leipzig?'))[0]?.text.includes('Leipzig')) return;
+        }
+      };
+      const edited = Promise.all([first, second].map(findsEdit));
       await writeFile(path.join(folder, 'delivery.md'), DELIVERY.replace('and to Potsdam', 'to Potsdam and to Leipzig'));
       await edited;
       for (const one of [first, second]) {

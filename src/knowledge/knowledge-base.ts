@@ -83,6 +83,8 @@ export class KnowledgeBase implements KnowledgeLookup {
   private syncedAt: string | undefined;
   /** How many passages hold each stem, as of the last indexing: what each word of a question costs. */
   private counts = TermCounts.EMPTY;
+  /** The index's files and their versions when `counts` were last read: another replica may change them. */
+  private indexFingerprint: string | undefined;
   private readonly listeners: (() => void)[] = [];
   private after: AfterIndexing | undefined;
   private closed = false;
@@ -270,20 +272,25 @@ export class KnowledgeBase implements KnowledgeLookup {
     const sources = await this.writer.sources();
     this.languages = [...new Set([this.options.language, ...sources.map((s) => s.language).filter(isKnowledgeLanguage)])];
     this.syncedAt = new Date().toISOString();
-    if (read > 0 || changed.length > 0 || this.counts === TermCounts.EMPTY) {
+    // A replica sharing the index may have written an edit first: this one then finds its files unchanged,
+    // but the index is not what it knew, and words only the edit brought must count in its ranking.
+    const fingerprint = sources.map((s) => `${s.path}\0${s.hash}`).join('\n');
+    const indexChanged = fingerprint !== this.indexFingerprint;
+    this.indexFingerprint = fingerprint;
+    if (read > 0 || changed.length > 0 || indexChanged || this.counts === TermCounts.EMPTY) {
       const { passages, terms } = await this.writer.termCounts();
       this.counts = new TermCounts(passages, terms);
     }
     if (changed.length > 0) {
       // Statistics only: the index is written whether or not the database takes them.
       await this.writer.analyze().catch((error: unknown) => this.log.warn({ err: error }, "the knowledge index's statistics could not be updated"));
-      this.passageWords.clear();
       this.log.info(
         { changed, files: sources.length, passages: sources.reduce((sum, s) => sum + s.passages, 0) },
         `knowledge indexed: ${changed.length} file${changed.length === 1 ? '' : 's'} changed`,
       );
       this.after?.changed();
     }
+    if (changed.length > 0 || indexChanged) this.passageWords.clear();
     for (const listener of this.listeners) listener();
   }
 
