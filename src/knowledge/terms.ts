@@ -38,8 +38,26 @@ interface Language {
   readonly postgres: string;
 }
 
+/**
+ * A language's stems as they were made: a reply's words are stemmed to tell which passages it used,
+ * and a business's replies use the same few thousand words again and again. Bounded, and started
+ * afresh when full.
+ */
+function remembered(stem: (word: string) => string): (word: string) => string {
+  const stems = new Map<string, string>();
+  return (word) => {
+    let stemmed = stems.get(word);
+    if (stemmed === undefined) {
+      if (stems.size >= 20_000) stems.clear();
+      stemmed = stem(word);
+      stems.set(word, stemmed);
+    }
+    return stemmed;
+  };
+}
+
 const language = (stem: (word: string) => string, stop: readonly string[], postgres: string, spoken: readonly string[] = []): Language => ({
-  stem,
+  stem: remembered(stem),
   stop: new Set([...stop, ...spoken].map((word) => word.normalize('NFC').toLowerCase())),
   postgres,
 });
