@@ -275,7 +275,7 @@ describe('language detection', () => {
     }
   }, 60_000);
 
-  test('a kept table cut short, or of another layout, is built again from eld and written whole', async () => {
+  test('a kept table cut short, of another layout or pointing out of itself is built again from eld and written whole', async () => {
     const cacheDir = await mkdtemp(path.join(tmpdir(), 'hotline-eld-'));
     try {
       const first = await loadEld({ cacheDir });
@@ -283,7 +283,9 @@ describe('language detection', () => {
       const file = path.join(cacheDir, name!);
       const whole = await readFile(file);
       expect(name).toMatch(/^eld-2\.1\.\d+-small\.table$/);
-      for (const damaged of [whole.subarray(0, whole.length - 1000), Buffer.from('hotline-eld-table-0\n{}')]) {
+      // Cut short; of another layout; whole, but its last slots pointing past the n-grams (a lookup would leave the table).
+      const pointingOut = Buffer.concat([whole.subarray(0, whole.length - 4096), Buffer.alloc(4096, 1)]);
+      for (const damaged of [whole.subarray(0, whole.length - 1000), Buffer.from('hotline-eld-table-0\n{}'), pointingOut]) {
         await writeFile(file, damaged);
         const again = await loadEld({ cacheDir });
         expect(again.from).toBe('eld');

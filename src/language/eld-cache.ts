@@ -118,16 +118,29 @@ function isHeader(value: unknown): value is Header {
   );
 }
 
-/** The arrays point inside each other as ngram-table.ts says: a file written by this layout does. */
+/**
+ * The arrays point inside each other as ngram-table.ts says: a file written by this layout does. A
+ * damaged one could send a lookup out of the table, or round a table with no empty slot for ever.
+ */
 function consistent(table: NgramTable): boolean {
   const grams = table.charStart.length - 1;
-  return (
+  const shaped =
     grams >= 0 &&
     table.pairStart.length === grams + 1 &&
     table.charStart[grams] === table.chars.length &&
     table.pairStart[grams] === table.pairLanguage.length &&
     table.pairLanguage.length === table.pairScore.length &&
     table.slots.length > 0 &&
-    (table.slots.length & (table.slots.length - 1)) === 0
-  );
+    (table.slots.length & (table.slots.length - 1)) === 0;
+  if (!shaped) return false;
+  let empty = false;
+  for (const slot of table.slots) {
+    if (slot > grams) return false;
+    if (slot === 0) empty = true;
+  }
+  for (let i = 0; i < grams; i++) {
+    if (table.charStart[i]! > table.charStart[i + 1]! || table.pairStart[i]! > table.pairStart[i + 1]!) return false;
+  }
+  for (const language of table.pairLanguage) if (language >= table.languages.length) return false;
+  return empty;
 }
