@@ -4,7 +4,8 @@ import { createRedactor, type RedactionOptions } from './redaction.js';
 
 /**
  * The same words are redacted several times as a reply ends (for the call's record, its history and
- * its transcript): the last few answers are remembered, so a reply's words are read once.
+ * its transcript): the last few texts found to hold nothing to redact are remembered, so a reply's
+ * words are read once. A text that did hold a number is never kept here, nor is anything written.
  */
 const REMEMBERED = 16;
 
@@ -12,13 +13,14 @@ const REMEMBERED = 16;
 export function redactorOf(options: RedactionOptions): Redact {
   const redactor = createRedactor(options);
   if (!redactor.active) return keepWords;
-  const recent = new Map<string, string>();
+  const clean = new Set<string>();
   return (text) => {
-    const known = recent.get(text);
-    if (known !== undefined) return known;
+    if (clean.has(text)) return text;
     const redacted = redactor.redact(text).text;
-    if (recent.size >= REMEMBERED) recent.delete(recent.keys().next().value!);
-    recent.set(text, redacted);
+    if (redacted === text) {
+      if (clean.size >= REMEMBERED) clean.delete(clean.values().next().value!);
+      clean.add(text);
+    }
     return redacted;
   };
 }
