@@ -22,7 +22,7 @@ const ROWS = 150_000;
  * a garbage collection. Before slicing, this list held the loop 1.2–4 s.
  */
 const CPU_LIMIT_MS = 100;
-/** Wall-clock, only to catch what the CPU count cannot see (another OS); generous for a loaded CI machine. */
+/** Wall-clock, only where the thread's CPU cannot be counted (another OS); generous for a loaded CI machine. */
 const WALL_LIMIT_MS = 1000;
 
 /** CPU time (user + system) this thread has used, in ms; undefined where /proc is not there. */
@@ -116,8 +116,10 @@ test.each(await storeKinds())(`a ${ROWS.toLocaleString('en')}-row contact list i
     `${ROWS} rows accepted in ${Math.round(tookMs)} ms; longest timer gap ${Math.round(longestGapMs)} ms ` +
     `(event-loop delay max ${Math.round(maxDelayMs)} ms), most CPU in one gap ${lastCpu === undefined ? 'not measured' : `${mostCpuMs} ms`}`;
   if (process.env.REPORT_FIGURES) console.info(figures);
+  // Where the thread's CPU is counted, it decides: a wall-clock gap also holds the time other processes had the
+  // cores (1,066 ms once, with 70 ms of this thread's CPU in it, beside a CPU hog).
   if (lastCpu !== undefined) expect(mostCpuMs, figures).toBeLessThan(CPU_LIMIT_MS);
-  expect(longestGapMs, figures).toBeLessThan(WALL_LIMIT_MS);
+  else expect(longestGapMs, figures).toBeLessThan(WALL_LIMIT_MS);
   expect(res.status).toBe(201);
   expect(created).toMatchObject({
     contacts: ROWS,
