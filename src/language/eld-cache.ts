@@ -10,6 +10,7 @@
  * by the thread that loads eld (eld-data-worker.ts): nothing here runs on a call's thread.
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { EldData, NgramTable } from './ngram-table.js';
 
@@ -31,7 +32,7 @@ const WIDE: ReadonlySet<ArrayName> = new Set(['charStart', 'pairStart', 'slots']
 
 /** The file that holds this eld version's database, in `dir`. */
 export function cacheFileOf(dir: string, eldVersion: string, database: string): string {
-  return `${dir.replace(/\/+$/, '')}/eld-${eldVersion.replace(/[^0-9A-Za-z.-]/g, '_')}-${database}.table`;
+  return path.join(dir, `eld-${eldVersion.replace(/[^0-9A-Za-z.-]/g, '_')}-${database}.table`);
 }
 
 /** The table the file holds, or undefined when there is none or it is not one this layout wrote. */
@@ -49,7 +50,7 @@ export async function readCachedTable(file: string): Promise<EldData | undefined
 export async function writeCachedTable(file: string, data: EldData): Promise<boolean> {
   const temporary = `${file}.${process.pid}-${threadId}.tmp`;
   try {
-    await mkdir(file.slice(0, file.lastIndexOf('/')), { recursive: true });
+    await mkdir(path.dirname(file), { recursive: true });
     await writeFile(temporary, bytesOf(data));
     await rename(temporary, file);
     return true;
