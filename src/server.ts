@@ -86,6 +86,8 @@ export interface StartOptions {
   callObservers?: readonly CallObserver[];
   /** The campaigns' clock (calling hours, retries, answer timeouts); default the system's. */
   campaignClock?: Clock;
+  /** How long a greeting waits for the call's start to be on record; default 250 ms (call/started-record.ts). A test holding the row's lock sets it longer. */
+  startedRecordWaitMs?: number;
   /** A worker of WORKERS: the other replicas reach it on a loopback port of its own (not INTERNAL_URL's). */
   worker?: boolean;
   /** Told what each part of the start waits for; default: a log line when a part takes over a second (startup/progress.ts). */
@@ -132,7 +134,7 @@ async function compose(config: Config, logger: Logger, options: StartOptions, op
     openCalls(
       config,
       logger,
-      { files, model, telemetry, tools, voicemail, stored, reports, liveView, owners, knowledge, ...stopList, extraTools: options.extraTools, callObservers: options.callObservers ?? [] },
+      { files, model, telemetry, tools, voicemail, stored, reports, liveView, owners, knowledge, ...stopList, extraTools: options.extraTools, callObservers: options.callObservers ?? [], startedRecordWaitMs: options.startedRecordWaitMs },
       opened,
     ),
   );

@@ -20,7 +20,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(env: Record<string, string>): Promise<{ hotline: TestHotline; api: FakeAiFlowApi; dialled: Promise<unknown> }> {
+/**
+ * How long the greeting may wait for the contact's write in the tests of the order: under load the
+ * default bound (250 ms) passes before a slowed store or test has let the write through, and the
+ * greeting rightly goes first. The bound itself is the locked SQLite test's.
+ */
+const ORDER_WAIT_MS = 120_000;
+
+async function start(
+  env: Record<string, string>,
+  startedRecordWaitMs?: number,
+): Promise<{ hotline: TestHotline; api: FakeAiFlowApi; dialled: Promise<unknown> }> {
   let dialledNow: () => void = () => undefined;
   const dialled = new Promise<void>((resolve) => (dialledNow = resolve));
   const api = await startFakeAiFlowApi({ token: 'platform-token', flows: { 'flow-1': { phoneNumber: true } }, onAnswered: () => dialledNow() });
@@ -32,7 +42,7 @@ async function start(env: Record<string, string>): Promise<{ hotline: TestHotlin
     AIFLOW_ID: 'flow-1',
     AIFLOW_BILLING_DEVICE: 'dev-1',
     ...env,
-  });
+  }, {}, startedRecordWaitMs === undefined ? {} : { startedRecordWaitMs });
   cleanups.push(() => hotline.close());
   return { hotline, api, dialled };
 }
@@ -57,7 +67,7 @@ async function answer(hotline: TestHotline): Promise<FakeVoiceService> {
 test.each(await storeKinds())('the contact is reached in the store before the greeting leaves Hotline (%s)', async (kind) => {
   const location: TestStoreLocation = await freshStoreLocation(kind);
   cleanups.push(() => location.remove());
-  const { hotline, dialled } = await start(location.env);
+  const { hotline, dialled } = await start(location.env, ORDER_WAIT_MS);
   const id = await campaignOfOne(hotline);
   await dialled;
   const service = await answer(hotline);
@@ -72,7 +82,7 @@ test.runIf((await storeKinds()).includes('postgres'))(
   async () => {
     const location = await freshStoreLocation('postgres');
     cleanups.push(() => location.remove());
-    const { hotline, dialled } = await start(location.env);
+    const { hotline, dialled } = await start(location.env, ORDER_WAIT_MS);
     const id = await campaignOfOne(hotline);
     await dialled;
     // The dial's own writes are done: the only write left to wait on the row is the answer's.

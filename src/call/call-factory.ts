@@ -50,6 +50,8 @@ export interface CallFactoryOptions {
   callerContext?: (() => CallerContextSource | undefined) | undefined;
   /** Told of every call once it has ended and its transcript is on disk (reports, campaigns). */
   observer?: CallObserver | undefined;
+  /** How long a greeting waits for the observer to record the call's start; default STARTED_RECORD_WAIT_MS (a test holding a lock sets it longer). */
+  startedRecordWaitMs?: number | undefined;
   /** Told of every call's phase and latest words as they change (the dashboard's live view). */
   activity?: CallActivityObserver | undefined;
   /** Tells an outbound call's first words from a mailbox; without it every call is taken for a person. */
@@ -143,7 +145,7 @@ export class CallFactory {
         // Told before the greeting: a requester that dies now still knows the call was answered, and no replica dials the person on the line.
         const started = (request: PendingCall | undefined): TakenRequest => ({
           request,
-          recorded: tellStarted(this.options.observer, { sessionId: id, direction: direction === 'outbound' ? 'outbound' : 'inbound', from, to, tags: request?.tags }, this.options.logger),
+          recorded: tellStarted(this.options.observer, { sessionId: id, direction: direction === 'outbound' ? 'outbound' : 'inbound', from, to, tags: request?.tags }, this.options.logger, this.options.startedRecordWaitMs),
         });
         const taken = direction === 'outbound' ? pendingCalls.take(to, id) : undefined;
         return taken instanceof Promise ? taken.then(started) : started(taken);

@@ -62,6 +62,8 @@ export interface CallsParts {
   readonly callObservers: readonly CallObserver[];
   /** The business's documents, looked up at each turn and offered as search_knowledge; none without. */
   readonly knowledge: Knowledge | undefined;
+  /** How long a greeting waits for the call's start to be on record (StartOptions). */
+  readonly startedRecordWaitMs: number | undefined;
 }
 
 export async function openCalls(config: Config, logger: Logger, parts: CallsParts, opened: OpenedStack) {
@@ -119,6 +121,7 @@ export async function openCalls(config: Config, logger: Logger, parts: CallsPart
     businessConnections,
     voicemail: parts.voicemail,
     observer: observers,
+    startedRecordWaitMs: parts.startedRecordWaitMs,
     activity: parts.liveView.activity,
     // Among replicas a call may go on elsewhere from its record: each reply is on it once played.
     recordEachReply: owners !== undefined,

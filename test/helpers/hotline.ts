@@ -19,7 +19,7 @@ export async function startTestHotline(
   script: Script,
   env: Record<string, string> = {},
   llmTiming: { ttftMs?: number; tokenDelayMs?: number } = {},
-  hotlineOptions: { campaignClock?: Clock; logger?: Logger } = {},
+  hotlineOptions: { campaignClock?: Clock; logger?: Logger; startedRecordWaitMs?: number } = {},
 ): Promise<TestHotline> {
   const llm = await startScriptedLlmServer({ script, host: '127.0.0.1', ttftMs: 5, tokenDelayMs: 2, ...llmTiming });
   const transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-test-'));
