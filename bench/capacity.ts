@@ -19,6 +19,15 @@ export interface IdleCallers {
   close(): Promise<void>;
 }
 
+/**
+ * This process's node flags without a CPU profile's; from source, with tsx's loader, which a process
+ * run by tsx passes on but one run by vitest (a test of the bench) does not have among its flags.
+ */
+function childExecArgv(typescript: boolean): string[] {
+  const flags = process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof'));
+  return typescript && !flags.some((arg) => arg.includes('tsx')) ? [...flags, '--import', import.meta.resolve('tsx')] : flags;
+}
+
 /** Forks idle-callers with the loader this process runs under (tsx), so the .ts child needs no build. */
 export async function spawnIdleCallers(wsUrl: string, count: number, perSecond: number): Promise<IdleCallers> {
   const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
@@ -27,7 +36,7 @@ export async function spawnIdleCallers(wsUrl: string, count: number, perSecond: 
   // A profiled bench must not make the child write a profile of its own.
   if (env.NODE_OPTIONS) env.NODE_OPTIONS = env.NODE_OPTIONS.replace(/--cpu-prof\S*/g, '').trim();
   const child: ChildProcess = fork(script, [wsUrl, String(count), String(perSecond)], {
-    execArgv: process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')),
+    execArgv: childExecArgv(extension === 'ts'),
     env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -132,6 +132,8 @@ function follow(stream: NodeJS.ReadableStream, onLine?: (line: string) => void):
 }
 
 export class HotlineProcess implements HotlineUnderTest {
+  private closing = false;
+
   private constructor(
     private readonly child: ChildProcess,
     private readonly exited: Promise<void>,
@@ -219,7 +221,12 @@ export class HotlineProcess implements HotlineUnderTest {
     }
     const ws = new URL(wsUrl ?? '');
     const url = `http://${ws.host}`;
-    return new HotlineProcess(child, exited, probeServer, links, workdir, url, ws.href, Number(ws.port));
+    const started = new HotlineProcess(child, exited, probeServer, links, workdir, url, ws.href, Number(ws.port));
+    // A Hotline that dies under the bench says why, or its probe's closing would be all there is to read.
+    void exited.then(() => {
+      if (!started.closing) process.stderr.write(`${failed(`exited with code ${child.exitCode ?? child.signalCode} during the run`).message}\n`);
+    });
+    return started;
   }
 
   /** How many Hotlines run in the process (WORKERS). */
@@ -278,6 +285,7 @@ export class HotlineProcess implements HotlineUnderTest {
 
   /** SIGTERM, as a service manager stops it; SIGKILL if it has not exited in time. */
   async close(): Promise<void> {
+    this.closing = true;
     for (const link of this.links) link.commands.fail(new Error('Hotline process closed'));
     await stopChild(this.child, this.exited, STOP_TIMEOUT_MS);
     await new Promise<void>((resolve) => this.probeServer.close(() => resolve()));

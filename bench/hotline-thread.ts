@@ -3,18 +3,18 @@
  * addresses, and the probes and measurements taken on its thread, with every
  * time moved onto this thread's clock.
  */
-import type { Worker } from 'node:worker_threads';
 import { clockOffset } from './clock.js';
 import { CommandChannel, shiftRecords, type HeapFigures, type HotlineUnderTest, type LoopFigures, type ProbeRecords } from './hotline-probes.js';
 import type { HotlineWorkerData, HotlineWorkerMessage } from './hotline-worker.js';
 import { spawnWorker } from './spawn-worker.js';
+import type { WorkerLike } from './thread-process.js';
 
 export class HotlineThread implements HotlineUnderTest {
   readonly pids: readonly number[] = [];
   private readonly commands: CommandChannel;
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly worker: WorkerLike,
     readonly url: string,
     readonly wsUrl: string,
     readonly port: number,
@@ -35,9 +35,12 @@ export class HotlineThread implements HotlineUnderTest {
     return HotlineThread.spawn('hotline-worker', { role: 'hotline-bench-hotline', env, nice } satisfies HotlineWorkerData);
   }
 
-  /** A module beside this one that answers as hotline-worker does: raw-reader-worker, the floor, is measured alike. */
-  static async spawn(module: string, data: unknown): Promise<HotlineThread> {
-    const worker = spawnWorker(module, data);
+  /**
+   * A module beside this one that answers as hotline-worker does: raw-reader-worker, the floor, is measured alike.
+   * `spawn`: on a thread here, or on one in a process of its own (ThreadProcess.spawn).
+   */
+  static async spawn(module: string, data: unknown, spawn: (module: string, data: unknown) => WorkerLike = spawnWorker): Promise<HotlineThread> {
+    const worker = spawn(module, data);
     const ready = await new Promise<Extract<HotlineWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       const onExit = (code: number): void => reject(new Error(`Hotline thread exited with code ${code} while starting`));
       worker.once('error', reject);

@@ -15,9 +15,10 @@ import { HotlineThread } from './hotline-thread.js';
 import type { RawReaderWorkerData } from './raw-reader-worker.js';
 import type { LlmWorkerCommand, LlmWorkerData, LlmWorkerMessage } from './llm-worker.js';
 import { EXPECTED_SPEAKS, replyText, requestedTag, tagFor, tagOf, templateOf, UNTRACED_REPLY } from './replies.js';
-import { startingNice, yieldCpuToHotline } from './priority.js';
+import { startingNice, takeNice, yieldCpuToHotline } from './priority.js';
 import { DASHBOARD_TOKEN, seedCalls } from './dashboard-load.js';
 import { spawnWorker } from './spawn-worker.js';
+import { ThreadProcess, type WorkerLike } from './thread-process.js';
 
 /** A speak as its caller heard it. */
 export interface HeardSpeak {
@@ -64,6 +65,12 @@ export interface FixtureOptions {
   /** The callers' and the LLM server's threads drop to the lowest CPU priority once Hotline runs (see priority.ts). */
   yieldCpu: boolean;
   /**
+   * Instead, the callers' thread runs at this nice value once Hotline runs: below Hotline's (ahead
+   * of it) takes each speak's arrival and each send's moment on time however busy Hotline is, as
+   * the voice service's own hosts would (the outside phase).
+   */
+  callersNice?: number;
+  /**
    * With `llmThread`, the LLM server's thread runs at this nice value instead: below Hotline's (a
    * higher priority) keeps its tokens on time however busy Hotline is, as a remote provider's are.
    */
@@ -76,6 +83,11 @@ export interface FixtureOptions {
   launch?: HotlineLauncher;
   /** Also start the floor of first-speak overhead (raw-reader.ts) on a thread of its own, at Hotline's priority. */
   floor?: boolean;
+  /**
+   * The LLM server and the floor each on a thread of a process of its own (thread-process.ts)
+   * instead of the callers' process: the outside phase's three processes. Implies `llmThread`.
+   */
+  apart?: boolean;
 }
 
 /** Starts Hotline with `env`, running at the nice value `nice` (the bench's before its callers gave way; see takeNice). */
@@ -107,7 +119,7 @@ export class BenchFixture {
 
   static async start(options: FixtureOptions): Promise<BenchFixture> {
     const fixture = new BenchFixture();
-    fixture.llm = options.llmThread ? await fixture.startWorkerLlm(options) : await fixture.startLocalLlm(options);
+    fixture.llm = options.llmThread || options.apart ? await fixture.startWorkerLlm(options) : await fixture.startLocalLlm(options);
     fixture.transcriptsDir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-'));
     const storedCalls = options.storedCalls ?? 0;
     if (storedCalls > 0) await seedCalls(path.join(fixture.transcriptsDir, 'hotline.db'), storedCalls);
@@ -137,10 +149,11 @@ export class BenchFixture {
     }, startingNice());
     if (options.floor) {
       const data: RawReaderWorkerData = { role: 'hotline-bench-floor', llmBaseUrl: fixture.llm.baseURL, nice: startingNice() };
-      fixture.floor = await HotlineThread.spawn('raw-reader-worker', data);
+      fixture.floor = await HotlineThread.spawn('raw-reader-worker', data, options.apart ? ThreadProcess.spawn : spawnWorker);
     }
     // After Hotline's (and the floor's) thread has started: a thread is born with its creator's priority.
-    if (options.yieldCpu) fixture.callersNice = yieldCpuToHotline();
+    if (options.callersNice !== undefined) fixture.callersNice = takeNice(options.callersNice);
+    else if (options.yieldCpu) fixture.callersNice = yieldCpuToHotline();
     return fixture;
   }
 
@@ -264,7 +277,7 @@ export class BenchFixture {
       yieldCpu: options.yieldCpu,
       nice: options.llmNice,
     };
-    const worker = spawnWorker('llm-worker', data);
+    const worker: WorkerLike = options.apart ? ThreadProcess.spawn('llm-worker', data) : spawnWorker('llm-worker', data);
     const ready = await new Promise<Extract<LlmWorkerMessage, { kind: 'ready' }>>((resolve, reject) => {
       worker.once('error', reject);
       worker.on('message', function awaitReady(message: LlmWorkerMessage) {

@@ -41,6 +41,7 @@ import { describePostgresUrl } from '../src/store/postgres/postgres-dialect.js';
 import { DashboardViewer, type DashboardResult } from './dashboard-load.js';
 import { runWebhook, type WebhookResult } from './webhook.js';
 import { measureWorkers, type WorkersResult } from './workers.js';
+import { measureOutside, type OutsideResult } from './outside.js';
 import { measureNetwork, type NetworkResult } from './network.js';
 import { KnowledgeFolders, measureFirstSpeakWithKnowledge, measureKnowledgeRetrieval, STALL_AIM_PASSAGES, type KnowledgeBenchResult } from './knowledge.js';
 import { LanguagePrompts, measureFirstSpeakWithLanguages, measureLanguageCosts, pronunciationsFigures, LANGUAGES_NOTE, type LanguagesBenchResult } from './languages.js';
@@ -48,28 +49,30 @@ import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { LinkKind } from './network-link.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../src/command-line.js';
 
-const PHASES = ['first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge', 'languages'] as const;
+const PHASES = ['outside', 'first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge', 'languages'] as const;
 /** Phases that start Hotline themselves, apart from the bench's main Hotline on a thread. */
-const OWN_HOTLINE: readonly Phase[] = ['store', 'workers', 'network', 'knowledge', 'languages'];
+const OWN_HOTLINE: readonly Phase[] = ['outside', 'store', 'workers', 'network', 'knowledge', 'languages'];
 const LINKS = ['auto', 'netns', 'proxy'] as const;
 type Phase = (typeof PHASES)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
 
-Benchmarks Hotline on a thread of its own against a scripted OpenAI-compatible LLM server, with
-callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1, and prints a
-table of first-speak overhead, barge-in latency, capacity, webhook throughput, the store's
+Benchmarks Hotline as production starts it (node dist/main.js), measured from other processes: the
+callers', the scripted model's and the floor's (outside: first-speak, barge-in and memory per idle
+call, the headline figures); then Hotline on a thread of its own against a scripted OpenAI-compatible
+LLM server, with callers driving calls over real WebSockets (and HTTP for the webhook) on 127.0.0.1,
+and prints a table of first-speak overhead, barge-in latency, capacity, webhook throughput, the store's
 figures on SQLite and PostgreSQL, the talking calls held with WORKERS=1 and WORKERS=2 (Hotline
 built and started as a process, node dist/main.js), what a caller pays when the model and a
 business system are across a network, over TLS (network), the business's documents indexed and
 searched on both stores, with first-speak overhead with the knowledge base off and on (knowledge), and
 first-speak overhead with a language per call, its detection and pronunciations off and on (languages).
-A full run takes about 20 minutes on 2 cores, --quick about 6; the run gives up after 30 minutes (exit 3).
+A full run takes about 25 minutes on 2 cores, --quick about 7; the run gives up after 40 minutes (exit 3).
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
-  --only <phases>           comma-separated, of first-speak, barge-in, capacity, webhook, store, workers, network,
-                            knowledge, languages (default: all)
+  --only <phases>           comma-separated, of outside, first-speak, barge-in, capacity, webhook, store, workers,
+                            network, knowledge, languages (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
                             phase always gives it one, ahead of Hotline's priority: see bench/workers.ts)
@@ -87,11 +90,14 @@ The LLM server and the callers:
   --ms-per-char <ms>        playback time of Hotline's speech per character (default 5)
 
 Phases:
+  --outside-calls <n,n,...> outside: calls talking at once, one level each, Hotline then the floor
+                            (default 1,100,250,1000 [1,50])
+  --outside-barge-ins <n>   outside: interruptions over --barge-in-calls calls, after 100 over 10 (default 2000 [300])
   --calls <n,n,...>         first-speak: calls talking at once, one level each (default 1,100,1000 [1,50])
   --turns <n>               first-speak: turns per call (default 12 for 1 call, 4 up to 200, else 2 [2, else 1])
   --barge-ins <n>           barge-in: interruptions (default 10000 [300])
   --barge-in-calls <n>      barge-in: calls interrupting in parallel (default 200 [100])
-  --idle-calls <n>          capacity: greeted idle calls for the memory figure (default 2000 [300])
+  --idle-calls <n>          capacity, outside: greeted idle calls for the memory figure (default 2000 [300])
   --target-talking <n>      capacity: calls talking among the idle ones (default 200 [30])
   --event-loop-calls <n>    capacity: calls talking while the event-loop delay is measured (default 500 [100])
   --ladder-budget-s <s>     capacity: time for the ladder of talking calls (default 90 [6])
@@ -135,6 +141,8 @@ const BENCH = command({
     'ttft-ms': { type: 'string' },
     'tokens-per-second': { type: 'string' },
     calls: { type: 'string' },
+    'outside-calls': { type: 'string' },
+    'outside-barge-ins': { type: 'string' },
     turns: { type: 'string' },
     'think-ms': { type: 'string' },
     'ms-per-char': { type: 'string' },
@@ -167,7 +175,17 @@ const BENCH = command({
 type BenchValues = CommandLine<typeof BENCH.options, false>['values'];
 type ValueFlag = Exclude<
   keyof BenchValues,
-  'quick' | 'llm-thread' | 'same-priority' | 'help' | 'postgres' | 'gap' | 'link' | 'keep-alive-hint' | 'tracing' | 'knowledge-passages'
+  | 'quick'
+  | 'llm-thread'
+  | 'same-priority'
+  | 'help'
+  | 'postgres'
+  | 'gap'
+  | 'link'
+  | 'keep-alive-hint'
+  | 'tracing'
+  | 'knowledge-passages'
+  | 'outside-calls'
 >;
 
 /** Every setting of the run, checked before anything starts; throws UsageError. */
@@ -182,6 +200,8 @@ function benchSettings(values: BenchValues) {
     quick,
     phases: phasesFrom(values.only),
     levels: levelsFrom('--calls', values.calls ?? (quick ? '1,50' : '1,100,1000')),
+    outsideLevels: levelsFrom('--outside-calls', values['outside-calls'] ?? (quick ? '1,50' : '1,100,250,1000')),
+    outsideBargeIns: count('outside-barge-ins', 2000, 300),
     // Few turns at high counts keep the run in budget; one call needs more turns for a stable median.
     turnsFor: (calls: number): number => turns ?? (quick ? (calls === 1 ? 2 : 1) : calls === 1 ? 12 : calls <= 200 ? 4 : 2),
     ttftMs: number('ttft-ms', 300),
@@ -262,6 +282,8 @@ const {
   quick,
   phases,
   levels,
+  outsideLevels,
+  outsideBargeIns,
   turnsFor,
   ttftMs,
   tokensPerSecond,
@@ -301,9 +323,9 @@ const turnTimeoutMs = 60_000;
 
 // However the machine behaves, the run ends.
 setTimeout(() => {
-  console.error('bench: still running after 30 minutes; giving up');
+  console.error('bench: still running after 40 minutes; giving up');
   process.exit(3);
-}, 30 * 60_000).unref();
+}, 40 * 60_000).unref();
 
 const progress = (message: string): void => {
   process.stderr.write(`[${((now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
@@ -341,6 +363,7 @@ let viewer: DashboardViewer | undefined;
 let store: StoreBenchResult | undefined;
 let fixture: BenchFixture | undefined;
 let workers: WorkersResult | undefined;
+let outside: OutsideResult | undefined;
 let network: NetworkResult | undefined;
 let otlpSink: OtlpSink | undefined;
 let knowledge: KnowledgeBenchResult | undefined;
@@ -415,7 +438,21 @@ if (languages && languagePrompts) {
     await languagePrompts.remove();
   }
 }
-// These two build dist/ and start Hotline as processes of their own, apart from every phase above.
+// These three build dist/ and start Hotline as processes of their own, apart from every phase above.
+if (phases.has('outside')) {
+  const low = { calls: quick ? 3 : 10, trialsPerCall: quick ? 3 : 10 };
+  outside = await measureOutside({
+    levels: outsideLevels,
+    turnsFor,
+    talk,
+    warmUp: storeOptions.warmUp,
+    bargeIns: { low, high: { calls: bargeInCalls, trialsPerCall: Math.max(1, Math.round(outsideBargeIns / bargeInCalls)) } },
+    tokenDelayMs,
+    idleCalls,
+    fixture: { ttftMs, tokenDelayMs, yieldCpu: !samePriority },
+    progress,
+  });
+}
 if (phases.has('workers')) {
   workers = await measureWorkers({
     workers: workerCounts,
@@ -562,6 +599,8 @@ const partial: Omit<BenchResults, 'targets'> = {
     thinkMs,
     msPerChar,
     calls: levels.join(','),
+    outsideCalls: outsideLevels.join(','),
+    outsideBargeIns,
     seed,
     bargeIns,
     bargeInCalls,
@@ -596,6 +635,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(dashboard ? { dashboard } : {}),
   ...(store ? { store } : {}),
   ...(workers ? { workers } : {}),
+  ...(outside ? { outside } : {}),
   ...(network ? { network } : {}),
   ...(knowledge ? { knowledge } : {}),
   ...(languages ? { languages } : {}),

@@ -54,3 +54,12 @@ export function takeNice(nice: number | undefined): number | undefined {
     }
   }
 }
+
+/** Back to `nice` (lowering a priority needs no privilege), as a phase that ran this thread ahead of Hotline ends. */
+export function restoreNice(nice: number | undefined): void {
+  try {
+    if (nice !== undefined) setPriority(nice);
+  } catch {
+    // A sandbox may refuse; the next phase's figures then say which priority it ran at.
+  }
+}

@@ -6,6 +6,12 @@ import type { FirstSpeakLevel } from './first-speak.js';
 import { STALL_AIM_PASSAGES, STALL_LIMIT_MS, type KnowledgeBenchResult, type KnowledgeStoreFigures, type RetrievalRun } from './knowledge.js';
 import type { LanguagesBenchResult, LanguagesSide, RoundFigures, TurnFigures } from './languages.js';
 import { formatMs, type Summary } from './stats.js';
+import { signedMs, table } from './table.js';
+import { judge, type Target } from './target.js';
+
+export { judge, type Target };
+import { outsideTargets, renderOutside } from './outside-report.js';
+import type { OutsideResult } from './outside.js';
 import type { DashboardResult } from './dashboard-load.js';
 import type { BusinessGroup, Spread, TurnGroup } from './network-figures.js';
 import type { NetworkResult } from './network.js';
@@ -30,16 +36,6 @@ export function machine(): Machine {
     platform: `${process.platform} ${process.arch}`,
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
   };
-}
-
-export interface Target {
-  name: string;
-  value: number;
-  unit: string;
-  limit: number;
-  /** The figure passes at or above the limit (a ratio); otherwise at or below it. */
-  atLeast?: boolean;
-  pass: boolean;
 }
 
 /** What the first-speak figure covers; `callersNice` is the callers' thread's nice value, if it gave way to Hotline. */
@@ -70,6 +66,8 @@ export interface BenchResults {
   dashboard?: { idle: DashboardResult; underLoad: DashboardResult };
   /** The store phase: first-speak overhead and calls stored per second, on SQLite and PostgreSQL. */
   store?: StoreBenchResult;
+  /** The outside phase: Hotline as production starts it, measured from the callers', the model's and the floor's processes. */
+  outside?: OutsideResult;
   /** The workers phase: talking calls held under the limit by Hotline as a process, WORKERS=1 and 2. */
   workers?: WorkersResult;
   /** The network phase: first-speak overhead and new connections with the model and a business system across a network, over TLS. */
@@ -80,14 +78,6 @@ export interface BenchResults {
   languages?: LanguagesBenchResult;
   targets: Target[];
 }
-
-/** A figure against its limit (lower is better); undefined when the figure was not measured. */
-export function judge(name: string, value: number | undefined, limit: number, unit: string): Target | undefined {
-  if (value === undefined || Number.isNaN(value)) return undefined;
-  return { name, value, unit, limit, pass: value <= limit };
-}
-
-const signedMs = (ms: number | undefined): string => (ms === undefined ? '–' : `${ms < 0 ? '−' : '+'}${formatMs(Math.abs(ms))}`);
 
 /** Hotline's first-speak p50 minus the floor's, in ms. */
 export function aboveFloorP50(level: FirstSpeakLevel | undefined): number | undefined {
@@ -103,6 +93,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): Target[
   const levels = results.firstSpeak?.levels ?? [];
   const at = (calls: number): FirstSpeakLevel | undefined => levels.find((l) => l.calls === calls);
   const targets = [
+    ...(results.outside ? outsideTargets(results.outside) : []),
     judge('first-speak overhead p50, 1 call', at(1)?.overheadMs.p50, 1, 'ms'),
     judge('first-speak overhead p99, 100 calls', at(100)?.overheadMs.p99, 5, 'ms'),
     // Issue 24: against the floor measured in the same run (raw-reader.ts), which the machine's noise moves alike.
@@ -587,15 +578,6 @@ function renderStalls(store: KnowledgeStoreFigures, run: RetrievalRun): string[]
   ];
 }
 
-function row(cells: (string | number)[], widths: number[]): string {
-  return cells.map((cell, i) => String(cell).padStart(widths[i] ?? 8)).join('  ');
-}
-
-function table(header: string[], rows: (string | number)[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
-  return [row(header, widths), ...rows.map((r) => row(r, widths))].map((line) => `  ${line}`);
-}
-
 export function render(results: BenchResults): string {
   const out: string[] = [];
   const m = results.machine;
@@ -607,6 +589,7 @@ export function render(results: BenchResults): string {
   );
   out.push(`started ${results.startedAt}, ran ${results.durationS.toFixed(0)} s`);
 
+  if (results.outside) out.push(...renderOutside(results.outside));
   const fs = results.firstSpeak;
   if (fs) {
     out.push('', '1. First-speak overhead: completing LLM token written → speak left Hotline (ms)');
