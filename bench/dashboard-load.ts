@@ -150,6 +150,13 @@ export class DashboardViewer {
     return viewer;
   }
 
+  /** Logs in and keeps the live stream open, asking for nothing else: what a wall screen of calls in progress costs. */
+  static async watchLive(url: string): Promise<DashboardViewer> {
+    const viewer = await DashboardViewer.start(url, 0, 0, false);
+    await viewer.openLive();
+    return viewer;
+  }
+
   /** `requests` history pages one after another, nothing else running: the page's own time. */
   static async measureIdle(url: string, storedCalls: number, requests: number): Promise<DashboardResult> {
     const viewer = await DashboardViewer.start(url, storedCalls, 0, false);

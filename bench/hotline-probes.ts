@@ -4,6 +4,7 @@
  * on Hotline's side and handed over on request, so the probes cost Hotline no message per event.
  */
 import diagnostics from 'node:diagnostics_channel';
+import v8 from 'node:v8';
 import type { Socket } from 'node:net';
 import { monitorEventLoopDelay, PerformanceObserver, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 import type { CallRegistry } from '../src/call/call-registry.js';
@@ -32,6 +33,13 @@ export interface LoopFigures {
   /** The longest garbage-collection pause of this thread, and all of them added up (undefined where not observed). */
   gcPauseMaxMs?: number;
   gcPauseTotalMs?: number;
+  /**
+   * Bytes allocated on this thread's V8 heap over the run: what its heap grew by plus what each
+   * collection freed (v8.GCProfiler), so garbage counts whether or not it was collected yet.
+   */
+  allocatedBytes?: number;
+  /** CPU time of the process over the run, user and system: Hotline's own where it runs as a process of its own. */
+  processCpuMs?: number;
 }
 
 export interface HeapFigures {
@@ -98,6 +106,7 @@ export class HotlineProbes {
   private busyBefore: EventLoopUtilization | undefined;
   private gcObserver: PerformanceObserver | undefined;
   private gcPauses: number[] = [];
+  private allocation: { profiler: v8.GCProfiler; heapUsed: number; cpu: NodeJS.CpuUsage } | undefined;
   private readonly gc = forcedGc();
 
   constructor() {
@@ -159,6 +168,9 @@ export class HotlineProbes {
         this.monitor = monitorEventLoopDelay({ resolution: 2 });
         this.monitor.enable();
         this.busyBefore = performance.eventLoopUtilization();
+        this.allocation?.profiler.stop();
+        this.allocation = { profiler: new v8.GCProfiler(), heapUsed: v8.getHeapStatistics().used_heap_size, cpu: process.cpuUsage() };
+        this.allocation.profiler.start();
         return null;
       case 'loop-stop': {
         const monitor = this.monitor;
@@ -169,7 +181,10 @@ export class HotlineProbes {
         for (const entry of this.gcObserver?.takeRecords() ?? []) this.gcPauses.push(entry.duration);
         this.gcObserver?.disconnect();
         this.gcObserver = undefined;
+        const allocation = this.allocation;
+        this.allocation = undefined;
         return {
+          ...(allocation ? allocationSince(allocation) : {}),
           p50Ms: monitor.percentile(50) / 1e6,
           p99Ms: monitor.percentile(99) / 1e6,
           maxMs: monitor.max / 1e6,
@@ -202,6 +217,14 @@ export class HotlineProbes {
       },
     });
   }
+}
+
+/** Bytes allocated and the process's CPU since `start`: the heap's growth plus what every collection in between freed. */
+function allocationSince(start: { profiler: v8.GCProfiler; heapUsed: number; cpu: NodeJS.CpuUsage }): { allocatedBytes: number; processCpuMs: number } {
+  const { statistics } = start.profiler.stop();
+  const freed = statistics.reduce((sum, gc) => sum + (gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize), 0);
+  const cpu = process.cpuUsage(start.cpu);
+  return { allocatedBytes: v8.getHeapStatistics().used_heap_size - start.heapUsed + freed, processCpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /** What the bench needs of a Hotline it drives: a thread of its own (HotlineThread) or a process (HotlineProcess). */

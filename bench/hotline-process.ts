@@ -31,7 +31,7 @@ import { PROBE_PORT_VARIABLE, type ProcessProbeMessage } from './process-probe.j
  */
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const sourceDir = path.join(repoRoot, 'src');
-const builtDir = path.join(repoRoot, 'dist');
+const distDir = path.join(repoRoot, 'dist');
 
 /** Enough of the bench's environment to run node, and nothing that configures Hotline. */
 const PASSED_ON = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
@@ -71,7 +71,7 @@ function sourceArgs(): string[] {
  * The bench's own modules are bundled in; the product's are imported from dist/, the very modules
  * main.js runs, since the probe finds Hotline's registry by patching dist's CallRegistry class.
  */
-async function builtProbe(folder: string): Promise<string> {
+async function builtProbe(folder: string, builtDir: string): Promise<string> {
   const outfile = path.join(folder, 'process-probe.mjs');
   await build({
     entryPoints: [fileURLToPath(new URL('process-probe.ts', import.meta.url))],
@@ -150,9 +150,13 @@ export class HotlineProcess implements HotlineUnderTest {
    * `node --import process-probe.mjs dist/main.js` (see builtProbe) with `env` and WORKERS=`workers`, ready once
    * every Hotline in it has said where it listens and connected its probe. `nice`: the priority
    * the calling thread takes back first, as the process and every thread in it are born with it.
-   * `source`: src/main.ts through tsx instead (see sourceArgs).
+   * `source`: src/main.ts through tsx instead (see sourceArgs). `built`: the compiled product's folder,
+   * laid out as src/ is (default dist/; the tests' own build is another).
    */
-  static async start(env: Record<string, string>, options: { workers: number; nice: number | undefined; source?: boolean }): Promise<HotlineProcess> {
+  static async start(
+    env: Record<string, string>,
+    options: { workers: number; nice: number | undefined; source?: boolean; built?: string },
+  ): Promise<HotlineProcess> {
     const hotlines = options.workers;
     const probeServer = createServer();
     const links: ProbeLink[] = [];
@@ -173,7 +177,11 @@ export class HotlineProcess implements HotlineUnderTest {
     const probePort = (probeServer.address() as { port: number }).port;
 
     const workdir = await mkdtemp(path.join(tmpdir(), 'hotline-bench-process-'));
-    const nodeArgs = options.source ? sourceArgs() : ['--import', pathToFileURL(await builtProbe(workdir)).href, path.join(builtDir, 'main.js')];
+    // HOTLINE_BENCH_CPU_PROFILE_DIR: each Hotline process writes a CPU profile there as it exits (finding where a figure goes).
+    const profileDir = process.env.HOTLINE_BENCH_CPU_PROFILE_DIR;
+    const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+    const built = options.built ?? distDir;
+    const nodeArgs = [...profile, ...(options.source ? sourceArgs() : ['--import', pathToFileURL(await builtProbe(workdir, built)).href, path.join(built, 'main.js')])];
     const passed: Record<string, string> = {};
     for (const name of PASSED_ON) if (process.env[name] !== undefined) passed[name] = process.env[name];
     takeNice(options.nice);
@@ -269,6 +277,8 @@ export class HotlineProcess implements HotlineUnderTest {
       utilization: all.reduce((sum, f) => sum + f.utilization, 0) / all.length,
       gcPauseMaxMs: Math.max(...all.map((f) => f.gcPauseMaxMs ?? 0)),
       gcPauseTotalMs: all.reduce((sum, f) => sum + (f.gcPauseTotalMs ?? 0), 0),
+      allocatedBytes: all.reduce((sum, f) => sum + (f.allocatedBytes ?? 0), 0),
+      processCpuMs: all.reduce((sum, f) => sum + (f.processCpuMs ?? 0), 0),
     };
   }
 

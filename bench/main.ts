@@ -42,6 +42,7 @@ import { DashboardViewer, type DashboardResult } from './dashboard-load.js';
 import { runWebhook, type WebhookResult } from './webhook.js';
 import { measureWorkers, type WorkersResult } from './workers.js';
 import { measureOutside, type OutsideResult } from './outside.js';
+import { FEATURES, measureFeatures, type FeatureName, type FeaturesResult } from './features.js';
 import { measureNetwork, type NetworkResult } from './network.js';
 import { KnowledgeFolders, measureFirstSpeakWithKnowledge, measureKnowledgeRetrieval, STALL_AIM_PASSAGES, type KnowledgeBenchResult } from './knowledge.js';
 import { LanguagePrompts, measureFirstSpeakWithLanguages, measureLanguageCosts, pronunciationsFigures, LANGUAGES_NOTE, type LanguagesBenchResult } from './languages.js';
@@ -49,9 +50,9 @@ import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { LinkKind } from './network-link.js';
 import { command, commandLineOrExit, endQuietlyWhenOutputCloses, numberOption, UsageError, type CommandLine } from '../src/command-line.js';
 
-const PHASES = ['outside', 'first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge', 'languages'] as const;
+const PHASES = ['outside', 'features', 'first-speak', 'barge-in', 'capacity', 'webhook', 'store', 'workers', 'network', 'knowledge', 'languages'] as const;
 /** Phases that start Hotline themselves, apart from the bench's main Hotline on a thread. */
-const OWN_HOTLINE: readonly Phase[] = ['outside', 'store', 'workers', 'network', 'knowledge', 'languages'];
+const OWN_HOTLINE: readonly Phase[] = ['outside', 'features', 'store', 'workers', 'network', 'knowledge', 'languages'];
 const LINKS = ['auto', 'netns', 'proxy'] as const;
 type Phase = (typeof PHASES)[number];
 
@@ -71,8 +72,8 @@ A full run takes about 25 minutes on 2 cores, --quick about 7; the run gives up 
 
 Run:
   --quick                   a short smoke run: the defaults in [brackets] below
-  --only <phases>           comma-separated, of outside, first-speak, barge-in, capacity, webhook, store, workers,
-                            network, knowledge, languages (default: all)
+  --only <phases>           comma-separated, of outside, features, first-speak, barge-in, capacity, webhook, store,
+                            workers, network, knowledge, languages (default: all)
   --out <file>              also write the figures as JSON to this file
   --llm-thread              run the LLM server on a thread of its own (default: the callers' thread; the workers
                             phase always gives it one, ahead of Hotline's priority: see bench/workers.ts)
@@ -93,6 +94,10 @@ Phases:
   --outside-calls <n,n,...> outside: calls talking at once, one level each, Hotline then the floor
                             (default 1,100,250,1000 [1,50])
   --outside-barge-ins <n>   outside: interruptions over --barge-in-calls calls, after 100 over 10 (default 2000 [300])
+  --features <names>        features: comma-separated, of ${FEATURES.join(', ')}
+                            (default: all)
+  --feature-calls <n>       features: calls talking at once on each side (default 20 [10])
+  --feature-turns <n>       features: turns per call and round (default 3 [2]), in 4 rounds a side [2]
   --calls <n,n,...>         first-speak: calls talking at once, one level each (default 1,100,1000 [1,50])
   --turns <n>               first-speak: turns per call (default 12 for 1 call, 4 up to 200, else 2 [2, else 1])
   --barge-ins <n>           barge-in: interruptions (default 10000 [300])
@@ -143,6 +148,9 @@ const BENCH = command({
     calls: { type: 'string' },
     'outside-calls': { type: 'string' },
     'outside-barge-ins': { type: 'string' },
+    features: { type: 'string' },
+    'feature-calls': { type: 'string' },
+    'feature-turns': { type: 'string' },
     turns: { type: 'string' },
     'think-ms': { type: 'string' },
     'ms-per-char': { type: 'string' },
@@ -186,6 +194,7 @@ type ValueFlag = Exclude<
   | 'tracing'
   | 'knowledge-passages'
   | 'outside-calls'
+  | 'features'
 >;
 
 /** Every setting of the run, checked before anything starts; throws UsageError. */
@@ -202,6 +211,10 @@ function benchSettings(values: BenchValues) {
     levels: levelsFrom('--calls', values.calls ?? (quick ? '1,50' : '1,100,1000')),
     outsideLevels: levelsFrom('--outside-calls', values['outside-calls'] ?? (quick ? '1,50' : '1,100,250,1000')),
     outsideBargeIns: count('outside-barge-ins', 2000, 300),
+    features: featuresFrom(values.features),
+    featureCalls: count('feature-calls', 20, 10),
+    featureTurns: count('feature-turns', 3, 2),
+    featureRounds: quick ? 1 : 2,
     // Few turns at high counts keep the run in budget; one call needs more turns for a stable median.
     turnsFor: (calls: number): number => turns ?? (quick ? (calls === 1 ? 2 : 1) : calls === 1 ? 12 : calls <= 200 ? 4 : 2),
     ttftMs: number('ttft-ms', 300),
@@ -247,6 +260,15 @@ function phasesFrom(only: string | undefined): Set<Phase> {
   return phases;
 }
 
+function featuresFrom(names: string | undefined): FeatureName[] {
+  if (names === undefined) return [...FEATURES];
+  return names.split(',').map((name) => {
+    const trimmed = name.trim();
+    if (!(FEATURES as readonly string[]).includes(trimmed)) throw new UsageError(`--features: unknown feature "${trimmed}"; choose from ${FEATURES.join(', ')}`);
+    return trimmed as FeatureName;
+  });
+}
+
 /** "8000" or "5000-15000" (ms). */
 function gapFrom(value: string | undefined): { min: number; max: number } {
   if (value === undefined) return { min: 8000, max: 8000 };
@@ -284,6 +306,10 @@ const {
   levels,
   outsideLevels,
   outsideBargeIns,
+  features,
+  featureCalls,
+  featureTurns,
+  featureRounds,
   turnsFor,
   ttftMs,
   tokensPerSecond,
@@ -364,6 +390,7 @@ let store: StoreBenchResult | undefined;
 let fixture: BenchFixture | undefined;
 let workers: WorkersResult | undefined;
 let outside: OutsideResult | undefined;
+let featureCosts: FeaturesResult | undefined;
 let network: NetworkResult | undefined;
 let otlpSink: OtlpSink | undefined;
 let knowledge: KnowledgeBenchResult | undefined;
@@ -438,7 +465,7 @@ if (languages && languagePrompts) {
     await languagePrompts.remove();
   }
 }
-// These three build dist/ and start Hotline as processes of their own, apart from every phase above.
+// These build dist/ and start Hotline as processes of their own, apart from every phase above.
 if (phases.has('outside')) {
   const low = { calls: quick ? 3 : 10, trialsPerCall: quick ? 3 : 10 };
   outside = await measureOutside({
@@ -449,6 +476,19 @@ if (phases.has('outside')) {
     bargeIns: { low, high: { calls: bargeInCalls, trialsPerCall: Math.max(1, Math.round(outsideBargeIns / bargeInCalls)) } },
     tokenDelayMs,
     idleCalls,
+    fixture: { ttftMs, tokenDelayMs, yieldCpu: !samePriority },
+    progress,
+  });
+}
+if (phases.has('features')) {
+  featureCosts = await measureFeatures({
+    features,
+    calls: featureCalls,
+    turns: featureTurns,
+    rounds: featureRounds,
+    talk,
+    warmUp: storeOptions.warmUp,
+    postgresAdminUrl,
     fixture: { ttftMs, tokenDelayMs, yieldCpu: !samePriority },
     progress,
   });
@@ -601,6 +641,9 @@ const partial: Omit<BenchResults, 'targets'> = {
     calls: levels.join(','),
     outsideCalls: outsideLevels.join(','),
     outsideBargeIns,
+    features: features.join(','),
+    featureCalls,
+    featureTurns,
     seed,
     bargeIns,
     bargeInCalls,
@@ -636,6 +679,7 @@ const partial: Omit<BenchResults, 'targets'> = {
   ...(store ? { store } : {}),
   ...(workers ? { workers } : {}),
   ...(outside ? { outside } : {}),
+  ...(featureCosts ? { features: featureCosts } : {}),
   ...(network ? { network } : {}),
   ...(knowledge ? { knowledge } : {}),
   ...(languages ? { languages } : {}),

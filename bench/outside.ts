@@ -13,6 +13,7 @@
  * The in-thread phases stay: they see inside, and this phase sees what a caller pays.
  */
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
 import { runBargeIns, type BargeInResult } from './barge-in.js';
 import { measureMemory, type MemoryResult } from './capacity.js';
 import { measureLevel, type FloorLevel, type TalkOptions } from './first-speak.js';
@@ -34,8 +35,8 @@ export interface OutsideOptions {
   /** Greeted idle calls for the memory figure (0: not measured). */
   idleCalls: number;
   fixture: Omit<FixtureOptions, 'launch' | 'apart' | 'floor' | 'llmThread' | 'env' | 'storedCalls'>;
-  /** Hotline from its sources through tsx instead of built (a test that cannot wait for a build); the same entry and probe. */
-  source?: boolean;
+  /** The compiled product's folder, laid out as src/ (a test's own build): given, nothing is built; default dist/, built first. */
+  built?: string;
   progress: (message: string) => void;
 }
 
@@ -53,7 +54,7 @@ export interface OutsideLevel {
 
 export interface OutsideResult {
   note: string;
-  /** What ran Hotline: node dist/main.js, or its sources through tsx. */
+  /** What ran Hotline: node dist/main.js, or a test's build of it. */
   hotlineRunsAs: string;
   hotlineNice: number | undefined;
   callersNice: number | undefined;
@@ -85,8 +86,8 @@ export function outsideNote(result: Pick<OutsideResult, 'hotlineRunsAs' | 'hotli
 }
 
 export async function measureOutside(options: OutsideOptions): Promise<OutsideResult> {
-  const source = options.source ?? false;
-  if (!source) {
+  const { built } = options;
+  if (built === undefined) {
     options.progress('outside: building dist/ (npm run build)');
     await buildHotline();
   }
@@ -101,7 +102,7 @@ export async function measureOutside(options: OutsideOptions): Promise<OutsideRe
     floor: options.levels.length > 0,
     ...(ahead === undefined ? {} : { llmNice: ahead, callersNice: ahead }),
     env: PRODUCTION_ENV,
-    launch: (env, nice) => HotlineProcess.start(env, { workers: 1, nice, source }),
+    launch: (env, nice) => HotlineProcess.start(env, { workers: 1, nice, ...(built === undefined ? {} : { built }) }),
   });
   try {
     let memory: MemoryResult | undefined;
@@ -153,7 +154,7 @@ export async function measureOutside(options: OutsideOptions): Promise<OutsideRe
     const bargeInLowLoad = await bargeIn(options.bargeIns.low, 'out-barge-low');
     const bargeInHigh = await bargeIn(options.bargeIns.high, 'out-barge');
     const described = {
-      hotlineRunsAs: source ? 'node --import tsx src/main.ts' : 'node dist/main.js',
+      hotlineRunsAs: `node ${built === undefined ? 'dist' : path.relative(process.cwd(), built) || '.'}/main.js`,
       hotlineNice: fixture.hotline.nice,
       callersNice: fixture.callersNice,
       llmNice: fixture.llmNice,

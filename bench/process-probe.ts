@@ -9,6 +9,7 @@
  * Without that variable it does nothing.
  */
 import cluster from 'node:cluster';
+import { isMainThread } from 'node:worker_threads';
 import { getPriority } from 'node:os';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -60,6 +61,8 @@ function start(port: number): void {
 }
 
 const port = Number(process.env[PROBE_PORT_VARIABLE]);
-// The primary of WORKERS=N only starts and watches the workers: it has no Hotline to measure.
-const runsHotline = cluster.isWorker || Number(process.env.WORKERS ?? '1') <= 1;
+// The primary of WORKERS=N only starts and watches the workers: it has no Hotline to measure. And a
+// preload runs in every worker thread too (the store's, the documents'): those are not Hotlines,
+// and a probe there would count their heaps, loops and the process's CPU over again.
+const runsHotline = isMainThread && (cluster.isWorker || Number(process.env.WORKERS ?? '1') <= 1);
 if (Number.isInteger(port) && port > 0 && runsHotline) start(port);

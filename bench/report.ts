@@ -12,6 +12,8 @@ import { judge, type Target } from './target.js';
 export { judge, type Target };
 import { outsideTargets, renderOutside } from './outside-report.js';
 import type { OutsideResult } from './outside.js';
+import type { FeaturesResult } from './features.js';
+import { renderFeatures } from './features-report.js';
 import type { DashboardResult } from './dashboard-load.js';
 import type { BusinessGroup, Spread, TurnGroup } from './network-figures.js';
 import type { NetworkResult } from './network.js';
@@ -68,6 +70,8 @@ export interface BenchResults {
   store?: StoreBenchResult;
   /** The outside phase: Hotline as production starts it, measured from the callers', the model's and the floor's processes. */
   outside?: OutsideResult;
+  /** The features phase: each feature's cost per turn, off against on. */
+  features?: FeaturesResult;
   /** The workers phase: talking calls held under the limit by Hotline as a process, WORKERS=1 and 2. */
   workers?: WorkersResult;
   /** The network phase: first-speak overhead and new connections with the model and a business system across a network, over TLS. */
@@ -789,6 +793,7 @@ export function render(results: BenchResults): string {
   if (results.network) out.push(...renderNetwork(results.network));
   if (results.knowledge) out.push(...renderKnowledge(results.knowledge));
   if (results.languages) out.push(...renderLanguages(results.languages, results.machine.cores));
+  if (results.features) out.push(...renderFeatures(results.features));
 
   if (results.targets.length > 0) {
     out.push('', 'Targets');

@@ -1,11 +1,16 @@
 /**
  * The bench's outside phase (bench/outside.ts) in a tiny configuration: Hotline as a process of its
- * own (from its sources, sparing the build), the scripted model and the floor each on a thread of a
+ * own (the tests' own build, sparing dist's), the scripted model and the floor each on a thread of a
  * process of their own (bench/thread-process.ts), the callers in the test's process; then the
  * figures as the report prints them. No timing is asserted: only that every figure was measured
  * from where it is said to be, and that the three processes are really apart.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HotlineProcess } from '../bench/hotline-process.js';
+import { BUILT_DIR } from './helpers/child-process.js';
 import { measureOutside, type OutsideResult } from '../bench/outside.js';
 import { evaluateTargets, machine, render, type BenchResults } from '../bench/report.js';
 import { ThreadProcess } from '../bench/thread-process.js';
@@ -27,6 +32,26 @@ describe('a bench module on a thread of a process of its own', () => {
   }, 60_000);
 });
 
+describe('a Hotline process under the bench', () => {
+  it('is probed once, on its main thread: its store\'s and documents\' threads load the preload too, and are not Hotlines', async () => {
+    const transcripts = await mkdtemp(path.join(tmpdir(), 'hotline-bench-probe-'));
+    const hotline = await HotlineProcess.start(
+      { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', OPENAI_API_KEY: 'bench', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'm', LLM_CHECK_AT_START: 'false', TRANSCRIPTS_DIR: transcripts },
+      // Compiled, as production runs: from source the preload does not reach the threads.
+      { workers: 1, nice: undefined, built: BUILT_DIR },
+    );
+    try {
+      // The SQLite store's and the documents' threads have started by the time it listens; a probe of
+      // theirs would have connected with them, and a settled heap is asked of every probe.
+      await hotline.settleHeap();
+      expect(hotline.pids).toHaveLength(1);
+    } finally {
+      await hotline.close();
+      await rm(transcripts, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('the outside phase', () => {
   it('measures Hotline and the floor from the callers, barge-ins at the model, memory in Hotline, and is printed first', async () => {
     const progress: string[] = [];
@@ -40,10 +65,10 @@ describe('the outside phase', () => {
       idleCalls: 20,
       // The test's thread keeps its priority: other files run on it after this one.
       fixture: { ttftMs: 20, tokenDelayMs: 2, yieldCpu: false },
-      source: true,
+      built: BUILT_DIR,
       progress: (message) => progress.push(message),
     });
-    expect(outside.hotlineRunsAs).toBe('node --import tsx src/main.ts');
+    expect(outside.hotlineRunsAs).toBe('node .test-build/main.js');
     expect(outside.levels.map((l) => l.calls)).toEqual([1, 3]);
     for (const level of outside.levels) {
       for (const side of [level.hotline, level.floor!]) {
