@@ -130,6 +130,10 @@ Phases:
                             (default 1000,10000,100000 [1000,10000]); first-speak runs on 10000
   --knowledge-questions <n> knowledge: searches timed per folder and store (default 300 [100])
 
+Environment:
+  HOTLINE_BENCH_CPU_PROFILE_DIR=<dir>   each Hotline process the bench starts writes a CPU profile there as it
+                                        exits (summarise one with npx tsx bench/profile-summary.ts <file>)
+
 Example:
   npm run bench -- --quick --only first-speak,barge-in --out bench.json`;
 

@@ -60,6 +60,7 @@ const COMPUTED_READS: Record<string, readonly string[]> = {
   'bench/far-side-main.ts: FAR_SIDE_CONFIG_VARIABLE': ['HOTLINE_BENCH_FAR_SIDE'],
   'bench/far-side.ts: name': ['PATH', 'HOME', 'TMPDIR', 'LANG'],
   'bench/hotline-process.ts: name': ['PATH', 'HOME', 'TMPDIR', 'LANG'],
+  'bench/thread-process.ts: name': ['PATH', 'HOME', 'TMPDIR', 'LANG'],
   'bench/process-probe.ts: PROBE_PORT_VARIABLE': ['HOTLINE_BENCH_PROBE_PORT'],
   'soak/hotline-child.ts: Object.entries(process.env)': ['MALLOC_*'],
 };
@@ -79,6 +80,7 @@ const NOT_CONFIGURATION: Record<string, string> = {
   'MALLOC_*': "glibc's, passed on by the soak to compare memory with and without them",
   HOTLINE_BENCH_FAR_SIDE: 'the bench tells its far-side child its settings',
   HOTLINE_BENCH_PROBE_PORT: 'the bench tells its Hotline where to report',
+  HOTLINE_BENCH_CPU_PROFILE_DIR: "the bench's own: where the Hotline processes it starts write CPU profiles",
 };
 
 /** The variables read by Node itself, not by any line of Hotline's. */
