@@ -5,12 +5,13 @@ import type { AudioClip, AudioName, PromptName, PromptSet, SpeakStyle } from '..
 import type { SystemPrompt } from '../prompts/static-prefix.js';
 import type { Session } from '../protocol/events.js';
 
+/** What a call's system prompt is before the call has begun: nothing to render yet. */
+const NOT_BEGUN: SystemPrompt = { text: '', staticChars: 0 };
+
 /**
  * The prompts of one call, rendered with its variables: the built-ins and,
  * for an outbound call Hotline requested, the request's own.
  */
-const NOT_BEGUN: SystemPrompt = { text: '', staticChars: 0 };
-
 export class CallPrompts {
   private vars: Record<string, string | undefined> = {};
   private begun = false;

@@ -7,7 +7,7 @@ import type { CallObserver, CallStartedInfo } from './ports/call-summary.js';
  * marked reached, the person on the line known to every replica): a moment on a healthy store; a
  * locked one must not leave the person listening to silence.
  */
-export const STARTED_RECORD_WAIT_MS = 250;
+const STARTED_RECORD_WAIT_MS = 250;
 
 /** Tells the observer a call started; resolves once it has recorded that, or the bound has passed (never rejects). */
 export function tellStarted(
