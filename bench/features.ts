@@ -16,15 +16,14 @@
 import { availableParallelism } from 'node:os';
 import { DashboardViewer, DASHBOARD_TOKEN } from './dashboard-load.js';
 import { analyzeReplies, runTalkingCalls, type TalkOptions } from './first-speak.js';
-import { HotlineProcess, buildHotline } from './hotline-process.js';
+import { buildHotline } from './hotline-process.js';
 import { roundOrder } from './languages.js';
-import { BenchFixture, type FixtureOptions, type ReplyInfo } from './llm-fixture.js';
+import type { BenchFixture, FixtureOptions, ReplyInfo } from './llm-fixture.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
-import { restoreNice, startingNice } from './priority.js';
+import { startProductionFixture } from './production-fixture.js';
 import type { Summary } from './stats.js';
 import { postgresPlaces, type StorePlace } from './store-bench.js';
 import { warmUp } from './warm-up.js';
-import { LLM_NICE_BELOW_HOTLINE } from './workers.js';
 
 export const FEATURES = ['tracing', 'redaction', 'live-view', 'record-on-disk', 'replicas', 'knowledge', 'languages'] as const;
 export type FeatureName = (typeof FEATURES)[number];
@@ -178,73 +177,59 @@ export async function measureFeatures(options: FeaturesOptions): Promise<Feature
     options.progress('features: building dist/ (npm run build)');
     await buildHotline();
   }
-  const hotlineNice = startingNice();
-  // As in the outside phase: the model and the callers stand in for other hosts and run ahead of Hotline.
-  const ahead = options.fixture.yieldCpu && hotlineNice !== undefined ? Math.max(-20, hotlineNice - LLM_NICE_BELOW_HOTLINE) : undefined;
   const figures: FeatureFigures[] = [];
   const skipped: FeaturesResult['skipped'] = [];
-  try {
-    for (const feature of options.features) {
-      const setup = await setupOf(feature, options);
-      if ('skipped' in setup) {
-        skipped.push({ feature, why: setup.skipped });
-        continue;
-      }
-      const fixtures: BenchFixture[] = [];
-      const beside: { close(): Promise<unknown> }[] = [];
-      try {
-        const start = async (which: 'off' | 'on'): Promise<BenchFixture> => {
-          options.progress(`features: ${feature} ${which}, starting Hotline`);
-          const fixture = await BenchFixture.start({
-            ...options.fixture,
-            llmThread: true,
-            apart: true,
-            ...(ahead === undefined ? {} : { llmNice: ahead, callersNice: ahead }),
-            env: { ...ALL_OFF, ...setup[which] },
-            launch: (env, nice) => HotlineProcess.start(env, { workers: 1, nice, ...(built === undefined ? {} : { built }) }),
-          });
-          fixtures.push(fixture);
-          return fixture;
-        };
-        const sides = { off: await start('off'), on: await start('on') };
-        for (const which of ['off', 'on'] as const) {
-          options.progress(`features: ${feature} ${which}, warming up`);
-          await warmUp(sides[which], { ...options.warmUp, seed: options.talk.seed });
-        }
-        if (setup.beside) beside.push(await setup.beside(sides.on.hotline.url));
-        const kept: Record<'off' | 'on', Kept> = {
-          off: { turns: 0, tokens: 0, timedOut: 0, cpuMs: 0, bytes: 0, gcPauseMaxMs: undefined, replies: [] },
-          on: { turns: 0, tokens: 0, timedOut: 0, cpuMs: 0, bytes: 0, gcPauseMaxMs: undefined, replies: [] },
-        };
-        for (const [index, which] of roundOrder(options.rounds).entries()) {
-          const round = Math.floor(index / 2) + 1;
-          options.progress(`features: ${feature} ${which}, round ${round} of ${options.rounds}: ${options.calls} calls × ${options.turns} turns`);
-          const fixture = sides[which];
-          const run = await runTalkingCalls(fixture, {
-            ...options.talk,
-            calls: options.calls,
-            turns: options.turns,
-            idPrefix: `features-${feature.replace(/\W+/g, '-')}-${which}-${round}`,
-          });
-          fixture.reset();
-          const side = kept[which];
-          side.turns += run.replies.length;
-          side.tokens += run.replies.reduce((sum, reply) => sum + reply.tokens.length, 0);
-          side.timedOut += run.timedOut;
-          side.cpuMs += run.eventLoop.processCpuMs ?? Number.NaN;
-          side.bytes += run.eventLoop.allocatedBytes ?? Number.NaN;
-          side.gcPauseMaxMs = Math.max(side.gcPauseMaxMs ?? 0, run.eventLoop.gcPauseMaxMs ?? 0);
-          side.replies.push(...run.replies);
-        }
-        figures.push({ feature, what: WHAT[feature], off: sideOf(kept.off), on: sideOf(kept.on) });
-      } finally {
-        for (const viewer of beside) await viewer.close();
-        for (const fixture of fixtures) await fixture.close();
-        await setup.remove?.();
-      }
+  for (const feature of options.features) {
+    const setup = await setupOf(feature, options);
+    if ('skipped' in setup) {
+      skipped.push({ feature, why: setup.skipped });
+      continue;
     }
-  } finally {
-    if (ahead !== undefined) restoreNice(hotlineNice);
+    const fixtures: BenchFixture[] = [];
+    const beside: { close(): Promise<unknown> }[] = [];
+    try {
+      const start = async (which: 'off' | 'on'): Promise<BenchFixture> => {
+        options.progress(`features: ${feature} ${which}, starting Hotline`);
+        const fixture = await startProductionFixture({ fixture: options.fixture, env: { ...ALL_OFF, ...setup[which] }, floor: false, built });
+        fixtures.push(fixture);
+        return fixture;
+      };
+      const sides = { off: await start('off'), on: await start('on') };
+      for (const which of ['off', 'on'] as const) {
+        options.progress(`features: ${feature} ${which}, warming up`);
+        await warmUp(sides[which], { ...options.warmUp, seed: options.talk.seed });
+      }
+      if (setup.beside) beside.push(await setup.beside(sides.on.hotline.url));
+      const kept: Record<'off' | 'on', Kept> = {
+        off: { turns: 0, tokens: 0, timedOut: 0, cpuMs: 0, bytes: 0, gcPauseMaxMs: undefined, replies: [] },
+        on: { turns: 0, tokens: 0, timedOut: 0, cpuMs: 0, bytes: 0, gcPauseMaxMs: undefined, replies: [] },
+      };
+      for (const [index, which] of roundOrder(options.rounds).entries()) {
+        const round = Math.floor(index / 2) + 1;
+        options.progress(`features: ${feature} ${which}, round ${round} of ${options.rounds}: ${options.calls} calls × ${options.turns} turns`);
+        const fixture = sides[which];
+        const run = await runTalkingCalls(fixture, {
+          ...options.talk,
+          calls: options.calls,
+          turns: options.turns,
+          idPrefix: `features-${feature.replace(/\W+/g, '-')}-${which}-${round}`,
+        });
+        fixture.reset();
+        const side = kept[which];
+        side.turns += run.replies.length;
+        side.tokens += run.replies.reduce((sum, reply) => sum + reply.tokens.length, 0);
+        side.timedOut += run.timedOut;
+        side.cpuMs += run.eventLoop.processCpuMs ?? Number.NaN;
+        side.bytes += run.eventLoop.allocatedBytes ?? Number.NaN;
+        side.gcPauseMaxMs = Math.max(side.gcPauseMaxMs ?? 0, run.eventLoop.gcPauseMaxMs ?? 0);
+        side.replies.push(...run.replies);
+      }
+      figures.push({ feature, what: WHAT[feature], off: sideOf(kept.off), on: sideOf(kept.on) });
+    } finally {
+      for (const viewer of beside) await viewer.close();
+      for (const fixture of fixtures) await fixture.close();
+      await setup.remove?.();
+    }
   }
   return { note: FEATURES_NOTE, calls: options.calls, turnsPerRound: options.turns, rounds: options.rounds, features: figures, skipped };
 }

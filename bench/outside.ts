@@ -17,11 +17,10 @@ import path from 'node:path';
 import { runBargeIns, type BargeInResult } from './barge-in.js';
 import { measureMemory, type MemoryResult } from './capacity.js';
 import { measureLevel, type FloorLevel, type TalkOptions } from './first-speak.js';
-import { HotlineProcess, buildHotline } from './hotline-process.js';
-import { BenchFixture, type FixtureOptions } from './llm-fixture.js';
-import { restoreNice, startingNice } from './priority.js';
+import { buildHotline } from './hotline-process.js';
+import type { FixtureOptions } from './llm-fixture.js';
+import { startProductionFixture } from './production-fixture.js';
 import { warmUp } from './warm-up.js';
-import { LLM_NICE_BELOW_HOTLINE } from './workers.js';
 
 export interface OutsideOptions {
   /** Calls talking at once, one level each, Hotline then the floor. */
@@ -91,19 +90,7 @@ export async function measureOutside(options: OutsideOptions): Promise<OutsideRe
     options.progress('outside: building dist/ (npm run build)');
     await buildHotline();
   }
-  const hotlineNice = startingNice();
-  // The model and the callers stand in for other hosts: both run ahead of Hotline, so a token is written
-  // and a speak's arrival or a barge-in's sending is timed when it happens, however busy Hotline is.
-  const ahead = options.fixture.yieldCpu && hotlineNice !== undefined ? Math.max(-20, hotlineNice - LLM_NICE_BELOW_HOTLINE) : undefined;
-  const fixture = await BenchFixture.start({
-    ...options.fixture,
-    llmThread: true,
-    apart: true,
-    floor: options.levels.length > 0,
-    ...(ahead === undefined ? {} : { llmNice: ahead, callersNice: ahead }),
-    env: PRODUCTION_ENV,
-    launch: (env, nice) => HotlineProcess.start(env, { workers: 1, nice, ...(built === undefined ? {} : { built }) }),
-  });
+  const fixture = await startProductionFixture({ fixture: options.fixture, env: PRODUCTION_ENV, floor: options.levels.length > 0, built });
   try {
     let memory: MemoryResult | undefined;
     if (options.idleCalls > 0) {
@@ -162,7 +149,5 @@ export async function measureOutside(options: OutsideOptions): Promise<OutsideRe
     return { note: outsideNote(described), ...described, levels, bargeInLowLoad, bargeIn: bargeInHigh, memory };
   } finally {
     await fixture.close();
-    // The phases after this one start from the priority the bench started with.
-    if (ahead !== undefined) restoreNice(hotlineNice);
   }
 }
