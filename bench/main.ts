@@ -97,7 +97,7 @@ Phases:
   --features <names>        features: comma-separated, of ${FEATURES.join(', ')}
                             (default: all)
   --feature-calls <n>       features: calls talking at once on each side (default 20 [10])
-  --feature-turns <n>       features: turns per call and round (default 3 [2]), in 4 rounds a side [2]
+  --feature-turns <n>       features: turns per call and round (default 3 [2]), in 2 rounds a side [1]
   --calls <n,n,...>         first-speak: calls talking at once, one level each (default 1,100,1000 [1,50])
   --turns <n>               first-speak: turns per call (default 12 for 1 call, 4 up to 200, else 2 [2, else 1])
   --barge-ins <n>           barge-in: interruptions (default 10000 [300])
