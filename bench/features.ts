@@ -15,12 +15,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { DashboardViewer, DASHBOARD_TOKEN } from './dashboard-load.js';
-import { analyzeReplies, runTalkingCalls, type TalkOptions } from './first-speak.js';
-import { buildHotline } from './hotline-process.js';
+import { analyzeReplies, runTalkingCalls } from './first-speak.js';
 import { roundOrder } from './languages.js';
-import type { BenchFixture, FixtureOptions, ReplyInfo } from './llm-fixture.js';
+import type { BenchFixture, ReplyInfo } from './llm-fixture.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
-import { startProductionFixture } from './production-fixture.js';
+import { prepareProduct, startProductionFixture, type ProductionPhaseOptions } from './production-fixture.js';
 import type { Summary } from './stats.js';
 import { postgresPlaces, type StorePlace } from './store-bench.js';
 import { warmUp } from './warm-up.js';
@@ -30,10 +29,6 @@ export type FeatureName = (typeof FEATURES)[number];
 
 /** Everything the features measured here leave off, over the fixture's environment: each side turns on at most one. */
 const ALL_OFF: Readonly<Record<string, string>> = {
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'info',
-  LLM_CHECK_AT_START: 'false',
-  SHUTDOWN_GRACE_MS: '2000',
   ADMIN_TOKEN: DASHBOARD_TOKEN,
   REDACT_CARDS: 'false',
   REDACT_IBANS: 'false',
@@ -55,18 +50,12 @@ interface FeatureSetup {
   remove?: () => Promise<void>;
 }
 
-export interface FeaturesOptions {
+export interface FeaturesOptions extends ProductionPhaseOptions {
   features: readonly FeatureName[];
   calls: number;
   turns: number;
   rounds: number;
-  talk: Omit<TalkOptions, 'calls' | 'turns' | 'idPrefix'>;
-  warmUp: { calls: number; turns: number };
   postgresAdminUrl: string;
-  fixture: Omit<FixtureOptions, 'launch' | 'apart' | 'floor' | 'llmThread' | 'env' | 'storedCalls'>;
-  /** The compiled product's folder, laid out as src/ (a test's own build): given, nothing is built; default dist/, built first. */
-  built?: string;
-  progress: (message: string) => void;
 }
 
 export interface FeatureSide {
@@ -173,10 +162,7 @@ function sideOf(kept: Kept): FeatureSide {
 
 export async function measureFeatures(options: FeaturesOptions): Promise<FeaturesResult> {
   const { built } = options;
-  if (built === undefined) {
-    options.progress('features: building dist/ (npm run build)');
-    await buildHotline();
-  }
+  await prepareProduct(options, 'features');
   const figures: FeatureFigures[] = [];
   const skipped: FeaturesResult['skipped'] = [];
   for (const feature of options.features) {

@@ -16,27 +16,19 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { runBargeIns, type BargeInResult } from './barge-in.js';
 import { measureMemory, type MemoryResult } from './capacity.js';
-import { measureLevel, type FloorLevel, type TalkOptions } from './first-speak.js';
-import { buildHotline } from './hotline-process.js';
-import type { FixtureOptions } from './llm-fixture.js';
-import { startProductionFixture } from './production-fixture.js';
+import { measureLevel, type FloorLevel } from './first-speak.js';
+import { prepareProduct, startProductionFixture, type ProductionPhaseOptions } from './production-fixture.js';
 import { warmUp } from './warm-up.js';
 
-export interface OutsideOptions {
+export interface OutsideOptions extends ProductionPhaseOptions {
   /** Calls talking at once, one level each, Hotline then the floor. */
   levels: readonly number[];
   turnsFor: (calls: number) => number;
-  talk: Omit<TalkOptions, 'calls' | 'turns' | 'idPrefix'>;
-  warmUp: { calls: number; turns: number };
   /** The interruptions: a few calls first (the figure without load), then many. */
   bargeIns: { low: BargeInLoad; high: BargeInLoad };
   tokenDelayMs: number;
   /** Greeted idle calls for the memory figure (0: not measured). */
   idleCalls: number;
-  fixture: Omit<FixtureOptions, 'launch' | 'apart' | 'floor' | 'llmThread' | 'env' | 'storedCalls'>;
-  /** The compiled product's folder, laid out as src/ (a test's own build): given, nothing is built; default dist/, built first. */
-  built?: string;
-  progress: (message: string) => void;
 }
 
 export interface BargeInLoad {
@@ -64,15 +56,6 @@ export interface OutsideResult {
   memory: MemoryResult | undefined;
 }
 
-/** The environment production would give it, over the fixture's: nothing of the bench's choosing beyond the model's address. */
-const PRODUCTION_ENV: Readonly<Record<string, string>> = {
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'info',
-  // The scripted server answers the bench's replies only; a model list is not what is measured.
-  LLM_CHECK_AT_START: 'false',
-  SHUTDOWN_GRACE_MS: '2000',
-};
-
 export function outsideNote(result: Pick<OutsideResult, 'hotlineRunsAs' | 'hotlineNice' | 'callersNice' | 'llmNice'>): string {
   return (
     `Hotline as production starts it (${result.hotlineRunsAs}, NODE_ENV=production, SQLite, nice ${result.hotlineNice ?? '?'}), ` +
@@ -86,11 +69,8 @@ export function outsideNote(result: Pick<OutsideResult, 'hotlineRunsAs' | 'hotli
 
 export async function measureOutside(options: OutsideOptions): Promise<OutsideResult> {
   const { built } = options;
-  if (built === undefined) {
-    options.progress('outside: building dist/ (npm run build)');
-    await buildHotline();
-  }
-  const fixture = await startProductionFixture({ fixture: options.fixture, env: PRODUCTION_ENV, floor: options.levels.length > 0, built });
+  await prepareProduct(options, 'outside');
+  const fixture = await startProductionFixture({ fixture: options.fixture, env: {}, floor: options.levels.length > 0, built });
   try {
     let memory: MemoryResult | undefined;
     if (options.idleCalls > 0) {

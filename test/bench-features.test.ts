@@ -5,26 +5,27 @@
  * and first-speak were measured from its own process, and that the 'on' side had its viewer.
  */
 import { describe, expect, it } from 'vitest';
-import { measureFeatures } from '../bench/features.js';
+import { measureFeatures, type FeaturesOptions } from '../bench/features.js';
 import { BUILT_DIR } from './helpers/child-process.js';
 import { evaluateTargets, machine, render, type BenchResults } from '../bench/report.js';
+
+/** A tiny run: no PostgreSQL where the replicas would need it, the tests' own build. */
+const TINY = {
+  calls: 2,
+  turns: 2,
+  rounds: 1,
+  talk: { openPerSecond: 100, thinkMs: 10, msPerChar: 0.1, seed: 1, turnTimeoutMs: 20_000 },
+  warmUp: { calls: 1, turns: 2 },
+  postgresAdminUrl: 'postgres://nobody@127.0.0.1:1/none',
+  // The test's thread keeps its priority: other files run on it after this one.
+  fixture: { ttftMs: 20, tokenDelayMs: 2, yieldCpu: false },
+  built: BUILT_DIR,
+} satisfies Omit<FeaturesOptions, 'features' | 'progress'>;
 
 describe('the features phase', () => {
   it("measures a feature's two Hotlines in turn, each from its own process, and prints the difference", async () => {
     const progress: string[] = [];
-    const result = await measureFeatures({
-      features: ['live-view'],
-      calls: 2,
-      turns: 2,
-      rounds: 1,
-      talk: { openPerSecond: 100, thinkMs: 10, msPerChar: 0.1, seed: 1, turnTimeoutMs: 20_000 },
-      warmUp: { calls: 1, turns: 2 },
-      postgresAdminUrl: 'postgres://nobody@127.0.0.1:1/none',
-      // The test's thread keeps its priority: other files run on it after this one.
-      fixture: { ttftMs: 20, tokenDelayMs: 2, yieldCpu: false },
-      built: BUILT_DIR,
-      progress: (message) => progress.push(message),
-    });
+    const result = await measureFeatures({ ...TINY, features: ['live-view'], progress: (message) => progress.push(message) });
     expect(result.skipped).toEqual([]);
     const [figures] = result.features;
     expect(figures?.feature).toBe('live-view');
@@ -49,18 +50,7 @@ describe('the features phase', () => {
   }, 180_000);
 
   it('says a feature that needs PostgreSQL was skipped where there is none', async () => {
-    const result = await measureFeatures({
-      features: ['replicas'],
-      calls: 1,
-      turns: 1,
-      rounds: 1,
-      talk: { openPerSecond: 100, thinkMs: 10, msPerChar: 0.1, seed: 1, turnTimeoutMs: 20_000 },
-      warmUp: { calls: 1, turns: 1 },
-      postgresAdminUrl: 'postgres://nobody@127.0.0.1:1/none',
-      fixture: { ttftMs: 20, tokenDelayMs: 2, yieldCpu: false },
-      built: BUILT_DIR,
-      progress: () => undefined,
-    });
+    const result = await measureFeatures({ ...TINY, features: ['replicas'], progress: () => undefined });
     expect(result.features).toEqual([]);
     expect(result.skipped).toEqual([{ feature: 'replicas', why: expect.stringContaining('no PostgreSQL') }]);
   }, 60_000);
